@@ -1,0 +1,32 @@
+#pragma once
+/// @file
+/// Whole-graph shape inference with the op registry, in topological order.
+/// Sets Value::type for node outputs. Where a value also has an onnxType (declared or inferred by
+/// ONNX) and it disagrees with ours, a Warning names the value and both types.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/ir/graph.h"
+#include "core/support/diagnostic.h"
+
+namespace tessera::ir {
+
+struct ShapeInferenceResult {
+    support::DiagnosticList diagnostics;  ///< errors (node named) and disagreement warnings
+    int disagreements = 0;                ///< values where our type != onnxType
+    int inferredNodes = 0;                ///< nodes whose outputs we inferred
+    int unknownOps = 0;                   ///< nodes whose op is not in the registry
+};
+
+/// Infers types of every node output. `file` is used in diagnostics. Never throws.
+/// Precondition: the graph is acyclic (run the verifier first); on a cycle it reports an error.
+ShapeInferenceResult inferShapes(Graph& g, const std::string& file = {});
+
+/// FLOPs of node n with the current value types; nullopt when unknown (unknown op or dynamic shape).
+std::optional<std::int64_t> nodeFlops(const Graph& g, NodeId n);
+/// Sum of nodeFlops over the graph (unknown nodes count 0).
+std::int64_t totalFlops(const Graph& g);
+
+}  // namespace tessera::ir
