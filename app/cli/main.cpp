@@ -1,0 +1,50 @@
+// tessera-cli: command-line twin of the IDE. CLI11 lives in this file only (it is slow to compile);
+// the commands themselves are in the other files of app/cli.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/inspect.h"
+
+int main(int argc, char** argv) {
+    using namespace tessera::cli;
+    try {
+        CLI::App app{"Tessera command-line tools: inspect tensor programs and ONNX models", "tessera-cli"};
+        app.set_version_flag("--version", std::string("tessera-cli ") + TESSERA_VERSION);
+        app.require_subcommand(1);
+
+        InspectOptions inspect;
+        bool asJson = false, asDot = false, asIr = false;
+        auto* cmd = app.add_subcommand("inspect", "Import a model and print inputs, outputs, op histogram, parameters and FLOPs");
+        cmd->add_option("MODEL", inspect.modelPath, "ONNX model file (.onnx)")->required();
+        auto* json = cmd->add_flag("--json", asJson, "print one JSON object instead of text");
+        auto* dot = cmd->add_flag("--dot", asDot, "print the graph in Graphviz DOT");
+        auto* ir = cmd->add_flag("--ir", asIr, "print Tessera's IR text");
+        json->excludes(dot)->excludes(ir);
+        dot->excludes(ir);
+        cmd->add_flag("--no-onnx-inference", inspect.skipOnnxInference, "do not run ONNX's own shape inference");
+
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::Success& e) {
+            return app.exit(e);
+        } catch (const CLI::ParseError& e) {
+            app.exit(e);
+            return kExitBadInput;
+        }
+        if (cmd->parsed()) {
+            inspect.format = asJson ? InspectFormat::Json : asDot ? InspectFormat::Dot : asIr ? InspectFormat::Ir
+                                                                                             : InspectFormat::Text;
+            return runInspect(inspect, std::cout, std::cerr);
+        }
+        std::cerr << app.help();
+        return kExitBadInput;
+    } catch (const std::exception& e) {
+        std::cerr << "tessera-cli: internal error: " << e.what() << "\n";
+        return kExitInternal;
+    } catch (...) {
+        std::cerr << "tessera-cli: internal error\n";
+        return kExitInternal;
+    }
+}
