@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,8 +41,12 @@ struct InferContext {
     const Graph& graph;
     const Node& node;
     std::vector<TensorType> inputTypes;  ///< one per node input; Undefined type for omitted inputs
-    /// Constant data of input i (initializer or Constant output) or nullptr.
+    /// Constant data of input i or nullptr: an initializer's data, a Constant node's value
+    /// (value, value_float(s), value_int(s)), or the output of a Shape node whose input shape is
+    /// static (so Shape -> Reshape chains infer). Never reads past malformed data.
     const TensorData* constantInput(std::size_t i) const;
+    /// Storage for constants materialised by constantInput (kept alive as long as the context).
+    mutable std::vector<std::shared_ptr<const TensorData>> scratch = {};
 };
 
 /// Result of shape inference for one node: one type per output, or an error message.

@@ -1,0 +1,134 @@
+#include "core/ir/shape_inference.h"
+
+#include <exception>
+#include <limits>
+
+#include "core/ir/op_registry.h"
+
+namespace tessera::ir {
+
+namespace {
+
+std::string nodeWhere(const Node& n) { return "node '" + n.name + "' (" + n.opType + ")"; }
+
+/// Disagreement between our type and a declared one. Only facts both sides know count: dtypes
+/// when both are defined, ranks when both are known, extents when both are known. A symbol
+/// against a number (or another symbol, or unknown) is compatible.
+bool disagree(const TensorType& ours, const TensorType& theirs) {
+    if (ours.dtype != DType::Undefined && theirs.dtype != DType::Undefined && ours.dtype != theirs.dtype) return true;
+    if (!ours.shape.rankKnown() || !theirs.shape.rankKnown()) return false;
+    if (ours.shape.rank() != theirs.shape.rank()) return true;
+    for (std::size_t i = 0; i < ours.shape.rank(); ++i) {
+        const Dim& a = ours.shape[i];
+        const Dim& b = theirs.shape[i];
+        if (a.isKnown() && b.isKnown() && a.value != b.value) return true;
+    }
+    return false;
+}
+
+InferContext makeContext(const Graph& g, const Node& n) {
+    InferContext c{g, n, {}};
+    c.inputTypes.reserve(n.inputs.size());
+    for (ValueId v : n.inputs) {
+        if (v >= 0 && static_cast<std::size_t>(v) < g.numValues()) c.inputTypes.push_back(g.value(v).type);
+        else c.inputTypes.emplace_back();
+    }
+    return c;
+}
+
+bool validId(const Graph& g, ValueId v) { return v >= 0 && static_cast<std::size_t>(v) < g.numValues(); }
+
+}  // namespace
+
+ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
+    ShapeInferenceResult res;
+    // Graph inputs and initializers keep what they declare; fill in only what is missing.
+    for (std::size_t i = 0; i < g.numValues(); ++i) {
+        Value& v = g.value(static_cast<ValueId>(i));
+        if (!v.isGraphInput && !v.isInitializer) continue;
+        if (v.type.isDefined()) continue;
+        if (v.data) v.type = v.data->type();
+        else if (v.onnxType) v.type = *v.onnxType;
+    }
+    const auto order = g.topologicalOrder();
+    if (!order) {
+        res.diagnostics.error(file, "graph '" + g.name + "'", "has a cycle; shape inference skipped");
+        return res;
+    }
+    const OpRegistry& reg = OpRegistry::instance();
+    for (NodeId id : *order) {
+        const Node& n = g.node(id);
+        auto keepDeclared = [&]() {
+            for (ValueId o : n.outputs)
+                if (validId(g, o) && g.producer(o) == id && g.value(o).onnxType) g.value(o).type = *g.value(o).onnxType;
+        };
+        const OpSchema* schema = reg.find(n.domain, n.opType);
+        if (!schema || !schema->inferShapes) {
+            ++res.unknownOps;
+            keepDeclared();
+            continue;
+        }
+        InferResult r;
+        try {
+            const InferContext ctx = makeContext(g, n);
+            r = schema->inferShapes(ctx);
+        } catch (const std::exception& e) {
+            r.outputs.clear();
+            r.error = std::string("internal error in shape inference: ") + e.what();
+        }
+        if (!r.ok()) {
+            res.diagnostics.error(file, nodeWhere(n), r.error);
+            keepDeclared();
+            continue;
+        }
+        ++res.inferredNodes;
+        for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+            const ValueId o = n.outputs[i];
+            if (!validId(g, o) || g.producer(o) != id) continue;
+            Value& v = g.value(o);
+            if (i >= r.outputs.size()) {
+                if (v.onnxType) v.type = *v.onnxType;
+                continue;
+            }
+            v.type = r.outputs[i];
+            if (v.onnxType && disagree(v.type, *v.onnxType)) {
+                ++res.disagreements;
+                support::Diagnostic d;
+                d.severity = support::Severity::Warning;
+                d.file = file;
+                d.where = "value '" + v.name + "'";
+                d.message = "Tessera infers " + v.type.str() + " but the model declares " + v.onnxType->str();
+                d.notes.push_back("produced by " + nodeWhere(n));
+                res.diagnostics.add(std::move(d));
+            }
+        }
+    }
+    return res;
+}
+
+std::optional<std::int64_t> nodeFlops(const Graph& g, NodeId id) {
+    if (id < 0 || static_cast<std::size_t>(id) >= g.numNodes()) return std::nullopt;
+    const Node& n = g.node(id);
+    const OpSchema* schema = OpRegistry::instance().find(n.domain, n.opType);
+    if (!schema || !schema->flops) return std::nullopt;
+    std::vector<TensorType> outs;
+    outs.reserve(n.outputs.size());
+    for (ValueId o : n.outputs) outs.push_back(validId(g, o) ? g.value(o).type : TensorType{});
+    try {
+        const InferContext ctx = makeContext(g, n);
+        return schema->flops(ctx, outs);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::int64_t totalFlops(const Graph& g) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < g.numNodes(); ++i) {
+        const auto f = nodeFlops(g, static_cast<NodeId>(i));
+        if (f && *f > 0 && __builtin_add_overflow(total, *f, &total)) return std::numeric_limits<std::int64_t>::max();
+    }
+    return total;
+}
+
+}  // namespace tessera::ir
