@@ -171,7 +171,11 @@ bool readExternal(const TensorProto& t, const TensorContext& ctx, std::int64_t e
         return false;
     }
     const fs::path rel = full.lexically_relative(base);
-    if (rel.empty() || *rel.begin() == ".." || rel == ".") {
+    if (rel == ".") {
+        error = "external data path " + quoteName(location) + " is not a regular file";
+        return false;
+    }
+    if (rel.empty() || *rel.begin() == "..") {
         error = "external data path " + quoteName(location) + " is outside the model's folder";
         return false;
     }
