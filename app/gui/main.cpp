@@ -1,0 +1,123 @@
+// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH]`.
+#include <cstdio>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QPixmap>
+#include <QTimer>
+
+#include "app/gui/main_window.h"
+#include "app/gui/session.h"
+#include "views/graph/graph_view.h"
+
+namespace {
+
+constexpr int kScreenshotTimeoutMs = 120000;
+// Lets the window settle (docks laid out, first paint) before grabbing.
+constexpr int kScreenshotSettleMs = 500;
+
+bool parseGeometry(const QString& text, QSize* out)
+{
+    const QStringList parts = text.toLower().split(QLatin1Char('x'));
+    if (parts.size() != 2)
+        return false;
+    bool okW = false, okH = false;
+    const int w = parts[0].toInt(&okW);
+    const int h = parts[1].toInt(&okH);
+    if (!okW || !okH || w < 200 || h < 150 || w > 16384 || h > 16384)
+        return false;
+    *out = QSize(w, h);
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Tessera"));
+    QApplication::setOrganizationName(QStringLiteral("Tessera"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Tessera: an IDE for tensor programs."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("ONNX model to open."), QStringLiteral("[FILE]"));
+    const QCommandLineOption screenshotOpt(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Open FILE, save a PNG of the window once the graph is drawn, and quit "
+                       "(exit 0 on success, 2 if the model cannot be loaded, 1 if the PNG cannot be written, "
+                       "3 on timeout). The first operator with weights is selected to fill the properties panel."),
+        QStringLiteral("PNG"));
+    const QCommandLineOption geometryOpt(QStringLiteral("geometry"), QStringLiteral("Window size, e.g. 1600x1000."),
+                                         QStringLiteral("WxH"));
+    parser.addOption(screenshotOpt);
+    parser.addOption(geometryOpt);
+    parser.process(app);
+
+    const QStringList args = parser.positionalArguments();
+    if (args.size() > 1) {
+        std::fprintf(stderr, "tessera: expected at most one FILE\n");
+        return 2;
+    }
+    QSize size(1400, 900);
+    if (parser.isSet(geometryOpt) && !parseGeometry(parser.value(geometryOpt), &size)) {
+        std::fprintf(stderr, "tessera: bad --geometry '%s' (expected WxH, e.g. 1600x1000)\n",
+                     qPrintable(parser.value(geometryOpt)));
+        return 2;
+    }
+
+    tessera::app::MainWindow window;
+    window.resize(size);
+    const QString file = args.isEmpty() ? QString() : args.first();
+    const QString shot = parser.value(screenshotOpt);
+
+    if (!shot.isEmpty()) {
+        window.setErrorReporter([](const QString& title, const QStringList& lines) {
+            std::fprintf(stderr, "tessera: %s\n", qPrintable(title));
+            for (const QString& l : lines)
+                std::fprintf(stderr, "  %s\n", qPrintable(l));
+        });
+        auto grab = [&window, shot] {
+            const QPixmap pm = window.grab();
+            if (pm.isNull() || !pm.save(shot, "PNG")) {
+                std::fprintf(stderr, "tessera: could not write %s\n", qPrintable(shot));
+                QApplication::exit(1);
+                return;
+            }
+            std::fprintf(stderr, "tessera: saved %s\n", qPrintable(shot));
+            QApplication::exit(0);
+        };
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab] {
+            tessera::views::GraphView* view = window.graphView();
+            const auto model = window.model();
+            if (model) {
+                const tessera::ir::Graph& g = model->graph;
+                for (std::size_t n = 0; n < g.numNodes(); ++n) {
+                    bool weighted = false;
+                    for (const auto v : g.node(static_cast<int>(n)).inputs)
+                        weighted = weighted || (v != tessera::ir::kNoValue && g.value(v).isInitializer);
+                    if (weighted) {
+                        view->selectNode(static_cast<int>(n), false);
+                        break;
+                    }
+                }
+            }
+            QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+        });
+        QObject::connect(&window, &tessera::app::MainWindow::loadFailed, &window, [] { QApplication::exit(2); });
+        QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
+            std::fprintf(stderr, "tessera: timed out waiting for the graph\n");
+            QApplication::exit(3);
+        });
+        if (file.isEmpty())
+            QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+    }
+
+    window.show();
+    if (!file.isEmpty())
+        window.openFile(QFileInfo(file).absoluteFilePath());
+    return QApplication::exec();
+}

@@ -1,0 +1,332 @@
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QToolButton>
+
+#include "app/gui/session.h"
+#include "views/graph/graph_view.h"
+#include "views/properties/properties_panel.h"
+
+namespace tessera::app {
+namespace {
+
+const char* const kRecentKey = "recentFiles";
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+bool isModelFile(const QString& path) { return path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive); }
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_view(new views::GraphView(this)), m_properties(new views::PropertiesPanel(this))
+{
+    setWindowTitle(QStringLiteral("Tessera"));
+    setAcceptDrops(true);
+    setCentralWidget(m_view);
+    m_session = new Session([view = m_view](const views::GraphSnapshot& s) { return view->makeLayoutRequest(s); }, this);
+
+    m_reportError = [this](const QString& title, const QStringList& lines) {
+        QMessageBox box(QMessageBox::Critical, title, lines.value(0), QMessageBox::Ok, this);
+        if (lines.size() > 1)
+            box.setDetailedText(lines.join(QLatin1Char('\n')));
+        box.exec();
+    };
+
+    createActions();
+    createDocks();
+    createStatusBar();
+
+    connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
+    connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
+    connect(m_session, &Session::finished, this, &MainWindow::onLoadFinished);
+    connect(m_view, &views::GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::setErrorReporter(ErrorReporter reporter) { m_reportError = std::move(reporter); }
+
+void MainWindow::createActions()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open..."), this, &MainWindow::openDialog);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
+    rebuildRecentMenu();
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_view->fitAction());
+    view->addAction(m_view->zoomInAction());
+    view->addAction(m_view->zoomOutAction());
+    view->addSeparator();
+    view->addAction(m_view->findAction());
+    view->addSeparator();
+    m_viewMenu = view;
+}
+
+void MainWindow::createDocks()
+{
+    m_propertiesDock = new QDockWidget(tr("Properties"), this);
+    m_propertiesDock->setObjectName(QStringLiteral("propertiesDock"));
+    m_propertiesDock->setWidget(m_properties);
+    m_propertiesDock->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
+    addDockWidget(Qt::RightDockWidgetArea, m_propertiesDock);
+    m_properties->setMinimumWidth(340);
+
+    m_problems = new QListWidget(this);
+    m_problems->setObjectName(QStringLiteral("problems"));
+    m_problems->setWordWrap(true);
+    m_problems->setAlternatingRowColors(true);
+    m_problemsDock = new QDockWidget(tr("Problems"), this);
+    m_problemsDock->setObjectName(QStringLiteral("problemsDock"));
+    m_problemsDock->setWidget(m_problems);
+    addDockWidget(Qt::BottomDockWidgetArea, m_problemsDock);
+    resizeDocks({m_problemsDock}, {110}, Qt::Vertical);
+    resizeDocks({m_propertiesDock}, {380}, Qt::Horizontal);
+
+    m_viewMenu->addAction(m_propertiesDock->toggleViewAction());
+    m_viewMenu->addAction(m_problemsDock->toggleViewAction());
+}
+
+void MainWindow::createStatusBar()
+{
+    m_stageLabel = new QLabel(this);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 0);
+    m_progress->setMaximumWidth(140);
+    m_progress->setMaximumHeight(16);
+    m_progress->setTextVisible(false);
+    m_cancelButton = new QToolButton(this);
+    m_cancelButton->setText(tr("Cancel"));
+    m_cancelButton->setObjectName(QStringLiteral("cancelLoad"));
+    connect(m_cancelButton, &QToolButton::clicked, m_session, &Session::cancel);
+    m_nodesLabel = new QLabel(this);
+    m_timeLabel = new QLabel(this);
+    m_problemsButton = new QToolButton(this);
+    m_problemsButton->setAutoRaise(true);
+    m_problemsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    connect(m_problemsButton, &QToolButton::clicked, this, [this] {
+        m_problemsDock->show();
+        m_problemsDock->raise();
+    });
+    statusBar()->addWidget(m_stageLabel);
+    statusBar()->addWidget(m_progress);
+    statusBar()->addWidget(m_cancelButton);
+    statusBar()->addPermanentWidget(m_nodesLabel);
+    statusBar()->addPermanentWidget(m_timeLabel);
+    statusBar()->addPermanentWidget(m_problemsButton);
+    m_nodesLabel->setText(tr("No model"));
+    m_problemsButton->hide();
+    setBusy(false);
+}
+
+void MainWindow::setBusy(bool busy)
+{
+    m_progress->setVisible(busy);
+    m_cancelButton->setVisible(busy);
+}
+
+void MainWindow::openDialog()
+{
+    const QString dir = m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath();
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+    if (!path.isEmpty())
+        openFile(path);
+}
+
+void MainWindow::openFile(const QString& path) { m_session->load(path); }
+
+void MainWindow::onLoadStarted(quint64, const QString& path)
+{
+    m_loadingPath = path;
+    m_stageLabel->setText(tr("Opening %1...").arg(QFileInfo(path).fileName()));
+    setBusy(true);
+}
+
+void MainWindow::onStage(quint64, const QString& stage)
+{
+    m_stageLabel->setText(QStringLiteral("%1: %2...").arg(QFileInfo(m_loadingPath).fileName(), stage));
+}
+
+void MainWindow::showProblems(const support::DiagnosticList& diagnostics)
+{
+    m_problems->clear();
+    int warnings = 0, errors = 0, notes = 0;
+    for (const support::Diagnostic& d : diagnostics.items()) {
+        auto* item = new QListWidgetItem(fromStd(d.format()), m_problems);
+        QStyle::StandardPixmap icon = QStyle::SP_MessageBoxInformation;
+        switch (d.severity) {
+        case support::Severity::Error: icon = QStyle::SP_MessageBoxCritical; ++errors; break;
+        case support::Severity::Warning: icon = QStyle::SP_MessageBoxWarning; ++warnings; break;
+        case support::Severity::Note: ++notes; break;
+        }
+        item->setIcon(style()->standardIcon(icon));
+        QString tip = fromStd(d.format());
+        for (const std::string& n : d.notes)
+            tip += QLatin1Char('\n') + fromStd(n);
+        item->setToolTip(tip);
+    }
+    if (diagnostics.empty()) {
+        m_problemsButton->hide();
+        return;
+    }
+    QStringList parts;
+    if (errors > 0)
+        parts << tr("%n error(s)", nullptr, errors);
+    parts << tr("%n warning(s)", nullptr, warnings);
+    if (notes > 0)
+        parts << tr("%n note(s)", nullptr, notes);
+    m_problemsButton->setText(parts.join(QStringLiteral(", ")));
+    m_problemsButton->setIcon(style()->standardIcon(errors > 0     ? QStyle::SP_MessageBoxCritical
+                                                    : warnings > 0 ? QStyle::SP_MessageBoxWarning
+                                                                   : QStyle::SP_MessageBoxInformation));
+    m_problemsButton->show();
+}
+
+void MainWindow::onLoadFinished(quint64, bool ok)
+{
+    setBusy(false);
+    const LoadOutcome& out = m_session->lastOutcome();
+    if (out.cancelled) {
+        m_stageLabel->setText(tr("Loading cancelled"));
+        return;
+    }
+    showProblems(out.diagnostics);
+    if (!ok) {
+        const QString name = QFileInfo(out.path).fileName();
+        m_stageLabel->setText(tr("Could not open %1").arg(name));
+        QStringList lines;
+        for (const support::Diagnostic& d : out.diagnostics.items()) {
+            if (d.severity == support::Severity::Error)
+                lines << fromStd(d.format());
+        }
+        if (lines.isEmpty())
+            lines << tr("%1: the model could not be loaded").arg(out.path);
+        if (m_reportError)
+            m_reportError(tr("Could not open %1").arg(name), lines);
+        emit loadFailed(out.path);
+        return;
+    }
+
+    m_model = out.model;
+    m_path = out.path;
+    m_properties->setModel(m_model);
+    m_view->setGraph(out.snapshot, out.layout);
+    m_view->showStart();
+    setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_path).fileName()));
+    m_stageLabel->setText(out.layout.simplifiedSplines ? tr("Large graph: straight edges") : QString());
+    const ir::Graph& g = m_model->graph;
+    m_nodesLabel->setText(tr("%n node(s)", nullptr, static_cast<int>(g.numNodes())) +
+                          tr(" \u00b7 %n input(s)", nullptr, static_cast<int>(g.runtimeInputs().size())) +
+                          tr(" \u00b7 %n output(s)", nullptr, static_cast<int>(g.outputs().size())));
+    m_timeLabel->setText(tr("import %1 ms \u00b7 layout %2 ms")
+                             .arg(QString::number(out.importMs, 'f', 0), QString::number(out.layoutMs, 'f', 0)));
+    addRecent(m_path);
+    emit modelShown(m_path);
+}
+
+void MainWindow::onNodeSelected(int nodeId)
+{
+    const views::GraphSnapshot* snap = m_view->snapshot();
+    const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
+    if (n == nullptr) {
+        m_properties->clear();
+        return;
+    }
+    if (n->kind == views::SnapshotNodeKind::Operator)
+        m_properties->showNode(n->irNode);
+    else
+        m_properties->showValue(n->value);
+}
+
+QStringList MainWindow::recentFiles() const { return QSettings().value(QLatin1String(kRecentKey)).toStringList(); }
+
+void MainWindow::addRecent(const QString& path)
+{
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    QStringList list = recentFiles();
+    list.removeAll(abs);
+    list.prepend(abs);
+    while (list.size() > kMaxRecent)
+        list.removeLast();
+    QSettings().setValue(QLatin1String(kRecentKey), list);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    QStringList list = recentFiles();
+    QStringList existing;
+    for (const QString& p : list) {
+        if (QFileInfo::exists(p))
+            existing << p;
+    }
+    if (existing != list)
+        QSettings().setValue(QLatin1String(kRecentKey), existing);
+    m_recentMenu->clear();
+    int i = 0;
+    for (const QString& p : existing) {
+        ++i;
+        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg(i % 10).arg(QFileInfo(p).fileName()));
+        a->setToolTip(p);
+        a->setStatusTip(p);
+        connect(a, &QAction::triggered, this, [this, p] { openFile(p); });
+    }
+    if (existing.isEmpty())
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear Recent"), this, [this] {
+            QSettings().remove(QLatin1String(kRecentKey));
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    const QMimeData* mime = event->mimeData();
+    if (mime->hasUrls()) {
+        for (const QUrl& url : mime->urls()) {
+            if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
+                event->acceptProposedAction();
+                return;
+            }
+        }
+    }
+    event->ignore();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    for (const QUrl& url : event->mimeData()->urls()) {
+        if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
+            openFile(url.toLocalFile());
+            event->acceptProposedAction();
+            return;
+        }
+    }
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,153 @@
+#include "app/gui/session.h"
+
+#include <chrono>
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "core/frontend/onnx/onnx_importer.h"
+
+namespace tessera::app {
+
+struct Session::ImportStage {
+    QString path;
+    bool ok = false;
+    bool cancelled = false;
+    std::shared_ptr<const ir::Model> model;
+    std::shared_ptr<const views::GraphSnapshot> snapshot;
+    support::DiagnosticList diagnostics;
+    double ms = 0;
+};
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Session::Session(MeasureFn measure, QObject* parent) : QObject(parent), m_measure(std::move(measure))
+{
+    // One layout thread: cgraph is not thread-safe, and a superseded layout must not compete
+    // with the current one for the CPU.
+    m_layoutPool.setMaxThreadCount(1);
+}
+
+Session::~Session()
+{
+    m_cancel.cancel();
+    m_layoutPool.clear();
+    m_layoutPool.waitForDone();
+}
+
+quint64 Session::load(const QString& path)
+{
+    m_cancel.cancel();
+    m_cancel = support::CancelToken();
+    const quint64 gen = ++m_generation;
+    m_busy = true;
+    emit started(gen, path);
+    emit stageChanged(gen, tr("Importing"));
+
+    const support::CancelToken token = m_cancel;
+    auto* watcher = new QFutureWatcher<std::shared_ptr<ImportStage>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
+        std::shared_ptr<ImportStage> stage = watcher->result();
+        watcher->deleteLater();
+        onImported(gen, std::move(stage));
+    });
+    watcher->setFuture(QtConcurrent::run([path, token]() {
+        auto stage = std::make_shared<ImportStage>();
+        stage->path = path;
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::string file = path.toStdString();
+        support::Expected<ir::Model> result = frontend::onnx::importModel(file, {}, &token);
+        stage->diagnostics = result.diagnostics();
+        if (token.isCancelled()) {
+            stage->cancelled = true;
+        } else if (result.ok()) {
+            auto model = std::make_shared<ir::Model>(std::move(result.value()));
+            stage->snapshot = std::make_shared<const views::GraphSnapshot>(views::makeGraphSnapshot(model->graph));
+            stage->model = std::move(model);
+            stage->ok = true;
+        } else if (!stage->diagnostics.hasErrors()) {
+            stage->diagnostics.error(file, {}, "the model could not be imported");
+        }
+        stage->ms = msSince(t0);
+        return stage;
+    }));
+    return gen;
+}
+
+void Session::cancel()
+{
+    if (!m_busy)
+        return;
+    m_cancel.cancel();
+    LoadOutcome out;
+    out.generation = ++m_generation;
+    out.cancelled = true;
+    finish(std::move(out));
+}
+
+void Session::onImported(quint64 generation, std::shared_ptr<ImportStage> stage)
+{
+    if (generation != m_generation)
+        return;  // superseded or cancelled: drop
+    if (!stage->ok) {
+        LoadOutcome out;
+        out.generation = generation;
+        out.path = stage->path;
+        out.cancelled = stage->cancelled;
+        out.diagnostics = std::move(stage->diagnostics);
+        out.importMs = stage->ms;
+        finish(std::move(out));
+        return;
+    }
+    views::LayoutRequest request = m_measure(*stage->snapshot);
+    emit stageChanged(generation, tr("Laying out %n node(s)", nullptr, static_cast<int>(request.nodes.size())));
+    const support::CancelToken token = m_cancel;
+    auto* watcher = new QFutureWatcher<views::LayoutResult>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, stage] {
+        views::LayoutResult layout = watcher->result();
+        watcher->deleteLater();
+        onLaidOut(generation, stage, std::move(layout));
+    });
+    watcher->setFuture(QtConcurrent::run(&m_layoutPool, [request = std::move(request), token]() {
+        return views::layoutGraph(request, &token);
+    }));
+}
+
+void Session::onLaidOut(quint64 generation, std::shared_ptr<ImportStage> stage, views::LayoutResult layout)
+{
+    if (generation != m_generation)
+        return;
+    LoadOutcome out;
+    out.generation = generation;
+    out.path = stage->path;
+    out.importMs = stage->ms;
+    out.layoutMs = layout.milliseconds;
+    out.diagnostics = std::move(stage->diagnostics);
+    if (layout.cancelled) {
+        out.cancelled = true;
+    } else if (!layout.ok) {
+        out.diagnostics.error(stage->path.toStdString(), {}, "graph layout failed: " + layout.error);
+    } else {
+        out.ok = true;
+        out.model = stage->model;
+        out.snapshot = stage->snapshot;
+        out.layout = std::move(layout);
+    }
+    finish(std::move(out));
+}
+
+void Session::finish(LoadOutcome outcome)
+{
+    m_busy = false;
+    m_last = std::move(outcome);
+    emit finished(m_last.generation, m_last.ok);
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// Scene items of the graph view: one NodeItem per drawn node, one EdgeItem per edge.
+/// Both paint with level of detail: text is skipped when zoomed far out, so graphs with
+/// thousands of nodes stay fast. Thread rules: UI thread only (they are QGraphicsItems).
+
+#include <QFont>
+#include <QGraphicsItem>
+#include <QPainterPath>
+
+#include "views/graph/graph_layout.h"
+#include "views/graph/graph_snapshot.h"
+
+namespace tessera::views {
+
+/// Fonts and colours shared by all items of one view.
+struct GraphStyle {
+    QFont titleFont;
+    QFont textFont;
+    QFont monoFont;
+    QFont edgeFont;
+
+    static const GraphStyle& instance();
+    /// Fill (light) and accent (strong) colours for a node.
+    static QColor fillColor(const SnapshotNode& n);
+    static QColor accentColor(const SnapshotNode& n);
+    /// Box size for a node from its label text.
+    QSizeF nodeSize(const SnapshotNode& n) const;
+};
+
+class NodeItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 1 };
+
+    NodeItem(const SnapshotNode& node, const QSizeF& size);
+    int type() const override { return Type; }
+    int nodeId() const { return m_id; }
+    QString name() const { return m_name; }
+    QString opType() const { return m_opType; }
+    SnapshotNodeKind kind() const { return m_kind; }
+
+    QRectF boundingRect() const override;
+    QPainterPath shape() const override;
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+private:
+    int m_id;
+    SnapshotNodeKind m_kind;
+    QString m_opType, m_name, m_shape;
+    QColor m_fill, m_accent;
+    bool m_knownOp;
+    QRectF m_rect;
+};
+
+class EdgeItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 2 };
+
+    EdgeItem(const LayoutEdgeOut& edge, const QString& label);
+    int type() const override { return Type; }
+    int fromId() const { return m_from; }
+    int toId() const { return m_to; }
+
+    QRectF boundingRect() const override { return m_bounds; }
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+    void setHighlighted(bool on);
+
+private:
+    int m_from, m_to;
+    QPainterPath m_path;
+    QPolygonF m_arrow;
+    QString m_label;
+    QPointF m_labelPos;
+    QRectF m_labelRect;
+    QRectF m_bounds;
+    bool m_highlighted = false;
+};
+
+}  // namespace tessera::views

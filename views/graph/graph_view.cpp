@@ -1,0 +1,413 @@
+#include "views/graph/graph_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QAction>
+#include <QEvent>
+#include <QFrame>
+#include <QGraphicsScene>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QWheelEvent>
+
+#include "views/graph/graph_items.h"
+
+namespace tessera::views {
+namespace {
+
+constexpr double kMinZoom = 0.02;
+constexpr double kMaxZoom = 4.0;
+constexpr double kStep = 1.2;
+// Fitting below this scale makes labels unreadable, so the first view shows the top instead.
+constexpr double kReadableZoom = 0.8;
+constexpr double kSceneMargin = 40;
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+class FindKeyFilter : public QObject {
+public:
+    FindKeyFilter(GraphView* view, QLineEdit* edit) : QObject(edit), m_view(view), m_edit(edit) {}
+
+protected:
+    bool eventFilter(QObject* obj, QEvent* ev) override
+    {
+        if (obj == m_edit && ev->type() == QEvent::KeyPress) {
+            auto* ke = static_cast<QKeyEvent*>(ev);
+            if (ke->key() == Qt::Key_Escape) {
+                m_view->hideFindBar();
+                return true;
+            }
+            if (ke->key() == Qt::Key_Return || ke->key() == Qt::Key_Enter) {
+                m_view->findNext(m_edit->text(), (ke->modifiers() & Qt::ShiftModifier) != 0);
+                return true;
+            }
+        }
+        return QObject::eventFilter(obj, ev);
+    }
+
+private:
+    GraphView* m_view;
+    QLineEdit* m_edit;
+};
+
+}  // namespace
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGraphicsScene(this))
+{
+    m_scene->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+    setScene(m_scene);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setOptimizationFlags(QGraphicsView::DontAdjustForAntialiasing);
+    setFrameShape(QFrame::NoFrame);
+    setFocusPolicy(Qt::StrongFocus);
+    connect(m_scene, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
+
+    auto makeAction = [this](const QString& text, const QList<QKeySequence>& keys, auto slot) {
+        auto* a = new QAction(text, this);
+        a->setShortcuts(keys);
+        a->setShortcutContext(Qt::WindowShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        return a;
+    };
+    m_zoomIn = makeAction(tr("Zoom &In"), {QKeySequence(Qt::CTRL | Qt::Key_Equal), QKeySequence(Qt::CTRL | Qt::Key_Plus)},
+                          [this] { zoomBy(kStep); });
+    m_zoomOut = makeAction(tr("Zoom &Out"), {QKeySequence(Qt::CTRL | Qt::Key_Minus)}, [this] { zoomBy(1 / kStep); });
+    m_fit = makeAction(tr("&Fit to Window"), {QKeySequence(Qt::CTRL | Qt::Key_0), QKeySequence(Qt::Key_F)},
+                       [this] { fitToWindow(); });
+    m_find = makeAction(tr("&Find Node..."), {QKeySequence(Qt::CTRL | Qt::Key_F)}, [this] { showFindBar(); });
+
+    auto* bar = new QFrame(this);
+    bar->setObjectName(QStringLiteral("findBar"));
+    bar->setFrameShape(QFrame::StyledPanel);
+    bar->setAutoFillBackground(true);
+    auto* lay = new QHBoxLayout(bar);
+    lay->setContentsMargins(6, 4, 4, 4);
+    lay->setSpacing(4);
+    m_findEdit = new QLineEdit(bar);
+    m_findEdit->setObjectName(QStringLiteral("findEdit"));
+    m_findEdit->setPlaceholderText(tr("Find node name or op type"));
+    m_findEdit->setClearButtonEnabled(true);
+    m_findEdit->setMinimumWidth(220);
+    m_findStatus = new QLabel(bar);
+    m_findStatus->setMinimumWidth(70);
+    auto* prev = new QToolButton(bar);
+    prev->setArrowType(Qt::UpArrow);
+    prev->setToolTip(tr("Previous match (Shift+Enter)"));
+    auto* next = new QToolButton(bar);
+    next->setArrowType(Qt::DownArrow);
+    next->setToolTip(tr("Next match (Enter)"));
+    auto* close = new QToolButton(bar);
+    close->setText(QStringLiteral("\u2715"));
+    close->setToolTip(tr("Close (Esc)"));
+    close->setAutoRaise(true);
+    lay->addWidget(m_findEdit);
+    lay->addWidget(m_findStatus);
+    lay->addWidget(prev);
+    lay->addWidget(next);
+    lay->addWidget(close);
+    m_findBar = bar;
+    m_findBar->hide();
+    m_findEdit->installEventFilter(new FindKeyFilter(this, m_findEdit));
+    connect(m_findEdit, &QLineEdit::textChanged, this, [this](const QString& t) {
+        m_findIndex = -1;
+        updateFindStatus(t);
+    });
+    connect(prev, &QToolButton::clicked, this, [this] { findNext(m_findEdit->text(), true); });
+    connect(next, &QToolButton::clicked, this, [this] { findNext(m_findEdit->text(), false); });
+    connect(close, &QToolButton::clicked, this, &GraphView::hideFindBar);
+}
+
+GraphView::~GraphView()
+{
+    // The scene is deleted after this body with items still selected; it must not call back.
+    disconnect(m_scene, nullptr, this, nullptr);
+    m_highlighted.clear();
+}
+
+LayoutRequest GraphView::makeLayoutRequest(const GraphSnapshot& snapshot) const
+{
+    const GraphStyle& style = GraphStyle::instance();
+    LayoutRequest req;
+    req.nodes.reserve(snapshot.nodes.size());
+    for (const SnapshotNode& n : snapshot.nodes)
+        req.nodes.push_back(LayoutNodeIn{n.id, style.nodeSize(n), n.name});
+    req.edges.reserve(snapshot.edges.size());
+    for (const SnapshotEdge& e : snapshot.edges)
+        req.edges.push_back(LayoutEdgeIn{e.id, e.from, e.to});
+    req.rankSep = 34;
+    req.nodeSep = 28;
+    return req;
+}
+
+void GraphView::clearGraph()
+{
+    m_highlighted.clear();
+    m_edgesByNode.clear();
+    m_nodes.clear();
+    m_edgeCount = 0;
+    m_lastSelected = -1;
+    m_findIndex = -1;
+    {
+        const QSignalBlocker block(m_scene);
+        m_scene->clear();
+    }
+    m_snapshot.reset();
+    emit nodeSelected(-1);
+}
+
+void GraphView::setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const LayoutResult& layout)
+{
+    clearGraph();
+    m_snapshot = std::move(snapshot);
+    if (!m_snapshot)
+        return;
+
+    // Building thousands of items with the index live costs a re-index per insert.
+    m_scene->setItemIndexMethod(QGraphicsScene::NoIndex);
+    for (const LayoutNodeOut& ln : layout.nodes) {
+        const SnapshotNode* sn = m_snapshot->find(ln.id);
+        if (sn == nullptr)
+            continue;
+        auto* item = new NodeItem(*sn, ln.size);
+        item->setPos(ln.center);
+        m_scene->addItem(item);
+        m_nodes.emplace(ln.id, item);
+    }
+    std::unordered_map<int, const SnapshotEdge*> edgeById;
+    for (const SnapshotEdge& e : m_snapshot->edges)
+        edgeById.emplace(e.id, &e);
+    for (const LayoutEdgeOut& le : layout.edges) {
+        const auto it = edgeById.find(le.id);
+        if (it == edgeById.end() || le.points.empty())
+            continue;
+        auto* item = new EdgeItem(le, fromStd(it->second->label));
+        m_scene->addItem(item);
+        m_edgesByNode.emplace(le.from, item);
+        m_edgesByNode.emplace(le.to, item);
+        ++m_edgeCount;
+    }
+    m_scene->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+    m_scene->setSceneRect(layout.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
+}
+
+NodeItem* GraphView::nodeItem(int id) const
+{
+    const auto it = m_nodes.find(id);
+    return it == m_nodes.end() ? nullptr : it->second;
+}
+
+int GraphView::selectedNodeId() const
+{
+    for (QGraphicsItem* item : m_scene->selectedItems()) {
+        if (item->type() == NodeItem::Type)
+            return static_cast<NodeItem*>(item)->nodeId();
+    }
+    return -1;
+}
+
+void GraphView::selectNode(int id, bool center)
+{
+    NodeItem* item = nodeItem(id);
+    {
+        const QSignalBlocker block(m_scene);
+        m_scene->clearSelection();
+        if (item != nullptr)
+            item->setSelected(true);
+    }
+    onSelectionChanged();
+    if (item != nullptr && center)
+        centerOn(item);
+}
+
+void GraphView::onSelectionChanged()
+{
+    const int id = selectedNodeId();
+    if (id == m_lastSelected)
+        return;
+    m_lastSelected = id;
+    highlightEdges(id);
+    emit nodeSelected(id);
+}
+
+void GraphView::highlightEdges(int nodeId)
+{
+    for (EdgeItem* e : m_highlighted)
+        e->setHighlighted(false);
+    m_highlighted.clear();
+    if (nodeId < 0)
+        return;
+    const auto range = m_edgesByNode.equal_range(nodeId);
+    for (auto it = range.first; it != range.second; ++it) {
+        it->second->setHighlighted(true);
+        m_highlighted.push_back(it->second);
+    }
+}
+
+QList<int> GraphView::findNodes(const QString& text) const
+{
+    QList<int> out;
+    const QString needle = text.trimmed();
+    if (needle.isEmpty() || !m_snapshot)
+        return out;
+    for (const SnapshotNode& n : m_snapshot->nodes) {
+        if (fromStd(n.name).contains(needle, Qt::CaseInsensitive) ||
+            fromStd(n.opType).contains(needle, Qt::CaseInsensitive))
+            out.push_back(n.id);
+    }
+    return out;
+}
+
+bool GraphView::findNext(const QString& text, bool backwards)
+{
+    const QList<int> matches = findNodes(text);
+    if (text != m_findText) {
+        m_findText = text;
+        m_findIndex = -1;
+    }
+    if (matches.isEmpty()) {
+        updateFindStatus(text);
+        return false;
+    }
+    const int n = static_cast<int>(matches.size());
+    if (m_findIndex < 0)
+        m_findIndex = backwards ? n - 1 : 0;
+    else
+        m_findIndex = ((m_findIndex + (backwards ? -1 : 1)) % n + n) % n;
+    selectNode(matches[m_findIndex], true);
+    m_findStatus->setText(tr("%1 of %2").arg(m_findIndex + 1).arg(n));
+    return true;
+}
+
+void GraphView::updateFindStatus(const QString& text)
+{
+    if (text.trimmed().isEmpty()) {
+        m_findStatus->clear();
+        return;
+    }
+    const auto n = findNodes(text).size();
+    m_findStatus->setText(n == 0 ? tr("no matches") : tr("%n match(es)", nullptr, static_cast<int>(n)));
+}
+
+void GraphView::showFindBar()
+{
+    m_findBar->show();
+    m_findBar->raise();
+    placeFindBar();
+    m_findEdit->setFocus(Qt::ShortcutFocusReason);
+    m_findEdit->selectAll();
+}
+
+void GraphView::hideFindBar()
+{
+    m_findBar->hide();
+    setFocus();
+}
+
+void GraphView::placeFindBar()
+{
+    m_findBar->adjustSize();
+    const int x = std::max(4, viewport()->width() - m_findBar->width() - 12);
+    m_findBar->move(x, 8);
+}
+
+double GraphView::zoom() const { return transform().m11(); }
+
+void GraphView::setZoom(double factor)
+{
+    factor = std::clamp(factor, kMinZoom, kMaxZoom);
+    setTransform(QTransform::fromScale(factor, factor));
+    emit zoomChanged(factor);
+}
+
+void GraphView::zoomBy(double factor)
+{
+    const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
+    const double f = target / zoom();
+    scale(f, f);
+    emit zoomChanged(zoom());
+}
+
+void GraphView::fitToWindow()
+{
+    if (m_scene->items().isEmpty())
+        return;
+    fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
+    if (zoom() > 1.0)
+        setZoom(1.0);
+    else
+        emit zoomChanged(zoom());
+}
+
+void GraphView::showStart()
+{
+    const QRectF r = m_scene->sceneRect();
+    if (r.isEmpty())
+        return;
+    const double fit = std::min(viewport()->width() / r.width(), viewport()->height() / r.height());
+    if (fit >= kReadableZoom) {
+        fitToWindow();
+        return;
+    }
+    const double z = std::clamp(viewport()->width() / r.width(), kReadableZoom, 1.0);
+    setZoom(z);
+    // Centre horizontally on the topmost drawn nodes (the graph inputs), top edge in view.
+    double topY = r.bottom();
+    double x = r.center().x();
+    for (const auto& [id, item] : m_nodes) {
+        const double y = item->sceneBoundingRect().top();
+        if (y < topY - 0.5) {
+            topY = y;
+            x = item->pos().x();
+        }
+    }
+    const double halfH = viewport()->height() / (2 * z);
+    centerOn(QPointF(x, std::max(r.top(), topY - kSceneMargin / 2) + halfH));
+}
+
+void GraphView::wheelEvent(QWheelEvent* event)
+{
+    const int delta = event->angleDelta().y();
+    if (delta == 0 || (event->modifiers() & Qt::ShiftModifier)) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    zoomBy(std::pow(kStep, delta / 120.0));
+    event->accept();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_findBar->isVisible())
+        placeFindBar();
+}
+
+void GraphView::drawBackground(QPainter* painter, const QRectF& rect)
+{
+    painter->fillRect(rect, QColor(0xf7, 0xf8, 0xfa));
+    // A faint dot grid gives a sense of scale and motion while panning; skipped when far out.
+    if (zoom() < 0.4)
+        return;
+    const double step = 24;
+    painter->setPen(QPen(QColor(0xdd, 0xe1, 0xe6), 0));
+    const double x0 = std::floor(rect.left() / step) * step;
+    const double y0 = std::floor(rect.top() / step) * step;
+    QVector<QPointF> pts;
+    for (double y = y0; y < rect.bottom(); y += step)
+        for (double x = x0; x < rect.right(); x += step)
+            pts.push_back(QPointF(x, y));
+    painter->drawPoints(pts.data(), static_cast<int>(pts.size()));
+}
+
+}  // namespace tessera::views

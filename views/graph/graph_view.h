@@ -1,0 +1,112 @@
+#pragma once
+/// @file
+/// The graph view: draws a laid-out GraphSnapshot in a QGraphicsScene (one NodeItem per drawn
+/// node, one EdgeItem per edge), with pan (drag), zoom (wheel, Ctrl+=/Ctrl+-), fit (Ctrl+0, F),
+/// selection (nodeSelected) and a find bar (Ctrl+F; Enter / Shift+Enter cycle through matches
+/// of a node name or op type, case-insensitive substring).
+///
+/// It never lays out or loads anything itself: the app measures with makeLayoutRequest() on the
+/// UI thread, runs layoutGraph() on a worker, and hands the result to setGraph().
+///
+/// Thread rules: UI thread only.
+
+#include <memory>
+#include <unordered_map>
+
+#include <QGraphicsView>
+#include <QList>
+
+#include "views/graph/graph_layout.h"
+#include "views/graph/graph_snapshot.h"
+
+class QAction;
+class QLabel;
+class QLineEdit;
+class QWidget;
+
+namespace tessera::views {
+
+class NodeItem;
+class EdgeItem;
+
+class GraphView : public QGraphicsView {
+    Q_OBJECT
+public:
+    explicit GraphView(QWidget* parent = nullptr);
+    ~GraphView() override;
+
+    /// Box sizes from this view's fonts; cheap (text metrics only), call on the UI thread.
+    LayoutRequest makeLayoutRequest(const GraphSnapshot& snapshot) const;
+
+    /// Replaces the drawing. `layout` must come from makeLayoutRequest(*snapshot) (same ids).
+    void setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const LayoutResult& layout);
+    void clearGraph();
+    const GraphSnapshot* snapshot() const { return m_snapshot.get(); }
+
+    int nodeItemCount() const { return static_cast<int>(m_nodes.size()); }
+    int edgeItemCount() const { return m_edgeCount; }
+    NodeItem* nodeItem(int id) const;
+
+    /// Selected drawn node id, or -1.
+    int selectedNodeId() const;
+    /// Selects a node (clearing others) and optionally centres on it.
+    void selectNode(int id, bool center = true);
+
+    /// Drawn ids whose name or op type contains `text` (case-insensitive), in drawing order.
+    QList<int> findNodes(const QString& text) const;
+    /// Selects and centres the next (or previous) match after the current one; false when none.
+    bool findNext(const QString& text, bool backwards = false);
+
+    double zoom() const;
+    void setZoom(double factor);
+    void zoomBy(double factor);
+    void fitToWindow();
+    /// Initial view of a fresh graph: fit when that is readable, else the top of the graph at a
+    /// readable zoom (the user can press F to fit everything).
+    void showStart();
+
+    QAction* zoomInAction() const { return m_zoomIn; }
+    QAction* zoomOutAction() const { return m_zoomOut; }
+    QAction* fitAction() const { return m_fit; }
+    QAction* findAction() const { return m_find; }
+
+public slots:
+    void showFindBar();
+    void hideFindBar();
+
+signals:
+    /// A node was selected (drawn id) or the selection cleared (-1).
+    void nodeSelected(int nodeId);
+    void zoomChanged(double factor);
+
+protected:
+    void wheelEvent(QWheelEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void drawBackground(QPainter* painter, const QRectF& rect) override;
+
+private:
+    void onSelectionChanged();
+    void placeFindBar();
+    void updateFindStatus(const QString& text);
+    void highlightEdges(int nodeId);
+
+    QGraphicsScene* m_scene;
+    std::shared_ptr<const GraphSnapshot> m_snapshot;
+    std::unordered_map<int, NodeItem*> m_nodes;
+    std::unordered_multimap<int, EdgeItem*> m_edgesByNode;
+    std::vector<EdgeItem*> m_highlighted;
+    int m_edgeCount = 0;
+    int m_lastSelected = -1;
+    int m_findIndex = -1;
+    QString m_findText;
+
+    QWidget* m_findBar;
+    QLineEdit* m_findEdit;
+    QLabel* m_findStatus;
+    QAction* m_zoomIn;
+    QAction* m_zoomOut;
+    QAction* m_fit;
+    QAction* m_find;
+};
+
+}  // namespace tessera::views
