@@ -256,7 +256,7 @@ NOT_PRODUCED = ["dangling", "not produced", "no producer", "undefined", "unknown
 DUPLICATE = ["duplicate", "more than once", "twice", "already", "multiple", "redefin"]
 SIZE = ["size", "bytes", "mismatch", "too large", "overflow", "length", "elements", "exceed"]
 EXT_BOUNDS = ["offset", "length", "bounds", "beyond", "past", "exceed", "size", "range"]
-OUTSIDE = ["outside", "escape", "not allowed", "absolute", ".."]
+OUTSIDE = ["outside", "escape", "not allowed", "absolute", "leaves", "traversal"]
 
 
 def file_level_cases():
