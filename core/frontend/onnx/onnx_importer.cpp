@@ -4,11 +4,14 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <tuple>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -91,6 +94,7 @@ private:
     bool convertAttribute(const ::onnx::AttributeProto& a, ir::Attribute& out, const ir::Graph& owner,
                           const Scope* outer, const std::string& where, const std::string& nodeName);
     void runOnnxInference(::onnx::ModelProto& proto, ir::Model& model);
+    void checkTypeConstraints(const ir::Graph& g, const ir::Model& model, const std::string& ctx);
 
     std::string m_file;
     ImportOptions m_options;
@@ -247,6 +251,11 @@ bool Importer::convertGraph(const ::onnx::GraphProto& gp, ir::Graph& g, const Sc
         }
         if (!note.empty()) m_diags.note(m_file, where, note);
         const ir::ValueId existing = g.findValue(in.name());
+        // Subgraph inputs (Loop/Scan bodies) may leave their types to the enclosing node.
+        if (!in.has_type() && !outer && existing == ir::kNoValue) {
+            error(where, "graph input has no type");
+            continue;
+        }
         if (existing != ir::kNoValue) {
             ir::Value& v = g.value(existing);
             if (v.isGraphInput) {
@@ -276,13 +285,26 @@ bool Importer::convertGraph(const ::onnx::GraphProto& gp, ir::Graph& g, const Sc
         if (!np.name().empty()) {
             const std::string where = nodeWhere(ctx, np.name(), np.op_type());
             if (!checkName(where, "node name", np.name())) continue;
-            if (!taken.insert(np.name()).second) error(where, "duplicate node name");
-            names[static_cast<std::size_t>(i)] = np.name();
+            // ONNX does not require unique node names; Tessera keys nodes by name, so a repeated
+            // name is renamed below (like an empty one) and reported.
+            if (taken.insert(np.name()).second) names[static_cast<std::size_t>(i)] = np.name();
         }
     }
     for (int i = 0; i < numNodes; ++i) {
         auto& name = names[static_cast<std::size_t>(i)];
-        if (!gp.node(i).name().empty()) continue;
+        if (!name.empty()) continue;
+        if (!gp.node(i).name().empty()) {
+            const std::string& orig = gp.node(i).name();
+            if (!detail::isValidUtf8(orig)) continue;
+            std::string candidate = orig + "_" + std::to_string(i);
+            for (int k = 1; taken.count(candidate); ++k) candidate = orig + "_" + std::to_string(i) + "_" + std::to_string(k);
+            taken.insert(candidate);
+            name = candidate;
+            m_diags.warning(m_file, nodeWhere(ctx, orig, gp.node(i).op_type()),
+                            "duplicate node name; this node (#" + std::to_string(i) + ") is renamed " +
+                                quoteName(candidate));
+            continue;
+        }
         const std::string op = gp.node(i).op_type().empty() ? std::string("Node") : gp.node(i).op_type();
         std::string candidate = op + "_" + std::to_string(i);
         for (int k = 1; taken.count(candidate); ++k) candidate = op + "_" + std::to_string(i) + "_" + std::to_string(k);
@@ -441,6 +463,51 @@ bool Importer::convertGraph(const ::onnx::GraphProto& gp, ir::Graph& g, const Sc
     return !(m_diags.items().size() != errorsBefore && m_diags.hasErrors());
 }
 
+void Importer::checkTypeConstraints(const ir::Graph& g, const ir::Model& model, const std::string& ctx) {
+    for (const auto& node : g.nodes()) {
+        const std::string where = nodeWhere(ctx, node.name, node.opType);
+        for (const auto& [attrName, a] : node.attributes) {
+            if (a.type == ir::AttrType::Graph && a.g)
+                checkTypeConstraints(*a.g, model, ctx + "subgraph " + quoteName(attrName) + " of " + where + " > ");
+            for (const auto& sub : a.graphs)
+                if (sub) checkTypeConstraints(*sub, model, ctx + "subgraph " + quoteName(attrName) + " of " + where + " > ");
+        }
+        auto op = model.opsets.find(node.domain);
+        if (op == model.opsets.end()) continue;
+        const auto* schema = ::onnx::OpSchemaRegistry::Schema(node.opType, static_cast<int>(op->second),
+                                                              node.domain);
+        if (!schema) continue;
+        const auto& formals = schema->inputs();
+        if (formals.empty()) continue;
+        std::set<std::string> params;
+        for (const auto& p : schema->typeConstraintParams()) params.insert(p.type_param_str);
+        // type parameter -> (dtype, formal name, value name) of the first input bound to it
+        std::map<std::string, std::tuple<ir::DType, std::string, std::string>> bound;
+        for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+            const bool variadicTail = i >= formals.size();
+            const auto& f = formals[std::min(i, formals.size() - 1)];
+            if (variadicTail && f.GetOption() != ::onnx::OpSchema::Variadic) break;
+            if (f.GetOption() == ::onnx::OpSchema::Variadic && !f.GetIsHomogeneous()) continue;
+            if (!params.count(f.GetTypeStr())) continue;
+            const ir::ValueId id = node.inputs[i];
+            if (id == ir::kNoValue) continue;
+            const ir::Value& v = g.value(id);
+            const ir::DType dt = v.type.dtype != ir::DType::Undefined ? v.type.dtype
+                                 : v.onnxType                        ? v.onnxType->dtype
+                                                                     : ir::DType::Undefined;
+            if (dt == ir::DType::Undefined) continue;
+            auto [it, inserted] = bound.emplace(f.GetTypeStr(), std::make_tuple(dt, f.GetName(), v.name));
+            if (inserted || std::get<0>(it->second) == dt) continue;
+            error(where, "input " + quoteName(f.GetName()) + " (" + quoteName(v.name) + ") has dtype " +
+                             std::string(ir::dtypeName(dt)) + " but input " + quoteName(std::get<1>(it->second)) +
+                             " (" + quoteName(std::get<2>(it->second)) + ") has dtype " +
+                             std::string(ir::dtypeName(std::get<0>(it->second))) + "; both must be type " +
+                             f.GetTypeStr());
+            break;
+        }
+    }
+}
+
 void Importer::runOnnxInference(::onnx::ModelProto& proto, ir::Model& model) {
     try {
         ::onnx::ShapeInferenceOptions opts;
@@ -565,6 +632,14 @@ support::Expected<ir::Model> Importer::run(const std::string& bytes, const suppo
         if (inferred.diagnostics.hasErrors()) return m_diags;
     }
     if (cancelled(cancel)) return m_diags;
+
+    // Type-constraint consistency (e.g. Conv's X, W and B share T) from the ONNX schemas; the
+    // schemas are only consulted for versions this libonnx knows.
+    if (!newerThanLib) {
+        const std::size_t before = m_diags.items().size();
+        checkTypeConstraints(model.graph, model, "");
+        if (m_diags.items().size() != before && m_diags.hasErrors()) return m_diags;
+    }
 
     // Debian's onnx 1.12 inference crashes on some malformed nodes its checker accepts, so it runs
     // only after our verifier and inference found nothing wrong, and only on versions it knows.
