@@ -50,6 +50,26 @@ std::string grouped(std::int64_t v) {
     return v < 0 ? "-" + out : out;
 }
 
+/// A name as one line of the text report: control characters escaped (names may hold newlines).
+std::string printable(const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c == '\r') out += "\\r";
+        else if (c < 0x20 || c == 0x7F) {
+            static const char* const kHex = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
 struct Summary {
     std::map<std::string, int> histogram;
     std::int64_t parameters = 0;
@@ -98,18 +118,20 @@ void printText(const ir::Model& m, const std::string& path, const support::Diagn
     out << "opsets:";
     for (const auto& [domain, version] : m.opsets) out << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
     out << "\n";
-    if (!m.producerName.empty()) out << "producer: " << m.producerName << " " << m.producerVersion << "\n";
+    if (!m.producerName.empty()) out << "producer: " << printable(m.producerName) << " " << printable(m.producerVersion) << "\n";
     out << "\ninputs:\n";
-    for (ir::ValueId id : g.runtimeInputs()) out << "  " << g.value(id).name << "  " << displayType(g.value(id)).str() << "\n";
+    for (ir::ValueId id : g.runtimeInputs()) out << "  " << printable(g.value(id).name) << "  " << printable(displayType(g.value(id)).str()) << "\n";
     out << "outputs:\n";
-    for (ir::ValueId id : g.outputs()) out << "  " << g.value(id).name << "  " << displayType(g.value(id)).str() << "\n";
+    for (ir::ValueId id : g.outputs()) out << "  " << printable(g.value(id).name) << "  " << printable(displayType(g.value(id)).str()) << "\n";
     out << "\nnodes: " << g.numNodes() << "\n";
     out << "op histogram:\n";
-    for (const auto& [op, count] : s.histogram) out << "  " << std::left << std::setw(24) << op << std::right << count << "\n";
+    for (const auto& [op, count] : s.histogram) out << "  " << std::left << std::setw(24) << printable(op) << std::right << count << "\n";
     out << "\nparameters: " << grouped(s.parameters) << " (" << grouped(s.parameterBytes) << " bytes in "
         << g.initializers().size() << " initializers)\n";
     out << "FLOPs: " << grouped(s.flops) << " total\n";
-    out << "\nper node (FLOPs, outputs):\n";
+    out << "\nper node (topological order):\n";
+    out << "  " << std::left << std::setw(20) << "op" << std::right << std::setw(16) << "FLOPs" << "  "
+        << std::left << std::setw(24) << "output" << std::right << "name\n";
     const auto order = g.topologicalOrder();
     std::vector<ir::NodeId> ids;
     if (order) ids = *order;
@@ -117,8 +139,9 @@ void printText(const ir::Model& m, const std::string& path, const support::Diagn
     for (ir::NodeId id : ids) {
         const auto& n = g.node(id);
         const auto& f = s.nodeFlops[static_cast<std::size_t>(id)];
-        out << "  " << std::left << std::setw(28) << n.name << " " << std::setw(18) << n.opType << std::right
-            << std::setw(16) << (f ? grouped(*f) : std::string("?")) << "  " << outputsText(g, n) << "\n";
+        out << "  " << std::left << std::setw(20) << printable(n.opType) << std::right << std::setw(16)
+            << (f ? grouped(*f) : std::string("?")) << "  " << std::left << std::setw(24) << outputsText(g, n)
+            << std::right << printable(n.name) << "\n";
     }
     if (!diags.empty()) {
         out << "\ndiagnostics:\n";
