@@ -101,6 +101,7 @@ void MainWindow::createDocks()
     m_problemsDock->setObjectName(QStringLiteral("problemsDock"));
     m_problemsDock->setWidget(m_problems);
     addDockWidget(Qt::BottomDockWidgetArea, m_problemsDock);
+    m_problemsDock->hide();
     resizeDocks({m_problemsDock}, {110}, Qt::Vertical);
     resizeDocks({m_propertiesDock}, {380}, Qt::Horizontal);
 
@@ -189,8 +190,10 @@ void MainWindow::showProblems(const support::DiagnosticList& diagnostics)
     }
     if (diagnostics.empty()) {
         m_problemsButton->hide();
+        m_problemsDock->hide();
         return;
     }
+    m_problemsDock->show();
     QStringList parts;
     if (errors > 0)
         parts << tr("%n error(s)", nullptr, errors);

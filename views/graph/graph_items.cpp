@@ -87,6 +87,11 @@ QColor GraphStyle::fillColor(const SnapshotNode& n)
 QSizeF GraphStyle::nodeSize(const SnapshotNode& n) const
 {
     const QFontMetricsF title(titleFont), text(textFont), mono(monoFont);
+    if (n.compact) {
+        const double w = title.horizontalAdvance(QString::fromStdString(n.opType) + QStringLiteral("  ")) +
+                         mono.horizontalAdvance(fromStd(n.shapeText)) + 2 * kPadX;
+        return {std::ceil(std::clamp(w, 60.0, kMaxWidth)), kHeaderHeight};
+    }
     double w = title.horizontalAdvance(fromStd(n.opType)) + 2 * kPadX;
     if (n.kind != SnapshotNodeKind::Operator)
         w = title.horizontalAdvance(fromStd(n.opType) + QStringLiteral("  ")) + text.horizontalAdvance(displayable(n.name)) + 2 * kPadX;
@@ -102,7 +107,7 @@ QSizeF GraphStyle::nodeSize(const SnapshotNode& n) const
 NodeItem::NodeItem(const SnapshotNode& node, const QSizeF& size)
     : m_id(node.id), m_kind(node.kind), m_opType(fromStd(node.opType)), m_name(displayable(node.name)),
       m_shape(fromStd(node.shapeText)), m_fill(GraphStyle::fillColor(node)), m_accent(GraphStyle::accentColor(node)),
-      m_knownOp(node.knownOp || node.kind != SnapshotNodeKind::Operator),
+      m_knownOp(node.knownOp || node.kind != SnapshotNodeKind::Operator), m_compact(node.compact),
       m_rect(-size.width() / 2, -size.height() / 2, size.width(), size.height())
 {
     setFlag(ItemIsSelectable);
@@ -125,7 +130,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
     const bool selected = isSelected();
     const bool io = m_kind != SnapshotNodeKind::Operator;
-    const double radius = io ? m_rect.height() / 2 : kRadius;
+    const double radius = io || m_compact ? m_rect.height() / 2 : kRadius;
 
     if (lod < kLodNoText) {
         painter->setPen(selected ? QPen(QColor(0xff, 0x8f, 0x00), 3 / lod) : Qt::NoPen);
@@ -154,6 +159,16 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->setPen(Qt::white);
     painter->setFont(st.titleFont);
     const QRectF headerText = header.adjusted(kPadX, 0, -kPadX, 0);
+    if (m_compact) {
+        const QFontMetricsF fm(st.titleFont);
+        const QString tag = m_opType == QLatin1String("Constant") ? QStringLiteral("Const") : m_opType;
+        painter->drawText(headerText, Qt::AlignVCenter | Qt::AlignLeft, tag);
+        painter->setFont(st.monoFont);
+        const QRectF valueRect = headerText.adjusted(fm.horizontalAdvance(tag + QStringLiteral(" ")), 0, 0, 0);
+        painter->drawText(valueRect, Qt::AlignVCenter | Qt::AlignRight,
+                          QFontMetricsF(st.monoFont).elidedText(m_shape, Qt::ElideRight, valueRect.width()));
+        return;
+    }
     if (io) {
         const QFontMetricsF fm(st.titleFont);
         const QString tag = m_opType;

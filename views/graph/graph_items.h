@@ -49,6 +49,7 @@ private:
     QString m_opType, m_name, m_shape;
     QColor m_fill, m_accent;
     bool m_knownOp;
+    bool m_compact;
     QRectF m_rect;
 };
 

@@ -1,5 +1,6 @@
 #include "views/graph/graph_layout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -118,8 +119,10 @@ std::string buildDot(const LayoutRequest& request)
         dot += "];\n";
     }
     for (const LayoutEdgeIn& e : request.edges) {
-        dot += "  n" + std::to_string(e.from) + " -> n" + std::to_string(e.to) + " [key=\"e" + std::to_string(e.id) +
-               "\"];\n";
+        dot += "  n" + std::to_string(e.from) + " -> n" + std::to_string(e.to) + " [key=\"e" + std::to_string(e.id) + "\"";
+        if (e.weight != 1)
+            dot += ", weight=" + std::to_string(std::max(0, e.weight));
+        dot += "];\n";
     }
     dot += "}\n";
     return dot;

@@ -32,6 +32,7 @@ struct LayoutNodeIn {
 struct LayoutEdgeIn {
     int id = 0;             ///< caller's id (unique)
     int from = 0, to = 0;   ///< node ids
+    int weight = 1;         ///< dot edge weight: heavier edges are kept shorter and straighter
 };
 
 struct LayoutRequest {

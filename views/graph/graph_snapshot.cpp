@@ -1,5 +1,6 @@
 #include "views/graph/graph_snapshot.h"
 
+#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -41,6 +42,25 @@ std::string typeText(const ir::TensorType& t)
     return t.str();
 }
 
+// "f32 = 6" for scalar constants, else the output type.
+std::string constantText(const ir::Graph& g, const ir::Node& node)
+{
+    const ir::Attribute* value = node.attr("value");
+    if (value != nullptr && value->type == ir::AttrType::Tensor && value->t && value->t->numElements() == 1 &&
+        value->t->sizeConsistent() && value->t->dtype != ir::DType::String) {
+        const ir::TensorData& t = *value->t;
+        char buf[48];
+        if (ir::isFloatingPoint(t.dtype))
+            std::snprintf(buf, sizeof buf, "%.6g", t.elementAsDouble(0));
+        else
+            std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(t.elementAsInt(0)));
+        return std::string(ir::dtypeName(t.dtype)) + " = " + buf;
+    }
+    if (!node.outputs.empty() && node.outputs.front() != ir::kNoValue)
+        return typeText(g.value(node.outputs.front()).type);
+    return {};
+}
+
 }  // namespace
 
 GraphSnapshot makeGraphSnapshot(const ir::Graph& g)
@@ -66,7 +86,10 @@ GraphSnapshot makeGraphSnapshot(const ir::Graph& g)
             n.category = schema->category;
             n.knownOp = true;
         }
-        if (!node.outputs.empty() && node.outputs.front() != ir::kNoValue) {
+        n.compact = node.opType == "Constant" && node.domain.empty() && node.inputs.empty();
+        if (n.compact) {
+            n.shapeText = constantText(g, node);
+        } else if (!node.outputs.empty() && node.outputs.front() != ir::kNoValue) {
             n.shapeText = typeText(g.value(node.outputs.front()).type);
             if (node.outputs.size() > 1)
                 n.shapeText += " +" + std::to_string(node.outputs.size() - 1);
@@ -106,6 +129,10 @@ GraphSnapshot makeGraphSnapshot(const ir::Graph& g)
         e.to = to;
         e.value = v;
         e.label = compactShape(g.value(v).type);
+        const SnapshotNode* src = s.find(from);
+        e.weight = src != nullptr && src->compact ? 1 : 4;
+        if (src != nullptr && src->compact)
+            e.label.clear();  // the constant's tag already shows its value
         s.edges.push_back(std::move(e));
     };
 

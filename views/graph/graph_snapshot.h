@@ -34,6 +34,7 @@ struct SnapshotNode {
     std::string shapeText;               ///< first output's type, e.g. "f32[1,32,112,112]" (+N more)
     ir::OpCategory category = ir::OpCategory::Other;
     bool knownOp = false;                ///< the op is in Tessera's registry
+    bool compact = false;                ///< a Constant without inputs: drawn as a small tag
 };
 
 struct SnapshotEdge {
@@ -41,6 +42,9 @@ struct SnapshotEdge {
     int from = 0, to = 0;                ///< drawn node ids
     ir::ValueId value = ir::kNoValue;
     std::string label;                   ///< tensor shape, e.g. "1×32×112×112"
+    /// Layout weight: 1 for edges from compact constants, higher for the data path, so the
+    /// main chain stays straight instead of being pushed sideways by constant operands.
+    int weight = 1;
 };
 
 struct GraphSnapshot {

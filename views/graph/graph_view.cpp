@@ -144,7 +144,7 @@ LayoutRequest GraphView::makeLayoutRequest(const GraphSnapshot& snapshot) const
         req.nodes.push_back(LayoutNodeIn{n.id, style.nodeSize(n), n.name});
     req.edges.reserve(snapshot.edges.size());
     for (const SnapshotEdge& e : snapshot.edges)
-        req.edges.push_back(LayoutEdgeIn{e.id, e.from, e.to});
+        req.edges.push_back(LayoutEdgeIn{e.id, e.from, e.to, e.weight});
     req.rankSep = 34;
     req.nodeSep = 28;
     return req;

@@ -1,5 +1,6 @@
 #include "views/properties/properties_panel.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QFormLayout>
@@ -54,6 +55,8 @@ QString bytesText(double bytes)
     return QStringLiteral("%1 %2").arg(QString::number(bytes, 'f', i == 0 ? 0 : 1), units[i]);
 }
 
+constexpr int kMaxNameColumn = 170;
+
 QTreeWidget* makeTable(QWidget* parent, const QStringList& headers, const QString& objectName)
 {
     auto* t = new QTreeWidget(parent);
@@ -68,13 +71,21 @@ QTreeWidget* makeTable(QWidget* parent, const QStringList& headers, const QStrin
     t->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     t->header()->setStretchLastSection(true);
     t->setWordWrap(false);
+    t->setTextElideMode(Qt::ElideMiddle);
     return t;
 }
 
 void fitHeight(QTreeWidget* t)
 {
-    for (int c = 0; c < t->columnCount(); ++c)
+    for (int c = 0; c < t->columnCount(); ++c) {
+        bool empty = c > 1;
+        for (int r = 0; empty && r < t->topLevelItemCount(); ++r)
+            empty = t->topLevelItem(r)->text(c).isEmpty();
+        t->setColumnHidden(c, empty);
         t->resizeColumnToContents(c);
+    }
+    // Long ONNX names would push the types out of view; they are elided (full text in tooltips).
+    t->setColumnWidth(0, std::min(t->columnWidth(0), kMaxNameColumn));
     const int rows = t->topLevelItemCount();
     const int rowH = rows > 0 ? t->sizeHintForRow(0) : t->fontMetrics().height() + 6;
     const int h = t->header()->sizeHint().height() + std::max(1, rows) * rowH + 2 * t->frameWidth() + 18;
@@ -201,6 +212,7 @@ void PropertiesPanel::showNode(ir::NodeId id)
     for (const auto& [name, attr] : node.attributes) {
         auto* item = new QTreeWidgetItem(m_attributes);
         item->setText(0, displayName(name));
+        item->setToolTip(0, displayName(name));
         item->setText(1, QString::fromLatin1(ir::attrTypeName(attr.type)));
         item->setText(2, fromStd(attr.str()));
         item->setToolTip(2, fromStd(attr.str()));
@@ -230,6 +242,7 @@ void PropertiesPanel::showNode(ir::NodeId id)
             }
             const ir::Value& val = g.value(v);
             item->setText(0, displayName(val.name) + (val.isInitializer ? tr("  [weight]") : QString()));
+            item->setToolTip(0, displayName(val.name));
             item->setText(1, typeText(val.type));
             if (val.onnxType && *val.onnxType != val.type) {
                 item->setText(2, typeText(*val.onnxType));

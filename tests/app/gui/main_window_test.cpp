@@ -33,7 +33,7 @@ int operatorItems(views::GraphView* view)
 }
 
 /// Waits for the window's session to finish a load.
-bool waitFinished(app::MainWindow& w, QSignalSpy& spy, int timeoutMs = 120000)
+bool waitFinished(app::MainWindow&, QSignalSpy& spy, int timeoutMs = 120000)
 {
     if (!spy.isEmpty())
         return true;
