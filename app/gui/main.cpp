@@ -49,10 +49,16 @@ int main(int argc, char** argv)
         QStringLiteral("screenshot"),
         QStringLiteral("Open FILE, save a PNG of the window once the graph is drawn, and quit "
                        "(exit 0 on success, 2 if the model cannot be loaded, 1 if the PNG cannot be written, "
-                       "3 on timeout). The first operator with weights is selected to fill the properties panel."),
+                       "3 on timeout). Unless --find selects a node, the first operator with weights is selected to "
+                       "fill the properties panel."),
         QStringLiteral("PNG"));
     const QCommandLineOption geometryOpt(QStringLiteral("geometry"), QStringLiteral("Window size, e.g. 1600x1000."),
                                          QStringLiteral("WxH"));
+    const QCommandLineOption findOpt(QStringLiteral("find"),
+                                     QStringLiteral("After loading, select and centre the first node whose name or op "
+                                                    "type contains TEXT."),
+                                     QStringLiteral("TEXT"));
+    parser.addOption(findOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
     parser.process(app);
@@ -73,6 +79,11 @@ int main(int argc, char** argv)
     window.resize(size);
     const QString file = args.isEmpty() ? QString() : args.first();
     const QString shot = parser.value(screenshotOpt);
+    const QString findText = parser.value(findOpt);
+    if (!findText.isEmpty()) {
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window,
+                         [&window, findText] { window.graphView()->findNext(findText); });
+    }
 
     if (!shot.isEmpty()) {
         window.setErrorReporter([](const QString& title, const QStringList& lines) {
@@ -93,7 +104,7 @@ int main(int argc, char** argv)
         QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab] {
             tessera::views::GraphView* view = window.graphView();
             const auto model = window.model();
-            if (model) {
+            if (model && view->selectedNodeId() < 0) {
                 const tessera::ir::Graph& g = model->graph;
                 for (std::size_t n = 0; n < g.numNodes(); ++n) {
                     bool weighted = false;

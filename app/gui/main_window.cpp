@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
+#include <QToolBar>
 #include <QToolButton>
 
 #include "app/gui/session.h"
@@ -82,6 +83,18 @@ void MainWindow::createActions()
     view->addAction(m_view->findAction());
     view->addSeparator();
     m_viewMenu = view;
+
+    QToolBar* tools = addToolBar(tr("Main"));
+    tools->setObjectName(QStringLiteral("mainToolBar"));
+    tools->setMovable(false);
+    tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tools->addAction(open);
+    tools->addSeparator();
+    tools->addAction(m_view->fitAction());
+    tools->addAction(m_view->zoomInAction());
+    tools->addAction(m_view->zoomOutAction());
+    tools->addSeparator();
+    tools->addAction(m_view->findAction());
 }
 
 void MainWindow::createDocks()
@@ -123,6 +136,10 @@ void MainWindow::createStatusBar()
     connect(m_cancelButton, &QToolButton::clicked, m_session, &Session::cancel);
     m_nodesLabel = new QLabel(this);
     m_timeLabel = new QLabel(this);
+    m_zoomLabel = new QLabel(this);
+    m_zoomLabel->setMinimumWidth(48);
+    connect(m_view, &views::GraphView::zoomChanged, this,
+            [this](double f) { m_zoomLabel->setText(QStringLiteral("%1%").arg(qRound(f * 100))); });
     m_problemsButton = new QToolButton(this);
     m_problemsButton->setAutoRaise(true);
     m_problemsButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
@@ -135,6 +152,7 @@ void MainWindow::createStatusBar()
     statusBar()->addWidget(m_cancelButton);
     statusBar()->addPermanentWidget(m_nodesLabel);
     statusBar()->addPermanentWidget(m_timeLabel);
+    statusBar()->addPermanentWidget(m_zoomLabel);
     statusBar()->addPermanentWidget(m_problemsButton);
     m_nodesLabel->setText(tr("No model"));
     m_problemsButton->hide();

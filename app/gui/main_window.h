@@ -95,6 +95,7 @@ private:
     QLabel* m_stageLabel = nullptr;
     QLabel* m_nodesLabel = nullptr;
     QLabel* m_timeLabel = nullptr;
+    QLabel* m_zoomLabel = nullptr;
     QToolButton* m_problemsButton = nullptr;
     QProgressBar* m_progress = nullptr;
     QToolButton* m_cancelButton = nullptr;

@@ -88,7 +88,7 @@ QSizeF GraphStyle::nodeSize(const SnapshotNode& n) const
 {
     const QFontMetricsF title(titleFont), text(textFont), mono(monoFont);
     if (n.compact) {
-        const double w = title.horizontalAdvance(QString::fromStdString(n.opType) + QStringLiteral("  ")) +
+        const double w = title.horizontalAdvance(QStringLiteral("Const  ")) +
                          mono.horizontalAdvance(fromStd(n.shapeText)) + 2 * kPadX;
         return {std::ceil(std::clamp(w, 60.0, kMaxWidth)), kHeaderHeight};
     }

@@ -55,7 +55,7 @@ QString bytesText(double bytes)
     return QStringLiteral("%1 %2").arg(QString::number(bytes, 'f', i == 0 ? 0 : 1), units[i]);
 }
 
-constexpr int kMaxNameColumn = 170;
+constexpr int kMaxNameColumn = 200;
 
 QTreeWidget* makeTable(QWidget* parent, const QStringList& headers, const QString& objectName)
 {
@@ -232,6 +232,12 @@ void PropertiesPanel::showNode(ir::NodeId id)
     }
     fitHeight(m_attributes);
     attrLay->addWidget(m_attributes);
+    if (m_attributes->topLevelItemCount() == 0) {
+        m_attributes->hide();
+        auto* none = new QLabel(tr("none"), attrBox);
+        none->setEnabled(false);
+        attrLay->addWidget(none);
+    }
 
     auto addValueRows = [&g](QTreeWidget* t, const std::vector<ir::ValueId>& ids) {
         for (const ir::ValueId v : ids) {
@@ -305,6 +311,10 @@ void PropertiesPanel::showNode(ir::NodeId id)
         auto* statsLabel = new QLabel(stats, wBox);
         statsLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
         wLay->addWidget(statsLabel);
+        if (st.count > 0 && st.min == st.max) {
+            wLay->addWidget(new QLabel(tr("all %1 values equal").arg(st.count), wBox));
+            continue;
+        }
         auto* hist = new HistogramWidget(wBox);
         hist->setData(st.histogram, st.min, st.max);
         wLay->addWidget(hist);
