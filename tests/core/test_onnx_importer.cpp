@@ -350,3 +350,63 @@ TEST(OnnxImporter, SubgraphSeesOuterNames) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OnnxImporter, DeclaredTypeDisagreementIsAWarning) {
+    auto m = reluModel();
+    // The file claims y is [2,4]; Relu of [2,3] is [2,3].
+    m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(4);
+    auto r = importProto(m);
+    ASSERT_TRUE(r.ok()) << firstError(r);
+    bool warned = false;
+    for (const auto& d : r.diagnostics().items())
+        if (d.severity == tessera::support::Severity::Warning && d.format().find("'y'") != std::string::npos) warned = true;
+    EXPECT_TRUE(warned);
+    const auto& y = r->graph.value(r->graph.outputs()[0]);
+    EXPECT_EQ(y.type.str(), "f32[2,3]");
+    ASSERT_TRUE(y.onnxType.has_value());
+    EXPECT_EQ(y.onnxType->str(), "f32[2,4]");
+}
+
+TEST(OnnxImporter, OnnxInferenceFillsIntermediateTypes) {
+    auto m = reluModel();
+    auto* t = addWeight(m);
+    for (int i = 0; i < 6; ++i) t->add_float_data(1.0f);
+    auto r = importProto(m);
+    ASSERT_TRUE(r.ok()) << firstError(r);
+    const auto& rv = r->graph.value(r->graph.findValue("r"));
+    ASSERT_TRUE(rv.onnxType.has_value());  // from ONNX's shape inference (no value_info in the file)
+    EXPECT_EQ(rv.onnxType->str(), "f32[2,3]");
+    EXPECT_EQ(rv.type.str(), "f32[2,3]");
+
+    ImportOptions noOnnx;
+    noOnnx.runOnnxShapeInference = false;
+    auto r2 = importProto(m, {}, noOnnx);
+    ASSERT_TRUE(r2.ok()) << firstError(r2);
+    EXPECT_FALSE(r2->graph.value(r2->graph.findValue("r")).onnxType.has_value());
+}
+
+TEST(OnnxImporter, TensorLimitIsConfigurable) {
+    auto m = reluModel();
+    auto* t = addWeight(m);
+    for (int i = 0; i < 6; ++i) t->add_float_data(1.0f);
+    ImportOptions tight;
+    tight.maxTensorBytes = 16;
+    auto r = importProto(m, {}, tight);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(firstError(r).find("above the limit of 16 bytes"), std::string::npos) << firstError(r);
+}
+
+TEST(OnnxImporter, TypeConstraintConflictNamesBothInputs) {
+    auto m = reluModel();
+    auto* t = addWeight(m);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int i = 0; i < 6; ++i) t->add_int64_data(1);
+    auto r = importProto(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(firstError(r).find("node 'add' (Add)"), std::string::npos) << firstError(r);
+    EXPECT_NE(firstError(r).find("dtype i64"), std::string::npos) << firstError(r);
+}
+
+}  // namespace
