@@ -110,4 +110,51 @@ inline OneNode runOne(const std::string& op, const std::vector<In>& inputs, cons
     return r;
 }
 
+/// Builds graphs by value name: values are created on first mention; "" is an omitted input.
+class Builder {
+public:
+    Graph g;
+
+    ValueId val(const std::string& name) {
+        const ValueId id = g.findValue(name);
+        if (id != kNoValue) return id;
+        Value v;
+        v.name = name;
+        return g.addValue(std::move(v));
+    }
+    ValueId input(const std::string& name, const std::string& type) {
+        const ValueId id = val(name);
+        g.value(id).type = ty(type);
+        g.value(id).isGraphInput = true;
+        g.inputs().push_back(id);
+        return id;
+    }
+    ValueId init(const std::string& name, TensorData data) {
+        const ValueId id = val(name);
+        auto d = std::make_shared<TensorData>(std::move(data));
+        g.value(id).type = d->type();
+        g.value(id).data = d;
+        g.value(id).isInitializer = true;
+        g.initializers().push_back(id);
+        return id;
+    }
+    NodeId node(const std::string& op, const std::string& name, const std::vector<std::string>& ins,
+                const std::vector<std::string>& outs, const Attrs& attrs = {}, const std::string& domain = "") {
+        Node n;
+        n.opType = op;
+        n.name = name;
+        n.domain = domain;
+        for (const auto& i : ins) n.inputs.push_back(i.empty() ? kNoValue : val(i));
+        for (const auto& o : outs) n.outputs.push_back(val(o));
+        n.attributes = attrs;
+        return g.addNode(std::move(n));
+    }
+    void output(const std::string& name) {
+        const ValueId id = val(name);
+        g.value(id).isGraphOutput = true;
+        g.outputs().push_back(id);
+    }
+    const TensorType& type(const std::string& name) const { return g.value(g.findValue(name)).type; }
+};
+
 }  // namespace tessera::ir::test
