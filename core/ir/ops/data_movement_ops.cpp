@@ -289,7 +289,7 @@ InferResult inferSplit(const InferContext& c) {
         for (std::size_t i = 0; i < k; ++i) {
             const std::int64_t v = (*split)[i];
             if (v < 0 || v > kMaxExtent) return fail("split " + listStr(*split) + " has an invalid entry");
-            sum += v;
+            sum += v;  // at most k * 2^40: no overflow for any realistic output count
             parts[i] = Dim::known(v);
         }
         if (d.isKnown() && sum != d.value)
@@ -305,7 +305,7 @@ InferResult inferSplit(const InferContext& c) {
                 parts.assign(k, Dim::known(d.value / n));
             } else if (no) {
                 // opset 18: ceil-sized chunks, the last one smaller.
-                const std::int64_t chunk = (d.value + n - 1) / n;
+                const std::int64_t chunk = d.value / n + (d.value % n != 0 ? 1 : 0);
                 const std::int64_t last = d.value - chunk * (n - 1);
                 if (last <= 0)
                     return fail("cannot split extent " + std::to_string(d.value) + " into " + std::to_string(n) + " outputs");
@@ -540,10 +540,12 @@ InferResult inferPad(const InferContext& c) {
             if (pb != 0 || pe != 0) d = Dim::unknown();
             continue;
         }
-        const std::int64_t o = d.value + pb + pe;
-        if (o < 0) return fail("pads " + listStr(*pads) + " remove more than the extent " + std::to_string(d.value) + " of axis " +
+        const auto grown = addChecked(d.value, pb);
+        const auto o = grown ? addChecked(*grown, pe) : std::nullopt;
+        if (!o) return fail("padded extent of axis " + std::to_string(*ax) + " overflows");
+        if (*o < 0) return fail("pads " + listStr(*pads) + " remove more than the extent " + std::to_string(d.value) + " of axis " +
                                std::to_string(*ax));
-        d = Dim::known(o);
+        d = Dim::known(*o);
     }
     return single(makeType(x.dtype, Shape(std::move(out))));
 }

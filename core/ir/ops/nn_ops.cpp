@@ -113,7 +113,7 @@ std::optional<std::string> windowOutput(const Dim& in, std::size_t axis, const W
                " on spatial axis " + std::to_string(axis);
     std::int64_t o = (w.ceilMode ? ceilDiv(num, s) : num / s) + 1;
     // ONNX (and PyTorch): with ceil_mode the last window must start inside the input or left pad.
-    if (w.ceilMode && w.autoPad == AutoPad::NotSet && (o - 1) * s >= x + w.pads[axis]) --o;
+    if (w.ceilMode && w.autoPad == AutoPad::NotSet && static_cast<__int128>(o - 1) * s >= x + w.pads[axis]) --o;
     out = Dim::known(o);
     return std::nullopt;
 }
@@ -232,7 +232,11 @@ InferResult inferConvTranspose(const InferContext& c) {
     if (cin.isKnown() && wc.isKnown() && cin.value != wc.value)
         return fail("input channels " + std::to_string(cin.value) + " != weight input channels " + std::to_string(wc.value));
     Dim m = Dim::unknown();
-    if (const Dim& wm = dimOr(wt.shape, 1); wm.isKnown()) m = Dim::known(wm.value * group);
+    if (const Dim& wm = dimOr(wt.shape, 1); wm.isKnown()) {
+        const auto mv = mulChecked(wm.value, group);
+        if (!mv) return fail("output channels overflow");
+        m = Dim::known(*mv);
+    }
     std::vector<Dim> out{dimOr(x.shape, 0), m};
     const Attribute* os = c.node.attr("output_shape");
     if (os && os->type == A::Ints) {
