@@ -40,21 +40,44 @@ bool validId(const Graph& g, ValueId v) { return v >= 0 && static_cast<std::size
 
 }  // namespace
 
-ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
-    ShapeInferenceResult res;
+namespace {
+
+constexpr int kMaxSubgraphDepth = 64;
+
+/// Enclosing graphs, innermost first: subgraph values that no node, input or initializer
+/// defines take their type from the first enclosing graph holding a value of that name.
+struct Scope {
+    const Graph* graph = nullptr;
+    const Scope* parent = nullptr;
+};
+
+const TensorType* outerType(const Scope* s, const std::string& name) {
+    for (; s; s = s->parent) {
+        const ValueId id = s->graph->findValue(name);
+        if (id != kNoValue) return &s->graph->value(id).type;
+    }
+    return nullptr;
+}
+
+void inferGraph(Graph& g, const std::string& file, const std::string& prefix, const Scope* parent, int depth,
+                ShapeInferenceResult& res) {
     // Graph inputs and initializers keep what they declare; fill in only what is missing.
     for (std::size_t i = 0; i < g.numValues(); ++i) {
         Value& v = g.value(static_cast<ValueId>(i));
-        if (!v.isGraphInput && !v.isInitializer) continue;
-        if (v.type.isDefined()) continue;
-        if (v.data) v.type = v.data->type();
-        else if (v.onnxType) v.type = *v.onnxType;
+        if (v.isGraphInput || v.isInitializer) {
+            if (v.type.isDefined()) continue;
+            if (v.data) v.type = v.data->type();
+            else if (v.onnxType) v.type = *v.onnxType;
+        } else if (parent && g.producer(static_cast<ValueId>(i)) == kNoNode) {
+            if (const TensorType* t = outerType(parent, v.name)) v.type = *t;
+        }
     }
     const auto order = g.topologicalOrder();
     if (!order) {
-        res.diagnostics.error(file, "graph '" + g.name + "'", "has a cycle; shape inference skipped");
-        return res;
+        res.diagnostics.error(file, prefix + "graph '" + g.name + "'", "has a cycle; shape inference skipped");
+        return;
     }
+    const Scope scope{&g, parent};
     const OpRegistry& reg = OpRegistry::instance();
     for (NodeId id : *order) {
         const Node& n = g.node(id);
@@ -62,6 +85,18 @@ ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
             for (ValueId o : n.outputs)
                 if (validId(g, o) && g.producer(o) == id && g.value(o).onnxType) g.value(o).type = *g.value(o).onnxType;
         };
+        // Subgraph bodies (If/Loop/Scan) first: they see this graph's values as inferred so far.
+        for (const auto& [attrName, a] : n.attributes) {
+            std::vector<Graph*> subs;
+            if (a.type == AttrType::Graph && a.g) subs.push_back(a.g.get());
+            if (a.type == AttrType::Graphs)
+                for (const auto& sg : a.graphs)
+                    if (sg) subs.push_back(sg.get());
+            for (Graph* sg : subs) {
+                if (depth + 1 > kMaxSubgraphDepth) continue;
+                inferGraph(*sg, file, prefix + nodeWhere(n) + " / " + attrName + ": ", &scope, depth + 1, res);
+            }
+        }
         const OpSchema* schema = reg.find(n.domain, n.opType);
         if (!schema || !schema->inferShapes) {
             ++res.unknownOps;
@@ -77,7 +112,7 @@ ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
             r.error = std::string("internal error in shape inference: ") + e.what();
         }
         if (!r.ok()) {
-            res.diagnostics.error(file, nodeWhere(n), r.error);
+            res.diagnostics.error(file, prefix + nodeWhere(n), r.error);
             keepDeclared();
             continue;
         }
@@ -96,13 +131,20 @@ ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
                 support::Diagnostic d;
                 d.severity = support::Severity::Warning;
                 d.file = file;
-                d.where = "value '" + v.name + "'";
+                d.where = prefix + "value '" + v.name + "'";
                 d.message = "Tessera infers " + v.type.str() + " but the model declares " + v.onnxType->str();
                 d.notes.push_back("produced by " + nodeWhere(n));
                 res.diagnostics.add(std::move(d));
             }
         }
     }
+}
+
+}  // namespace
+
+ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
+    ShapeInferenceResult res;
+    inferGraph(g, file, {}, nullptr, 0, res);
     return res;
 }
 

@@ -3,6 +3,10 @@
 /// Whole-graph shape inference with the op registry, in topological order.
 /// Sets Value::type for node outputs. Where a value also has an onnxType (declared or inferred by
 /// ONNX) and it disagrees with ours, a Warning names the value and both types.
+/// Subgraph bodies (If/Loop/Scan attributes) are inferred too, before their node: values a body
+/// uses from an enclosing graph take that graph's types (ONNX scoping). Diagnostics inside a body
+/// are prefixed with the path "node 'If_0' (If) / then_branch: ". The control-flow nodes
+/// themselves are not in the registry: their outputs keep their declared types.
 
 #include <cstdint>
 #include <optional>

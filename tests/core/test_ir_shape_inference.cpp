@@ -347,6 +347,7 @@ TEST(IrShapeData, ReshapeZeroAndMinusOne) {
     EXPECT_NE(runOne("Reshape", {in("f32[2,3,4]"), ints({-1, 5})}).error().find("cannot reshape"), std::string::npos);
     EXPECT_NE(runOne("Reshape", {in("f32[2,3]"), ints({0, 0, 0})}).error().find("rank 2"), std::string::npos);
     EXPECT_NE(runOne("Reshape", {in("f32[2,3]"), ints({-2, 3})}).error().find("invalid entry"), std::string::npos);
+    EXPECT_EQ(runOne("Reshape", {in("f32[2,3]"), in("i64[2,1]")}).error(), "input 'shape' must be 1-D, got i64[2,1]");
 }
 
 TEST(IrShapeData, Transpose) {

@@ -281,6 +281,30 @@ TEST(IrInferGraph, UnknownOpsKeepDeclaredTypesAndErrorsNameTheNode) {
     EXPECT_EQ(b.type("x").str(), "f32[1,3,8,8]");
 }
 
+TEST(IrInferGraph, SubgraphsSeeOuterTypes) {
+    Builder body;
+    body.init("two", TensorData::fromFloats({2.0f}, {}));
+    body.node("Mul", "then_mul", {"x", "two"}, {"then_y"});
+    body.node("Reshape", "bad_reshape", {"then_y", "x"}, {"then_z"});
+    body.output("then_y");
+    auto sub = std::make_shared<Graph>(std::move(body.g));
+    sub->name = "then";
+    Builder b;
+    b.input("x0", "f32[2,8]");
+    b.node("Relu", "r", {"x0"}, {"x"});
+    b.input("cond", "bool[]");
+    b.node("If", "if0", {"cond"}, {"y"}, {{"then_branch", Attribute::ofGraph(sub)}});
+    b.g.value(b.val("y")).onnxType = ty("f32[2,8]");
+    b.output("y");
+    const auto r = inferShapes(b.g, "m.onnx");
+    EXPECT_EQ(sub->value(sub->findValue("then_y")).type.str(), "f32[2,8]");
+    EXPECT_EQ(b.type("y").str(), "f32[2,8]");  // If itself keeps its declared type
+    EXPECT_EQ(r.unknownOps, 1);
+    EXPECT_EQ(r.inferredNodes, 2);
+    ASSERT_TRUE(r.diagnostics.hasErrors());
+    EXPECT_EQ(r.diagnostics.firstError()->where, "node 'if0' (If) / then_branch: node 'bad_reshape' (Reshape)");
+}
+
 TEST(IrInferGraph, TotalFlops) {
     Builder b = validBlock();
     inferShapes(b.g);

@@ -92,8 +92,13 @@ InferResult inferReshape(const InferContext& c) {
     const TensorType& x = inputType(c, 0);
     std::optional<std::vector<std::int64_t>> target;
     if (const Attribute* a = c.node.attr("shape"); a && a->type == A::Ints) target = a->ints;
-    else if (hasInput(c, 1)) target = constantInts(c, 1);
-    else return fail("input 'shape' is missing");
+    else if (hasInput(c, 1)) {
+        const Shape& st = inputType(c, 1).shape;
+        if (st.rankKnown() && st.rank() != 1) return fail("input 'shape' must be 1-D, got " + inputType(c, 1).str());
+        target = constantInts(c, 1);
+    } else {
+        return fail("input 'shape' is missing");
+    }
     if (!target) {
         // Shape not constant: the rank is the length of the shape tensor when that is static.
         const Shape& st = inputType(c, 1).shape;
