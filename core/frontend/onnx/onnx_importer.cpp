@@ -689,6 +689,11 @@ support::Expected<ir::Model> importModel(const std::string& path, const ImportOp
                                       std::to_string(options.maxFileBytes));
             return diags;
         }
+        if (size > static_cast<std::uintmax_t>(INT_MAX)) {
+            // protobuf cannot parse a message this large; do not read it into memory first.
+            diags.error(path, "", "model file is over 2 GiB: weights must be stored as external data");
+            return diags;
+        }
         std::ifstream in(p, std::ios::binary);
         if (!in) {
             diags.error(path, "", "cannot open file");
