@@ -410,3 +410,29 @@ TEST(OnnxImporter, TypeConstraintConflictNamesBothInputs) {
 }
 
 }  // namespace
+
+#include "core/ir/op_registry.h"
+
+namespace {
+
+TEST(OnnxImporter, OnnxInferenceSkippedForUnvettedConvLikeOps) {
+    if (ir::OpRegistry::instance().find("", "ConvInteger")) GTEST_SKIP() << "ConvInteger is in Tessera's registry";
+    auto m = reluModel();
+    auto* g = m.mutable_graph();
+    g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+    g->mutable_node(0)->set_op_type("ConvInteger");
+    g->mutable_node(0)->add_input("w");
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::UINT8);
+    w->add_dims(3);
+    w->set_raw_data(std::string(3, '\1'));
+    auto r = importProto(m);
+    ASSERT_TRUE(r.ok()) << firstError(r);
+    bool skipped = false;
+    for (const auto& d : r.diagnostics().items())
+        skipped |= d.message.find("ONNX shape inference skipped: op ConvInteger") != std::string::npos;
+    EXPECT_TRUE(skipped);
+}
+
+}  // namespace

@@ -16,6 +16,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "core/frontend/onnx/onnx_tensor.h"
+#include "core/ir/op_registry.h"
 #include "core/ir/shape_inference.h"
 #include "core/ir/verifier.h"
 
@@ -508,7 +509,33 @@ void Importer::checkTypeConstraints(const ir::Graph& g, const ir::Model& model, 
     }
 }
 
+/// Ops whose ONNX 1.12 inference shares the conv/pool/gemm helpers that crash on malformed nodes.
+/// If one of them is not in Tessera's registry (so our checks did not vet it), ONNX's inference is skipped.
+bool hasUnvettedRiskyOp(const ir::Graph& g, std::string& which) {
+    static const std::set<std::string> kRisky = {"Conv",        "ConvInteger", "QLinearConv", "ConvTranspose", "MaxPool",
+                                                 "AveragePool", "LpPool",      "MaxUnpool",   "GlobalLpPool",  "Gemm",
+                                                 "MatMulInteger", "QLinearMatMul", "MaxRoiPool", "RoiAlign", "Col2Im"};
+    const auto& registry = ir::OpRegistry::instance();
+    for (const auto& n : g.nodes()) {
+        if (n.domain.empty() && kRisky.count(n.opType) && !registry.find("", n.opType)) {
+            which = n.opType;
+            return true;
+        }
+        for (const auto& [name, a] : n.attributes) {
+            if (a.g && hasUnvettedRiskyOp(*a.g, which)) return true;
+            for (const auto& sub : a.graphs)
+                if (sub && hasUnvettedRiskyOp(*sub, which)) return true;
+        }
+    }
+    return false;
+}
+
 void Importer::runOnnxInference(::onnx::ModelProto& proto, ir::Model& model) {
+    if (std::string risky; hasUnvettedRiskyOp(model.graph, risky)) {
+        m_diags.note(m_file, "", "ONNX shape inference skipped: op " + risky +
+                                     " is not checked by Tessera's registry and ONNX 1.12's inference can crash on it");
+        return;
+    }
     try {
         ::onnx::ShapeInferenceOptions opts;
         opts.check_type = false;
