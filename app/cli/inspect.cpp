@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/cli/dot_export.h"
+#include "core/ir/dot_export.h"
 #include "core/frontend/onnx/onnx_importer.h"
 #include "core/ir/printer.h"
 #include "core/ir/shape_inference.h"
@@ -210,7 +210,7 @@ int runInspect(const InspectOptions& options, std::ostream& out, std::ostream& e
             out << buildJson(model, result.diagnostics()).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
             break;
         case InspectFormat::Dot:
-            out << graphToDot(model.graph);
+            out << ir::graphToDot(model.graph);
             break;
         case InspectFormat::Ir:
             out << ir::printModel(model);

@@ -9,6 +9,7 @@
 
 #include "core/ir/graph.h"
 #include "views/graph/graph_items.h"
+#include "core/support/dot_escape.h"
 #include "views/graph/graph_layout.h"
 #include "views/graph/graph_snapshot.h"
 #include "views/graph/graph_view.h"
@@ -173,10 +174,10 @@ private slots:
 
     void dotEscapesNames()
     {
-        QCOMPARE(views::escapeDotString("a\"b\\c\nd"), std::string("a\\\"b\\\\c\\nd"));
-        QCOMPARE(views::escapeDotString("*/ &"), std::string("*/ &amp;"));
-        QCOMPARE(views::escapeDotString("\xc3\xa9"), std::string("&#233;"));
-        QCOMPARE(views::escapeDotString("\xff"), std::string("&#65533;"));
+        QCOMPARE(support::escapeDotString("a\"b\\c\nd"), std::string("a\\\"b\\\\c\\nd"));
+        QCOMPARE(support::escapeDotString("*/ &"), std::string("*/ &amp;"));
+        QCOMPARE(support::escapeDotString("\xc3\xa9"), std::string("&#233;"));
+        QCOMPARE(support::escapeDotString("\xff"), std::string("&#65533;"));
 
         // Hostile names lay out fine; DOT ids are node ids, never names.
         const auto m = smallModel("conv \"quoted\" \\ back\nslash */ \xe2\x9c\x93", "");

@@ -1,5 +1,7 @@
 #include "views/graph/graph_layout.h"
 
+#include "core/support/dot_escape.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -67,32 +69,6 @@ struct GraphCloser {
 
 }  // namespace
 
-std::string escapeDotString(const std::string& text)
-{
-    const QString s = QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-    std::string out;
-    out.reserve(text.size() + 8);
-    for (const char32_t cp : s.toUcs4()) {
-        switch (cp) {
-        case U'"': out += "\\\""; break;
-        case U'\\': out += "\\\\"; break;
-        case U'\n': out += "\\n"; break;
-        case U'\r': out += "\\r"; break;
-        case U'\t': out += ' '; break;
-        // '&' would start an HTML entity in a DOT string.
-        case U'&': out += "&amp;"; break;
-        default:
-            if (cp < 0x20 || cp == 0x7f) {
-                out += ' ';
-            } else if (cp < 0x80) {
-                out += static_cast<char>(cp);
-            } else {
-                out += "&#" + std::to_string(static_cast<unsigned long>(cp)) + ";";
-            }
-        }
-    }
-    return out;
-}
 
 std::string buildDot(const LayoutRequest& request)
 {
@@ -115,7 +91,7 @@ std::string buildDot(const LayoutRequest& request)
         dot += "  n" + std::to_string(n.id) + " [width=\"" + inches(n.size.width()) + "\", height=\"" +
                inches(n.size.height()) + "\"";
         if (!n.label.empty())
-            dot += ", tooltip=\"" + escapeDotString(n.label) + "\"";
+            dot += ", tooltip=\"" + support::escapeDotString(n.label) + "\"";
         dot += "];\n";
     }
     for (const LayoutEdgeIn& e : request.edges) {

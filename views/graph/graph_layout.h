@@ -75,10 +75,6 @@ constexpr std::size_t kLargeGraphNodes = 800;
 /// DOT text for the request (node ids as DOT ids "n<id>", labels escaped). Exposed for tests.
 std::string buildDot(const LayoutRequest& request);
 
-/// Escapes arbitrary bytes for use inside a double-quoted DOT string: quotes, backslashes and
-/// control characters are escaped, non-ASCII code points become HTML entities (&#NNN;), and
-/// invalid UTF-8 becomes U+FFFD.
-std::string escapeDotString(const std::string& text);
 
 /// Lays out the graph with dot. `cancel` (optional) is checked before and after the Graphviz
 /// call and while results are read; a cancelled call returns cancelled = true and no geometry.

@@ -1,34 +1,10 @@
-#include "app/cli/dot_export.h"
+#include "core/ir/dot_export.h"
+
+#include "core/support/dot_escape.h"
 
 #include <sstream>
 
-namespace tessera::cli {
-
-std::string dotEscape(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '"': out += "\\\""; break;
-            // A lone backslash would start a DOT escape (\N, \l, \G ...): double it.
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\\\n"; break;
-            case '\r': out += "\\\\r"; break;
-            case '\t': out += "\\\\t"; break;
-            default:
-                if (c < 0x20 || c == 0x7F) {
-                    static const char* const kHex = "0123456789abcdef";
-                    out += "\\\\x";
-                    out += kHex[c >> 4];
-                    out += kHex[c & 15];
-                } else {
-                    out += ch;  // UTF-8 passes through; the graph declares charset UTF-8
-                }
-        }
-    }
-    return out;
-}
+namespace tessera::ir {
 
 namespace {
 
@@ -42,7 +18,7 @@ std::string typeText(const ir::Value& v) {
 
 std::string graphToDot(const ir::Graph& g) {
     std::ostringstream os;
-    os << "digraph \"" << dotEscape(g.name.empty() ? std::string("graph") : g.name) << "\" {\n";
+    os << "digraph \"" << support::escapeDotString(g.name.empty() ? std::string("graph") : g.name) << "\" {\n";
     os << "  charset=\"UTF-8\";\n  rankdir=TB;\n";
     os << "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eef3fb\", fontname=\"DejaVu Sans\"];\n";
     os << "  edge [fontname=\"DejaVu Sans\", fontsize=9];\n";
@@ -55,8 +31,8 @@ std::string graphToDot(const ir::Graph& g) {
         if (v.isInitializer) continue;
         const std::string id = "in" + std::to_string(i);
         source[static_cast<std::size_t>(inputs[i])] = id;
-        os << "  " << id << " [shape=ellipse, fillcolor=\"#e3f4e1\", label=\"" << dotEscape(v.name) << "\\n"
-           << dotEscape(typeText(v)) << "\"];\n";
+        os << "  " << id << " [shape=ellipse, fillcolor=\"#e3f4e1\", label=\"" << support::escapeDotString(v.name) << "\\n"
+           << support::escapeDotString(typeText(v)) << "\"];\n";
     }
     for (std::size_t n = 0; n < g.numNodes(); ++n) {
         const ir::Node& node = g.node(static_cast<ir::NodeId>(n));
@@ -66,14 +42,14 @@ std::string graphToDot(const ir::Graph& g) {
     }
     for (std::size_t n = 0; n < g.numNodes(); ++n) {
         const ir::Node& node = g.node(static_cast<ir::NodeId>(n));
-        std::string label = dotEscape(node.opType) + "\\n" + dotEscape(node.name);
+        std::string label = support::escapeDotString(node.opType) + "\\n" + support::escapeDotString(node.name);
         std::string shapes;
         for (ir::ValueId o : node.outputs) {
             if (o == ir::kNoValue) continue;
             if (!shapes.empty()) shapes += ", ";
             shapes += typeText(g.value(o));
         }
-        if (!shapes.empty()) label += "\\n" + dotEscape(shapes);
+        if (!shapes.empty()) label += "\\n" + support::escapeDotString(shapes);
         int weights = 0;
         for (ir::ValueId in : node.inputs)
             if (in != ir::kNoValue && g.value(in).isInitializer) ++weights;
@@ -92,20 +68,20 @@ std::string graphToDot(const ir::Graph& g) {
             if (in == ir::kNoValue) continue;
             const std::string& from = source[static_cast<std::size_t>(in)];
             if (from.empty()) continue;
-            os << "  " << from << " -> n" << n << " [label=\"" << dotEscape(typeText(g.value(in))) << "\"];\n";
+            os << "  " << from << " -> n" << n << " [label=\"" << support::escapeDotString(typeText(g.value(in))) << "\"];\n";
         }
     }
     const auto& outputs = g.outputs();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const ir::Value& v = g.value(outputs[i]);
         const std::string id = "out" + std::to_string(i);
-        os << "  " << id << " [shape=ellipse, fillcolor=\"#fbeee3\", label=\"" << dotEscape(v.name) << "\\n"
-           << dotEscape(typeText(v)) << "\"];\n";
+        os << "  " << id << " [shape=ellipse, fillcolor=\"#fbeee3\", label=\"" << support::escapeDotString(v.name) << "\\n"
+           << support::escapeDotString(typeText(v)) << "\"];\n";
         const std::string& from = source[static_cast<std::size_t>(outputs[i])];
-        if (!from.empty()) os << "  " << from << " -> " << id << " [label=\"" << dotEscape(typeText(v)) << "\"];\n";
+        if (!from.empty()) os << "  " << from << " -> " << id << " [label=\"" << support::escapeDotString(typeText(v)) << "\"];\n";
     }
     os << "}\n";
     return os.str();
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::ir

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Graphviz DOT text of a graph for `tessera-cli inspect --dot`. Node labels show op type, name
+/// Graphviz DOT text of a graph (`tessera-cli inspect --dot`; no Graphviz library needed). Node labels show op type, name
 /// and output shape; edges are labelled with the tensor type they carry. Graph inputs and outputs
 /// are drawn as ellipses; initializers are folded into their consumers' labels (count only).
 /// Every user-provided string is escaped for DOT (quotes, backslashes, control characters); DOT
@@ -10,10 +10,8 @@
 
 #include "core/ir/graph.h"
 
-namespace tessera::cli {
+namespace tessera::ir {
 
-/// Escapes `s` for use inside a double-quoted DOT string.
-std::string dotEscape(const std::string& s);
 std::string graphToDot(const ir::Graph& g);
 
-}  // namespace tessera::cli
+}  // namespace tessera::ir
