@@ -5,6 +5,8 @@ set(TESSERA_CUDA "AUTO" CACHE STRING "CUDA support: ON, OFF or AUTO (on when the
 set_property(CACHE TESSERA_CUDA PROPERTY STRINGS ON OFF AUTO)
 option(TESSERA_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TESSERA_BUILD_BENCH "Build the benchmark harnesses in bench/" ON)
+# libFuzzer targets (tests/fuzz); needs clang: CC=clang CXX=clang++ cmake -DTESSERA_FUZZ=ON ...
+option(TESSERA_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
 
 if(TESSERA_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
