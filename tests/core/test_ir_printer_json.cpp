@@ -165,7 +165,9 @@ TEST(IrJson, RoundTripWithData) {
         EXPECT_EQ(a.isInitializer, b.isInitializer);
         EXPECT_EQ(a.isGraphOutput, b.isGraphOutput);
         ASSERT_EQ(a.data != nullptr, b.data != nullptr);
-        if (a.data) EXPECT_EQ(a.data->bytes, b.data->bytes) << a.name;
+        if (a.data) {
+            EXPECT_EQ(a.data->bytes, b.data->bytes) << a.name;
+        }
     }
     const Node& c2 = g2.node(g2.findNode("custom"));
     EXPECT_EQ(c2.domain, "com.acme");
@@ -197,7 +199,9 @@ TEST(IrJson, SummaryWithoutDataAndModel) {
             EXPECT_FALSE(v.at("data").contains("base64"));
             EXPECT_EQ(v.at("type").at("shape"), nlohmann::json({8, 1, 3, 3}));
         }
-        if (v.at("name") == "x") EXPECT_EQ(v.at("type").at("shape"), nlohmann::json({"N", 8, 16, 16}));
+        if (v.at("name") == "x") {
+            EXPECT_EQ(v.at("type").at("shape"), nlohmann::json({"N", 8, 16, 16}));
+        }
     }
     EXPECT_TRUE(found);
     const auto jm = toJson(m, false);
