@@ -94,6 +94,7 @@ OpRegistry::OpRegistry() {
     ops::registerNnOps(m_schemas);
     ops::registerReductionOps(m_schemas);
     ops::registerDataMovementOps(m_schemas);
+    ops::registerControlFlowOps(m_schemas);
     std::sort(m_schemas.begin(), m_schemas.end(), [](const OpSchema& a, const OpSchema& b) {
         return a.domain != b.domain ? a.domain < b.domain : a.opType < b.opType;
     });

@@ -65,6 +65,7 @@ void registerElementwiseOps(std::vector<OpSchema>& out);
 void registerNnOps(std::vector<OpSchema>& out);
 void registerReductionOps(std::vector<OpSchema>& out);
 void registerDataMovementOps(std::vector<OpSchema>& out);
+void registerControlFlowOps(std::vector<OpSchema>& out);
 
 /// Shorthand for building attribute schemas.
 AttrSchema attr(std::string name, AttrType type, bool required = false);
