@@ -298,11 +298,16 @@ TEST(IrInferGraph, SubgraphsSeeOuterTypes) {
     b.output("y");
     const auto r = inferShapes(b.g, "m.onnx");
     EXPECT_EQ(sub->value(sub->findValue("then_y")).type.str(), "f32[2,8]");
-    EXPECT_EQ(b.type("y").str(), "f32[2,8]");  // If itself keeps its declared type
-    EXPECT_EQ(r.unknownOps, 1);
+    // If is registered but this one lacks else_branch: it is an error and keeps its declared type.
+    EXPECT_EQ(b.type("y").str(), "f32[2,8]");
+    EXPECT_EQ(r.unknownOps, 0);
     EXPECT_EQ(r.inferredNodes, 2);
     ASSERT_TRUE(r.diagnostics.hasErrors());
     EXPECT_EQ(r.diagnostics.firstError()->where, "node 'if0' (If) / then_branch: node 'bad_reshape' (Reshape)");
+    const auto& items = r.diagnostics.items();
+    ASSERT_GE(items.size(), 2u);
+    EXPECT_EQ(items.back().where, "node 'if0' (If)");
+    EXPECT_NE(items.back().message.find("else_branch"), std::string::npos) << items.back().message;
 }
 
 TEST(IrInferGraph, TotalFlops) {
