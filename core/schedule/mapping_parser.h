@@ -14,7 +14,7 @@
 /// STRING is "..." or '...'. `ranks` is allowed on spatial, repeat and auto_map; `attrs` on the repeat
 /// forms; `workers` (required) on auto_map only. A trailing comma is allowed as in Python.
 ///
-/// Errors: one Diagnostic (severity Error) for the first problem, with line 1, 1-based begin/end
+/// Errors: one Diagnostic (severity Error) for the first problem, with 1-based line and begin/end
 /// columns (end inclusive) of the offending token or call, a message and, where one helps, a hint in
 /// `notes` ("did you mean `repeat`?"). Semantic errors (rank mismatch, extents <= 0, auto_map not
 /// dividing, size limits) point at the call or the `*` that failed. No input crashes or hangs: input

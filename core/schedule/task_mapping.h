@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -115,10 +116,10 @@ class TaskMapping {
 public:
     /// spatial(shape) with ranks (empty = row-major).
     static support::Expected<TaskMapping> spatial(std::vector<int64_t> shape, std::vector<int> ranks = {});
-    /// repeat(shape) with ranks (empty = row-major) and attrs (nullptr-like empty optional = default
-    /// from extents; pass the attrs string through `attrs`, `hasAttrs` says whether it was given).
+    /// repeat(shape) with ranks (empty = row-major) and an attrs string (nullopt = Hidet's default
+    /// from the extents; see parseLoopAttrs).
     static support::Expected<TaskMapping> repeat(std::vector<int64_t> shape, std::vector<int> ranks = {},
-                                                 std::string_view attrs = {}, bool hasAttrs = false);
+                                                 std::optional<std::string_view> attrs = std::nullopt);
     static support::Expected<TaskMapping> rowSpatial(std::vector<int64_t> shape);
     static support::Expected<TaskMapping> colSpatial(std::vector<int64_t> shape);
     static support::Expected<TaskMapping> rowRepeat(std::vector<int64_t> shape);
