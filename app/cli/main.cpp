@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/inspect.h"
+#include "app/cli/mapping_cmd.h"
 
 int main(int argc, char** argv) {
     using namespace tessera::cli;
@@ -25,6 +26,20 @@ int main(int argc, char** argv) {
         dot->excludes(ir);
         cmd->add_flag("--no-onnx-inference", inspect.skipOnnxInference, "do not run ONNX's own shape inference");
 
+        MappingOptions mapping;
+        auto* mapCmd = app.add_subcommand("mapping", "Show a Hidet task mapping: worker ids on the task grid, JSON, loops or memory");
+        mapCmd->add_option("EXPR", mapping.expression, "mapping expression, e.g. \"spatial(2,5).repeat(3,4)\"")->required();
+        auto* mapJson = mapCmd->add_flag("--json", mapping.json, "print {num_workers, task_shape, workers: ordered task lists}");
+        auto* mapLoops = mapCmd->add_flag("--loops", mapping.loops, "print the lowered index expressions and loops");
+        auto* mapMem = mapCmd->add_flag("--memory", mapping.memory, "per-warp global sectors and shared-memory bank wavefronts");
+        mapJson->excludes(mapLoops)->excludes(mapMem);
+        mapLoops->excludes(mapMem);
+        mapCmd->add_option("--tensor", mapping.tensorShape, "tensor shape, e.g. 32,33 (coverage check; memory layout)");
+        mapCmd->add_option("--elem-bytes", mapping.elemBytes, "bytes per element for --memory (default 4)");
+        mapCmd->add_option("--step", mapping.step, "which task of each worker's list --memory analyses (default 0)");
+        mapCmd->add_flag("--col-major", mapping.columnMajor, "column-major tensor layout for --memory");
+        mapCmd->add_option("--max-workers", mapping.maxWorkers, "check the worker count against this thread limit");
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -38,6 +53,7 @@ int main(int argc, char** argv) {
                                                                                              : InspectFormat::Text;
             return runInspect(inspect, std::cout, std::cerr);
         }
+        if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::exception& e) {
