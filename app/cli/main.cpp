@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
 
@@ -40,6 +41,13 @@ int main(int argc, char** argv) {
         mapCmd->add_flag("--col-major", mapping.columnMajor, "column-major tensor layout for --memory");
         mapCmd->add_option("--max-workers", mapping.maxWorkers, "check the worker count against this thread limit");
 
+        ExportDslOptions exportDsl;
+        auto* exportCmd = app.add_subcommand("export-dsl", "Import an ONNX model and print it as a Tessera DSL program (.tsr)");
+        exportCmd->add_option("MODEL", exportDsl.modelPath, "ONNX model file (.onnx)")->required();
+        exportCmd->add_option("-o,--output", exportDsl.outputPath, "write the program to FILE (weights are referenced relative to it)");
+        exportCmd->add_option("--inline-max", exportDsl.maxInlineElements,
+                              "write constants of up to N elements inline (default 16); larger ones as onnx(...) references");
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -54,6 +62,7 @@ int main(int argc, char** argv) {
             return runInspect(inspect, std::cout, std::cerr);
         }
         if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
+        if (exportCmd->parsed()) return runExportDsl(exportDsl, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::exception& e) {
