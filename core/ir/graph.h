@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/ir/node.h"
+#include "core/ir/program_schedule.h"
 #include "core/ir/tensor.h"
 
 namespace tessera::ir {
@@ -96,6 +97,7 @@ struct Model {
     std::map<std::string, std::int64_t> opsets;  ///< domain ("" = default ONNX domain) -> version
     std::string producerName, producerVersion;
     std::string sourcePath;                      ///< file it was loaded from, if any
+    ProgramSchedule program;                     ///< schedules and fusion groups of a DSL program
 
     std::int64_t defaultOpset() const;  ///< opsets[""] or 0
 };

@@ -6,7 +6,12 @@
 //   type:  {"dtype":"f32","shape":[1,"batch",null] | null (unknown rank)}   null dim = unknown
 //   data:  {"dtype","dims","bytes":byte count,"base64" (withData, numeric) | "strings" (withData)}
 //   node:  {"name","op_type","domain","inputs":[name|null...],"outputs":[name|null...],
-//           "attributes":[{"name","type":"ints","value":...}]}
+//           "attributes":[{"name","type":"ints","value":...}], "compute":compute (optional)}
+//   compute: {"axes":[{"name","extent":int|"N"|null,"reduction":bool}],"output_axes":n,
+//           "dtype":"f32"|"undefined","body":expr}
+//   expr:  {"k":"const","dtype","value"} | {"k":"index","axis"} | {"k":"access","input","args"}
+//           | {"k":"unary"|"binary","op","args"} | {"k":"select","args"} | {"k":"cast","to","args"}
+//           | {"k":"reduce","op","axes","args"}
 //   model: {"format":"tessera-model","version":1,"ir_version","opsets":[{"domain","version"}],
 //           "producer_name","producer_version","source_path","graph":graph}
 // Strings that are not valid UTF-8 (names from hostile files) are written as {"base64": "..."} so
@@ -17,7 +22,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string_view>
+
+#include "core/ir/compute.h"
 
 namespace tessera::ir {
 
@@ -152,6 +160,66 @@ json dataJson(const TensorData& t, bool withData) {
 
 json graphJson(const Graph& g, bool withData, int depth);
 
+const char* computeKindName(ComputeKind k) {
+    switch (k) {
+        case ComputeKind::Const: return "const";
+        case ComputeKind::Index: return "index";
+        case ComputeKind::Access: return "access";
+        case ComputeKind::Unary: return "unary";
+        case ComputeKind::Binary: return "binary";
+        case ComputeKind::Select: return "select";
+        case ComputeKind::Cast: return "cast";
+        case ComputeKind::Reduce: return "reduce";
+    }
+    return "const";
+}
+
+json computeExprJson(const ComputeExpr& e, int depth) {
+    json j;
+    j["k"] = computeKindName(e.kind);
+    switch (e.kind) {
+        case ComputeKind::Const:
+            j["dtype"] = std::string(dtypeName(e.constDType));
+            if (isInteger(e.constDType) || e.constDType == DType::Bool) j["value"] = e.intValue;
+            else j["value"] = jfloat(e.value);
+            break;
+        case ComputeKind::Index: j["axis"] = e.axis; break;
+        case ComputeKind::Access: j["input"] = e.input; break;
+        case ComputeKind::Unary: j["op"] = computeUnaryName(e.unary); break;
+        case ComputeKind::Binary: j["op"] = computeBinaryName(e.binary); break;
+        case ComputeKind::Select: break;
+        case ComputeKind::Cast: j["to"] = std::string(dtypeName(e.castTo)); break;
+        case ComputeKind::Reduce:
+            j["op"] = reduceKindName(e.reduce);
+            j["axes"] = e.reduceAxes;
+            break;
+    }
+    json args = json::array();
+    if (depth < 512)
+        for (const auto& a : e.args) args.push_back(computeExprJson(a, depth + 1));
+    j["args"] = std::move(args);
+    return j;
+}
+
+json computeJson(const ComputeDef& c) {
+    json j;
+    json axes = json::array();
+    for (const auto& a : c.axes) {
+        json ja;
+        ja["name"] = jstr(a.name);
+        if (a.extent.isKnown()) ja["extent"] = a.extent.value;
+        else if (a.extent.isSymbolic()) ja["extent"] = jstr(a.extent.symbol);
+        else ja["extent"] = nullptr;
+        ja["reduction"] = a.reduction;
+        axes.push_back(std::move(ja));
+    }
+    j["axes"] = std::move(axes);
+    j["output_axes"] = c.numOutputAxes;
+    j["dtype"] = std::string(dtypeName(c.forcedDType));
+    j["body"] = computeExprJson(c.body, 0);
+    return j;
+}
+
 json attrJson(const std::string& name, const Attribute& a, bool withData, int depth) {
     json j;
     j["name"] = jstr(name);
@@ -222,6 +290,7 @@ json graphJson(const Graph& g, bool withData, int depth) {
         jn["inputs"] = std::move(ins);
         jn["outputs"] = std::move(outs);
         jn["attributes"] = std::move(attrs);
+        if (n.compute) jn["compute"] = computeJson(*n.compute);
         nodes.push_back(std::move(jn));
     }
     j["nodes"] = std::move(nodes);
@@ -346,6 +415,103 @@ std::shared_ptr<const TensorData> readData(const json& j, const std::string& whe
 
 Graph readGraph(const json& j, const std::string& where, int depth);
 
+ComputeExpr readComputeExpr(const json& j, const std::string& where, int depth) {
+    if (depth > 512) throw ReadError{where, "compute expression nested too deeply"};
+    ComputeExpr e;
+    const std::string k = strField(j, "k", where);
+    auto intField = [&](const char* key) { return readInt(field(j, key, where), where + "." + key); };
+    auto toInt = [&](std::int64_t v, const char* key) {
+        if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+            throw ReadError{where + "." + key, "out of range"};
+        return static_cast<int>(v);
+    };
+    if (k == "const") {
+        e.kind = ComputeKind::Const;
+        e.constDType = readDType(field(j, "dtype", where), where + ".dtype");
+        e.weak = true;
+        if (isInteger(e.constDType) || e.constDType == DType::Bool) {
+            e.intValue = intField("value");
+            e.value = static_cast<double>(e.intValue);
+        } else {
+            e.value = readFloat(field(j, "value", where), where + ".value");
+        }
+    } else if (k == "index") {
+        e.kind = ComputeKind::Index;
+        e.axis = toInt(intField("axis"), "axis");
+    } else if (k == "access") {
+        e.kind = ComputeKind::Access;
+        e.input = toInt(intField("input"), "input");
+    } else if (k == "unary") {
+        e.kind = ComputeKind::Unary;
+        const std::string op = strField(j, "op", where);
+        if (op == "neg") e.unary = ComputeUnary::Neg;
+        else if (op == "not") e.unary = ComputeUnary::Not;
+        else if (auto u = computeUnaryFromName(op)) e.unary = *u;
+        else throw ReadError{where + ".op", "unknown unary operator '" + op + "'"};
+    } else if (k == "binary") {
+        e.kind = ComputeKind::Binary;
+        const std::string op = strField(j, "op", where);
+        bool found = false;
+        for (int i = 0; i <= static_cast<int>(ComputeBinary::Atan2); ++i)
+            if (op == computeBinaryName(static_cast<ComputeBinary>(i))) {
+                e.binary = static_cast<ComputeBinary>(i);
+                found = true;
+            }
+        if (!found) throw ReadError{where + ".op", "unknown binary operator '" + op + "'"};
+    } else if (k == "select") {
+        e.kind = ComputeKind::Select;
+    } else if (k == "cast") {
+        e.kind = ComputeKind::Cast;
+        e.castTo = readDType(field(j, "to", where), where + ".to");
+    } else if (k == "reduce") {
+        e.kind = ComputeKind::Reduce;
+        const std::string op = strField(j, "op", where);
+        bool found = false;
+        for (int i = 0; i <= static_cast<int>(ReduceKind::Min); ++i)
+            if (op == reduceKindName(static_cast<ReduceKind>(i))) {
+                e.reduce = static_cast<ReduceKind>(i);
+                found = true;
+            }
+        if (!found) throw ReadError{where + ".op", "unknown reduction '" + op + "'"};
+        const json& axes = field(j, "axes", where);
+        if (!axes.is_array()) throw ReadError{where + ".axes", "expected an array"};
+        for (std::size_t i = 0; i < axes.size(); ++i) e.reduceAxes.push_back(toInt(readInt(axes[i], where + ".axes"), "axes"));
+    } else {
+        throw ReadError{where + ".k", "unknown compute expression kind '" + k + "'"};
+    }
+    const json& args = field(j, "args", where);
+    if (!args.is_array()) throw ReadError{where + ".args", "expected an array"};
+    for (std::size_t i = 0; i < args.size(); ++i)
+        e.args.push_back(readComputeExpr(args[i], where + ".args[" + std::to_string(i) + "]", depth + 1));
+    return e;
+}
+
+ComputeDef readCompute(const json& j, const std::string& where) {
+    ComputeDef c;
+    const json& axes = field(j, "axes", where);
+    if (!axes.is_array()) throw ReadError{where + ".axes", "expected an array"};
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const std::string w = where + ".axes[" + std::to_string(i) + "]";
+        ComputeAxis a;
+        a.name = strField(axes[i], "name", w);
+        const json& ext = field(axes[i], "extent", w);
+        if (ext.is_null()) a.extent = Dim::unknown();
+        else if (ext.is_number()) {
+            const std::int64_t v = readInt(ext, w + ".extent");
+            if (v < 0) throw ReadError{w + ".extent", "negative extent"};
+            a.extent = Dim::known(v);
+        } else a.extent = Dim::symbolic(readStr(ext, w + ".extent"));
+        a.reduction = boolField(axes[i], "reduction", w);
+        c.axes.push_back(std::move(a));
+    }
+    const std::int64_t n = readInt(field(j, "output_axes", where), where + ".output_axes");
+    if (n < 0 || static_cast<std::size_t>(n) > c.axes.size()) throw ReadError{where + ".output_axes", "out of range"};
+    c.numOutputAxes = static_cast<std::size_t>(n);
+    c.forcedDType = readDType(field(j, "dtype", where), where + ".dtype");
+    c.body = readComputeExpr(field(j, "body", where), where + ".body", 0);
+    return c;
+}
+
 Attribute readAttr(const json& j, const std::string& where, std::string& name, int depth) {
     name = readStr(field(j, "name", where), where + ".name");
     const std::string type = readStr(field(j, "type", where), where + ".type");
@@ -450,6 +616,7 @@ Graph readGraph(const json& j, const std::string& where, int depth) {
                 n.attributes.emplace_back(std::move(name), std::move(a));
             }
         }
+        if (jn.contains("compute")) n.compute = std::make_shared<const ComputeDef>(readCompute(jn["compute"], w + ".compute"));
         g.addNode(std::move(n));
     }
     auto readList = [&](const char* key, std::vector<ValueId>& dst) {

@@ -2,8 +2,11 @@
 /// @file
 /// Operator nodes. Inputs and outputs are ValueIds into the owning Graph; an omitted optional
 /// input (ONNX empty name) is kNoValue. Attributes keep their import order.
+/// A node of op type "Compute" in domain "tessera" carries its definition in `compute`
+/// (core/ir/compute.h); other nodes leave it null.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +22,11 @@ using NodeId = std::int32_t;
 constexpr ValueId kNoValue = -1;
 constexpr NodeId kNoNode = -1;
 
+struct ComputeDef;
+/// Op type and domain of compute-definition nodes.
+inline constexpr const char* kComputeOpType = "Compute";
+inline constexpr const char* kTesseraDomain = "tessera";
+
 struct Node {
     std::string name;    ///< unique within a graph after import (empty ONNX names are made unique)
     std::string opType;  ///< e.g. "Conv"
@@ -26,6 +34,7 @@ struct Node {
     std::vector<ValueId> inputs;
     std::vector<ValueId> outputs;
     std::vector<std::pair<std::string, Attribute>> attributes;
+    std::shared_ptr<const ComputeDef> compute;  ///< set for "tessera::Compute" nodes only
 
     const Attribute* attr(std::string_view name) const;
     bool hasAttr(std::string_view name) const { return attr(name) != nullptr; }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 
 namespace tessera::ir {
@@ -140,7 +141,16 @@ void printGraphInto(const Graph& g, const std::string& indent, int depth, std::s
                 out += (i ? ", " : "") + n.attributes[i].first + "=" + attrText(n.attributes[i].second);
             out += "}";
         }
-        if (!reg.find(n.domain, n.opType)) out += "  # unregistered op";
+        if (n.compute) {
+            out += " compute " + printCompute(*n.compute, valueRef(g, n.outputs.empty() ? kNoValue : n.outputs[0]),
+                                              [&](int slot) {
+                                                  return slot >= 0 && static_cast<std::size_t>(slot) < n.inputs.size()
+                                                             ? valueRef(g, n.inputs[static_cast<std::size_t>(slot)])
+                                                             : std::string("%<slot ") + std::to_string(slot) + ">";
+                                              });
+        } else if (!reg.find(n.domain, n.opType)) {
+            out += "  # unregistered op";
+        }
         out += "\n";
         for (const auto& [name, a] : n.attributes) {
             std::vector<const Graph*> subs;

@@ -14,6 +14,7 @@
 ///   %y: f32[N,32,112,112] = Conv "Conv_0" (%x, %w, %b) {pads=[1,1,1,1], strides=[2,2]}
 ///   %m: f32[N,1] (declared f32[N,2]) = ReduceMean "r" (%y, _) {keepdims=1}
 ///   %u = com.acme::Custom "c" (%m)  # unregistered op
+///   %c: f32[4,8] = tessera::Compute "c" (%a, %b) compute %c[i: 4, j: 8] = sum(k: 16) %a[i, k] * %b[k, j]
 ///   %z: f32[2] = If "if0" (%cond) {then_branch=graph "then", else_branch=graph "else"}
 ///     then_branch: graph "then" {
 ///       ...

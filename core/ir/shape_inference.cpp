@@ -3,6 +3,7 @@
 #include <exception>
 #include <limits>
 
+#include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 
 namespace tessera::ir {
@@ -97,6 +98,22 @@ void inferGraph(Graph& g, const std::string& file, const std::string& prefix, co
                 inferGraph(*sg, file, prefix + nodeWhere(n) + " / " + attrName + ": ", &scope, depth + 1, res);
             }
         }
+        if (n.compute) {
+            // Compute definitions carry their own typing rules (core/ir/compute.h).
+            const InferContext ctx = makeContext(g, n);
+            std::vector<std::string> names;
+            for (ValueId v : n.inputs) names.push_back(validId(g, v) ? g.value(v).name : std::string("_"));
+            const ComputeTypeResult cr = inferComputeType(*n.compute, ctx.inputTypes, names);
+            if (!cr.error.empty()) {
+                res.diagnostics.error(file, prefix + nodeWhere(n), cr.error);
+                keepDeclared();
+                continue;
+            }
+            ++res.inferredNodes;
+            if (!n.outputs.empty() && validId(g, n.outputs[0]) && g.producer(n.outputs[0]) == id)
+                g.value(n.outputs[0]).type = cr.output;
+            continue;
+        }
         const OpSchema* schema = reg.find(n.domain, n.opType);
         if (!schema || !schema->inferShapes) {
             ++res.unknownOps;
@@ -151,6 +168,7 @@ ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
 std::optional<std::int64_t> nodeFlops(const Graph& g, NodeId id) {
     if (id < 0 || static_cast<std::size_t>(id) >= g.numNodes()) return std::nullopt;
     const Node& n = g.node(id);
+    if (n.compute) return computeFlops(*n.compute);
     const OpSchema* schema = OpRegistry::instance().find(n.domain, n.opType);
     if (!schema || !schema->flops) return std::nullopt;
     std::vector<TensorType> outs;

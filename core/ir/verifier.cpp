@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 
 namespace tessera::ir {
@@ -228,6 +229,12 @@ public:
             const Node& n = g.node(static_cast<NodeId>(i));
             const std::size_t before = m_out.items().size();
             checkNodeAgainstSchema(g, static_cast<NodeId>(i), m_file, m_out);
+            const bool isComputeOp = n.opType == kComputeOpType && n.domain == kTesseraDomain;
+            if (isComputeOp && !n.compute) err(nodeDesc(n), "Compute node has no compute definition");
+            if (n.compute && !isComputeOp) err(nodeDesc(n), "only tessera::Compute nodes may carry a compute definition");
+            if (n.compute && n.outputs.size() != 1) err(nodeDesc(n), "a Compute node has exactly one output");
+            if (n.compute)
+                if (auto p = computeStructureProblem(*n.compute, n.inputs.size()); !p.empty()) err(nodeDesc(n), p);
             if (!prefix.empty())
                 for (std::size_t k = before; k < m_out.items().size(); ++k) m_out.items()[k].where = prefix + m_out.items()[k].where;
             for (const auto& [name, a] : n.attributes) {
