@@ -556,7 +556,7 @@ std::string loweringPreview(const TaskMapping& mapping, std::string_view workerV
     const size_t n = mapping.taskShape().size();
     std::ostringstream os;
     os << "// " << mapping.str() << "\n";
-    os << "// " << mapping.numWorkers() << " workers, task shape " << shapeStr(mapping.taskShape()) << ", "
+    os << "// " << mapping.numWorkers() << (mapping.numWorkers() == 1 ? " worker" : " workers") << ", task shape " << shapeStr(mapping.taskShape()) << ", "
        << mapping.tasksPerWorker() << (mapping.tasksPerWorker() == 1 ? " task" : " tasks")
        << " per worker; bound check: " << wv << " < " << mapping.numWorkers() << "\n";
 
