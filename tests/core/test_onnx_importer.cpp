@@ -436,3 +436,89 @@ TEST(OnnxImporter, OnnxInferenceSkippedForUnvettedConvLikeOps) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A graph for level `level` of a chain of nested Ifs: If(c) { then: level+1 ... } { else: Identity(x) }.
+/// The innermost then_branch is Relu(x), or Add(x, int64 1) when `innerTypeError`.
+void buildNestedIf(onnx::GraphProto* g, int level, int depth, bool innerTypeError) {
+    const std::string k = std::to_string(level);
+    g->set_name("level" + k);
+    if (level == depth) {
+        auto* n = g->add_node();
+        n->set_name("inner");
+        n->add_input("x");
+        n->add_output("y" + k);
+        if (innerTypeError) {
+            n->set_op_type("Add");
+            n->add_input("one");
+            auto* t = g->add_initializer();
+            t->set_name("one");
+            t->set_data_type(onnx::TensorProto::INT64);
+            t->add_int64_data(1);
+        } else {
+            n->set_op_type("Relu");
+        }
+    } else {
+        auto* n = g->add_node();
+        n->set_op_type("If");
+        n->set_name("if" + k);
+        n->add_input("c");
+        n->add_output("y" + k);
+        auto* thenA = n->add_attribute();
+        thenA->set_name("then_branch");
+        thenA->set_type(onnx::AttributeProto::GRAPH);
+        buildNestedIf(thenA->mutable_g(), level + 1, depth, innerTypeError);
+        auto* elseA = n->add_attribute();
+        elseA->set_name("else_branch");
+        elseA->set_type(onnx::AttributeProto::GRAPH);
+        auto* eg = elseA->mutable_g();
+        eg->set_name("else" + k);
+        auto* id = eg->add_node();
+        id->set_op_type("Identity");
+        id->set_name("else_id" + k);
+        id->add_input("x");
+        id->add_output("e" + k);
+        setTensorType(eg->add_output(), "e" + k, {2, 3});
+    }
+    setTensorType(g->add_output(), "y" + k, {2, 3});
+}
+
+onnx::ModelProto nestedIfModel(int depth, bool innerTypeError) {
+    onnx::ModelProto m = reluModel();
+    auto* g = m.mutable_graph();
+    g->clear_node();
+    g->clear_output();
+    auto* c = g->add_input();
+    c->set_name("c");
+    c->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+    c->mutable_type()->mutable_tensor_type()->mutable_shape();
+    buildNestedIf(g, 0, depth, innerTypeError);
+    return m;
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+    return n;
+}
+
+}  // namespace
+
+// Regression: nested subgraph contexts used to double at every level (exponential memory: 26
+// nested Ifs took over 11 GB). 30 levels (protobuf allows about 33) must import quickly.
+TEST(OnnxImporter, DeeplyNestedIfImportsInLinearSpace) {
+    auto r = importProto(nestedIfModel(30, false));
+    ASSERT_TRUE(r.ok()) << firstError(r);
+    EXPECT_EQ(r->graph.numNodes(), 1u);
+    EXPECT_EQ(r->graph.value(r->graph.outputs()[0]).type.str(), "f32[2,3]");
+}
+
+TEST(OnnxImporter, NestedErrorNamesEachLevelOnce) {
+    auto r = importProto(nestedIfModel(5, true));
+    ASSERT_FALSE(r.ok());
+    const std::string e = firstError(r);
+    EXPECT_NE(e.find("'inner' (Add)"), std::string::npos) << e;
+    for (int k = 0; k < 5; ++k) EXPECT_EQ(count(e, "'if" + std::to_string(k) + "' (If)"), 1u) << e;
+    EXPECT_LT(e.size(), 600u) << e;
+}

@@ -469,9 +469,9 @@ void Importer::checkTypeConstraints(const ir::Graph& g, const ir::Model& model, 
         const std::string where = nodeWhere(ctx, node.name, node.opType);
         for (const auto& [attrName, a] : node.attributes) {
             if (a.type == ir::AttrType::Graph && a.g)
-                checkTypeConstraints(*a.g, model, ctx + "subgraph " + quoteName(attrName) + " of " + where + " > ");
+                checkTypeConstraints(*a.g, model, "subgraph " + quoteName(attrName) + " of " + where + " > ");
             for (const auto& sub : a.graphs)
-                if (sub) checkTypeConstraints(*sub, model, ctx + "subgraph " + quoteName(attrName) + " of " + where + " > ");
+                if (sub) checkTypeConstraints(*sub, model, "subgraph " + quoteName(attrName) + " of " + where + " > ");
         }
         auto op = model.opsets.find(node.domain);
         if (op == model.opsets.end()) continue;
