@@ -1,4 +1,5 @@
-// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH]`.
+// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT]
+// [--mapping EXPR [--mapping-block EXPR] [--mapping-step S] [--mapping-worker W]]`.
 #include <cstdio>
 
 #include <QApplication>
@@ -10,6 +11,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
+#include "views/mapping/mapping_panel.h"
 
 namespace {
 
@@ -58,7 +60,26 @@ int main(int argc, char** argv)
                                      QStringLiteral("After loading, select and centre the first node whose name or op "
                                                     "type contains TEXT."),
                                      QStringLiteral("TEXT"));
+    const QCommandLineOption mappingOpt(QStringLiteral("mapping"),
+                                        QStringLiteral("Open the Task Mapping dock on EXPR (a Hidet task mapping, e.g. "
+                                                       "\"spatial(2,5).repeat(3,4)\"; the grid level when "
+                                                       "--mapping-block is given)."),
+                                        QStringLiteral("EXPR"));
+    const QCommandLineOption mappingBlockOpt(QStringLiteral("mapping-block"),
+                                             QStringLiteral("Block (threads) mapping composed under --mapping."),
+                                             QStringLiteral("EXPR"));
+    const QCommandLineOption mappingStepOpt(QStringLiteral("mapping-step"),
+                                            QStringLiteral("Highlight step S of the mapping (0-based)."),
+                                            QStringLiteral("S"));
+    const QCommandLineOption mappingWorkerOpt(QStringLiteral("mapping-worker"),
+                                              QStringLiteral("Follow worker W (with a block mapping: the global "
+                                                             "worker block * threads + thread)."),
+                                              QStringLiteral("W"));
     parser.addOption(findOpt);
+    parser.addOption(mappingOpt);
+    parser.addOption(mappingBlockOpt);
+    parser.addOption(mappingStepOpt);
+    parser.addOption(mappingWorkerOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
     parser.process(app);
@@ -128,6 +149,16 @@ int main(int argc, char** argv)
     }
 
     window.show();
+    if (parser.isSet(mappingOpt)) {
+        window.showMapping(parser.value(mappingOpt), parser.value(mappingBlockOpt));
+        tessera::views::MappingPanel* panel = window.mappingPanel();
+        if (!panel->errorText().isEmpty())
+            std::fprintf(stderr, "tessera: %s\n", qPrintable(panel->errorText()));
+        if (parser.isSet(mappingWorkerOpt))
+            panel->setFocusWorker(parser.value(mappingWorkerOpt).toLongLong());
+        if (parser.isSet(mappingStepOpt))
+            panel->setStep(parser.value(mappingStepOpt).toLongLong());
+    }
     if (!file.isEmpty())
         window.openFile(QFileInfo(file).absoluteFilePath());
     return QApplication::exec();

@@ -21,6 +21,7 @@
 
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
+#include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
 
 namespace tessera::app {
@@ -120,6 +121,28 @@ void MainWindow::createDocks()
 
     m_viewMenu->addAction(m_propertiesDock->toggleViewAction());
     m_viewMenu->addAction(m_problemsDock->toggleViewAction());
+
+    m_mapping = new views::MappingPanel(this);
+    m_mapping->setObjectName(QStringLiteral("mappingPanel"));
+    m_mappingDock = new QDockWidget(tr("Task Mapping"), this);
+    m_mappingDock->setObjectName(QStringLiteral("mappingDock"));
+    m_mappingDock->setWidget(m_mapping);
+    addDockWidget(Qt::RightDockWidgetArea, m_mappingDock);
+    tabifyDockWidget(m_propertiesDock, m_mappingDock);
+    m_mappingDock->hide();
+    QAction* toggleMapping = m_mappingDock->toggleViewAction();
+    toggleMapping->setText(tr("Task &Mapping"));
+    toggleMapping->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
+    m_viewMenu->addAction(toggleMapping);
+}
+
+void MainWindow::showMapping(const QString& grid, const QString& block)
+{
+    m_mapping->setExpressions(grid, block);
+    m_mappingDock->show();
+    m_mappingDock->raise();
+    // The canvas needs room: give the dock most of the width (the graph view keeps the rest).
+    resizeDocks({m_mappingDock}, {width() * 3 / 5}, Qt::Horizontal);
 }
 
 void MainWindow::createStatusBar()

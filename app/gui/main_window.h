@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Tessera's main window: the graph view in the centre, the properties panel and a Problems
-/// list in docks, File/View menus, recent files, drag-and-drop of .onnx files and a status bar
+/// Tessera's main window: the graph view in the centre, the properties panel, a Problems list
+/// and the task-mapping visualizer (View > Task Mapping, Ctrl+M) in docks, File/View menus, recent files, drag-and-drop of .onnx files and a status bar
 /// (node count, import/layout time, warnings, progress with Cancel).
 ///
 /// Loading goes through a Session (import and layout off the UI thread); a failed load reports
@@ -29,6 +29,7 @@ class QToolButton;
 
 namespace tessera::views {
 class GraphView;
+class MappingPanel;
 class PropertiesPanel;
 }  // namespace tessera::views
 
@@ -53,6 +54,10 @@ public:
     views::GraphView* graphView() const { return m_view; }
     views::PropertiesPanel* propertiesPanel() const { return m_properties; }
     QListWidget* problemsList() const { return m_problems; }
+    views::MappingPanel* mappingPanel() const { return m_mapping; }
+    QDockWidget* mappingDock() const { return m_mappingDock; }
+    /// Shows and raises the task-mapping dock with the given expressions (blank block = one level).
+    void showMapping(const QString& grid, const QString& block = QString());
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const { return m_model; }
     QString currentPath() const { return m_path; }
@@ -90,6 +95,8 @@ private:
     QListWidget* m_problems = nullptr;
     QDockWidget* m_propertiesDock = nullptr;
     QDockWidget* m_problemsDock = nullptr;
+    views::MappingPanel* m_mapping = nullptr;
+    QDockWidget* m_mappingDock = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
     QLabel* m_stageLabel = nullptr;

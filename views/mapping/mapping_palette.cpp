@@ -24,7 +24,9 @@ QColor categoricalColor(std::int64_t key)
     const double hue = std::fmod(static_cast<double>(key) * golden, 360.0) / 360.0;
     const double sat = (key / 7) % 2 == 0 ? 0.62 : 0.45;
     const double light = 0.42 + 0.12 * static_cast<double>(key % 3);
-    return QColor::fromHslF(static_cast<float>(hue), static_cast<float>(sat), static_cast<float>(light));
+    // Returned as RGB so that colours compare equal to those read back from drawn pixels.
+    return QColor::fromRgb(
+        QColor::fromHslF(static_cast<float>(hue), static_cast<float>(sat), static_cast<float>(light)).rgb());
 }
 
 QColor fadedColor(const QColor& c, double amount)

@@ -200,9 +200,10 @@ MappingPanel::MappingPanel(QWidget* parent)
     connect(m_rowDim, &QComboBox::currentIndexChanged, this, [this] {
         if (m_updatingControls)
             return;
+        // Choosing the columns' dim for the rows swaps the two.
         if (m_rowDim->currentIndex() == m_colDim->currentIndex()) {
             m_updatingControls = true;
-            m_colDim->setCurrentIndex(m_rowDim->currentIndex() == 0 ? 1 : 0);
+            m_colDim->setCurrentIndex(std::max(0, m_canvas->rowDim()));
             m_updatingControls = false;
         }
         rebuildSliceControls();
@@ -212,7 +213,7 @@ MappingPanel::MappingPanel(QWidget* parent)
             return;
         if (m_rowDim->currentIndex() == m_colDim->currentIndex()) {
             m_updatingControls = true;
-            m_rowDim->setCurrentIndex(m_colDim->currentIndex() == 0 ? 1 : 0);
+            m_rowDim->setCurrentIndex(m_canvas->colDim());
             m_updatingControls = false;
         }
         rebuildSliceControls();
