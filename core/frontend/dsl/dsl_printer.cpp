@@ -23,14 +23,20 @@ constexpr int kMaxDepth = 256;  // docs/dsl.md §2: the parser's nesting limit
 /// Words that must be backtick-quoted to be names: the reserved words, and the contextual words
 /// that some position could read as something else (`_` = omitted, `inf`/`nan` = numbers, the
 /// typed-list prefixes, the initializer forms, reduction and literal words of compute bodies).
-bool needsQuotingAsWord(std::string_view w) {
+bool isReservedWord(std::string_view w) {
     static const std::unordered_set<std::string_view> kWords = {
-        "tessera", "model",   "opset",  "input",  "output", "param", "schedule", "fuse",   "anchor",
-        "as",      "graph",   "tensor", "_",      "inf",    "nan",   "ints",     "floats", "strings",
-        "tensors", "graphs",  "random", "zeros",  "ones",   "fill",  "npy",      "onnx",   "sum",
-        "prod",    "max",     "min",    "cast",   "pi",     "true",  "false",    "select", "where",
+        "tessera", "model", "opset", "input", "output", "param", "schedule", "fuse", "anchor", "as", "graph", "tensor",
     };
     return kWords.count(w) != 0;
+}
+
+bool needsQuotingAsWord(std::string_view w) {
+    static const std::unordered_set<std::string_view> kWords = {
+        "_",     "inf",   "nan",  "ints", "floats", "strings", "tensors", "graphs", "random", "zeros", "ones",
+        "fill",  "npy",   "onnx", "sum",  "prod",   "max",     "min",     "cast",   "pi",     "true",  "false",
+        "select", "where",
+    };
+    return isReservedWord(w) || kWords.count(w) != 0;
 }
 
 bool isIdentifier(std::string_view s) {
@@ -101,14 +107,15 @@ std::string escapeBody(std::string_view s, char quote) {
     return out;
 }
 
-/// A domain as docs/dsl.md writes it: dotted identifiers, or a string.
+/// A domain as docs/dsl.md writes it: dotted identifiers (contextual words are fine there, reserved
+/// ones are not), or a string.
 std::string domainText(std::string_view d) {
     bool plain = !d.empty();
     std::size_t start = 0;
     while (plain && start <= d.size()) {
         const std::size_t dot = d.find('.', start);
         const std::string_view part = d.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-        if (!isIdentifier(part) || needsQuotingAsWord(part)) plain = false;
+        if (!isIdentifier(part) || isReservedWord(part)) plain = false;
         if (dot == std::string_view::npos) break;
         start = dot + 1;
     }
