@@ -47,18 +47,27 @@ void printDiagnostic(const support::Diagnostic& d, const std::string& expr, std:
     for (const auto& note : d.notes) err << "  hint: " << note << "\n";
 }
 
+/// "32,33" or "32x33" -> {32, 33}; false on anything else.
 bool parseShape(const std::string& text, std::vector<int64_t>& out) {
     out.clear();
     std::string item;
-    std::stringstream ss(text);
-    while (std::getline(ss, item, ',')) {
-        item.erase(std::remove_if(item.begin(), item.end(), [](char c) { return c == ' ' || c == 'x'; }), item.end());
-        if (item.empty() || item.size() > 12 || !std::all_of(item.begin(), item.end(), ::isdigit)) return false;
-        const int64_t v = std::stoll(item);
-        if (v <= 0) return false;
-        out.push_back(v);
+    auto flush = [&]() {
+        if (item.empty() || item.size() > 12) return false;
+        out.push_back(std::stoll(item));
+        item.clear();
+        return out.back() > 0;
+    };
+    for (char c : text) {
+        if (c == ' ') continue;
+        if (c == ',' || c == 'x') {
+            if (!flush()) return false;
+        } else if (c >= '0' && c <= '9') {
+            item += c;
+        } else {
+            return false;
+        }
     }
-    return !out.empty() && out.size() <= static_cast<size_t>(schedule::kMaxRank);
+    return flush() && out.size() <= static_cast<size_t>(schedule::kMaxRank);
 }
 
 void printJson(const TaskMapping& m, std::ostream& out) {
@@ -77,6 +86,7 @@ void printJson(const TaskMapping& m, std::ostream& out) {
 
 void printGrid(const TaskMapping& m, std::ostream& out) {
     auto owners = schedule::ownerGrid(m, kMaxPrintedPairs);
+    if (!owners) return;  // callers check the size first
     const auto& shape = m.taskShape();
     const size_t n = shape.size();
     const int64_t rows = n >= 2 ? shape[n - 2] : 1;
