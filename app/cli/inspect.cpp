@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/dsl_cmd.h"
 #include "core/ir/dot_export.h"
 #include "core/frontend/onnx/onnx_importer.h"
 #include "core/ir/printer.h"
@@ -197,7 +198,8 @@ json buildJson(const ir::Model& m, const support::DiagnosticList& diags) {
 int runInspect(const InspectOptions& options, std::ostream& out, std::ostream& err) {
     frontend::onnx::ImportOptions io;
     io.runOnnxShapeInference = !options.skipOnnxInference;
-    auto result = frontend::onnx::importModel(options.modelPath, io);
+    auto result = isDslPath(options.modelPath) ? loadDslProgram(options.modelPath)
+                                               : frontend::onnx::importModel(options.modelPath, io);
     if (!result.ok()) {
         for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
         if (!result.diagnostics().hasErrors()) err << options.modelPath << ": error: import failed\n";

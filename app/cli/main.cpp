@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/dsl_cmd.h"
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
         InspectOptions inspect;
         bool asJson = false, asDot = false, asIr = false;
         auto* cmd = app.add_subcommand("inspect", "Import a model and print inputs, outputs, op histogram, parameters and FLOPs");
-        cmd->add_option("MODEL", inspect.modelPath, "ONNX model file (.onnx)")->required();
+        cmd->add_option("MODEL", inspect.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         auto* json = cmd->add_flag("--json", asJson, "print one JSON object instead of text");
         auto* dot = cmd->add_flag("--dot", asDot, "print the graph in Graphviz DOT");
         auto* ir = cmd->add_flag("--ir", asIr, "print Tessera's IR text");
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
         exportCmd->add_option("--inline-max", exportDsl.maxInlineElements,
                               "write constants of up to N elements inline (default 16); larger ones as onnx(...) references");
 
+        CheckOptions check;
+        auto* checkCmd = app.add_subcommand("check", "Parse and type-check a DSL program; print every diagnostic with a caret");
+        checkCmd->add_option("FILE", check.path, "Tessera DSL program (.tsr)")->required();
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -63,6 +68,7 @@ int main(int argc, char** argv) {
         }
         if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
         if (exportCmd->parsed()) return runExportDsl(exportDsl, std::cout, std::cerr);
+        if (checkCmd->parsed()) return runCheck(check, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::exception& e) {

@@ -38,12 +38,13 @@ std::string lower(std::string_view s) {
 std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
     if (word.empty() || word.size() > 256) return std::nullopt;
     const std::string lw = lower(word);
-    const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+    // One- and two-letter words are too short for edits to mean anything: only case differences.
+    const std::size_t limit = word.size() <= 2 ? 0 : std::max<std::size_t>(1, word.size() / 3);
     std::optional<std::string> best;
     std::size_t bestDist = limit + 1;
     for (const auto& c : candidates) {
         if (c == word) return std::nullopt;
-        std::size_t d = lower(c) == lw ? 0 : editDistance(lw, lower(c), limit);
+        std::size_t d = lower(c) == lw ? 0 : limit == 0 ? 1 : editDistance(lw, lower(c), limit);
         if (d < bestDist) {
             bestDist = d;
             best = c;

@@ -1,0 +1,76 @@
+#include "app/cli/dsl_cmd.h"
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "app/cli/inspect.h"
+#include "core/frontend/dsl/diagnostic_render.h"
+#include "core/frontend/dsl/lexer.h"
+#include "core/frontend/onnx/onnx_importer.h"
+#include "core/ir/shape_inference.h"
+
+namespace tessera::cli {
+
+frontend::dsl::ParseOptions dslParseOptions() {
+    frontend::dsl::ParseOptions o;
+    o.onnxLoader = [](const std::string& path) -> support::Expected<std::shared_ptr<const ir::Model>> {
+        frontend::onnx::ImportOptions io;
+        io.runOnnxShapeInference = false;  // only the constants are needed
+        auto r = frontend::onnx::importModel(path, io);
+        if (!r.ok()) return r.diagnostics();
+        return std::shared_ptr<const ir::Model>(std::make_shared<ir::Model>(std::move(r.value())));
+    };
+    return o;
+}
+
+bool isDslPath(const std::string& path) {
+    return path.size() >= 4 && path.compare(path.size() - 4, 4, ".tsr") == 0;
+}
+
+support::Expected<ir::Model> loadDslProgram(const std::string& path) {
+    return frontend::dsl::parseProgramFile(path, dslParseOptions());
+}
+
+int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
+    std::ifstream in(options.path, std::ios::binary);
+    if (!in) {
+        err << options.path << ": error: cannot open file\n";
+        return kExitBadInput;
+    }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(options.path, ec);
+    if (!ec && size > frontend::dsl::kMaxSourceBytes) {
+        err << options.path << ": error: file is too large\n";
+        return kExitBadInput;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    auto result = frontend::dsl::parseProgram(text, options.path, dslParseOptions());
+    err << frontend::dsl::renderDiagnostics(result.diagnostics(), text);
+    int errors = 0, warnings = 0;
+    for (const auto& d : result.diagnostics().items()) {
+        errors += d.severity == support::Severity::Error;
+        warnings += d.severity == support::Severity::Warning;
+    }
+    if (!result.ok()) {
+        err << options.path << ": " << errors << " error" << (errors == 1 ? "" : "s");
+        if (warnings) err << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+        err << "\n";
+        return kExitBadInput;
+    }
+    const ir::Model& m = result.value();
+    int computes = 0;
+    for (const auto& n : m.graph.nodes()) computes += n.compute ? 1 : 0;
+    out << options.path << ": ok: " << m.graph.numNodes() << " node" << (m.graph.numNodes() == 1 ? "" : "s") << " ("
+        << computes << " compute), " << m.program.schedules.size() << " schedule"
+        << (m.program.schedules.size() == 1 ? "" : "s") << ", " << m.program.fusions.size() << " fusion group"
+        << (m.program.fusions.size() == 1 ? "" : "s") << ", " << ir::totalFlops(m.graph) << " FLOPs";
+    if (warnings) out << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+    out << "\n";
+    return kExitOk;
+}
+
+}  // namespace tessera::cli
