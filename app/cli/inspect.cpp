@@ -51,12 +51,14 @@ std::string grouped(std::int64_t v) {
     return v < 0 ? "-" + out : out;
 }
 
-/// A name as one line of the text report: control characters escaped (names may hold newlines).
+/// A name as one line of the text report: control characters and backslashes escaped (names may
+/// hold newlines), so "a\nb" printed means the name had a real newline, "a\\nb" a backslash.
 std::string printable(const std::string& s) {
     std::string out;
     for (char ch : s) {
         const auto c = static_cast<unsigned char>(ch);
-        if (c == '\n') out += "\\n";
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
         else if (c == '\t') out += "\\t";
         else if (c == '\r') out += "\\r";
         else if (c < 0x20 || c == 0x7F) {
@@ -75,7 +77,9 @@ struct Summary {
     std::map<std::string, int> histogram;
     std::int64_t parameters = 0;
     std::int64_t parameterBytes = 0;
-    std::int64_t flops = 0;
+    std::int64_t flops = 0;         ///< sum over the nodes whose count is known
+    int unknownFlopNodes = 0;       ///< nodes whose count is unknown (dynamic shapes, control flow, unknown op)
+    bool flopsSaturated = false;    ///< the sum exceeded int64 and was clamped
     std::vector<std::optional<std::int64_t>> nodeFlops;
 };
 
@@ -96,7 +100,16 @@ Summary summarize(const ir::Graph& g) {
     for (std::size_t i = 0; i < g.numNodes(); ++i) {
         auto f = ir::nodeFlops(g, static_cast<ir::NodeId>(i));
         s.nodeFlops.push_back(f);
-        if (f && *f > 0 && s.flops <= INT64_MAX - *f) s.flops += *f;
+        if (!f) {
+            ++s.unknownFlopNodes;
+        } else if (*f > 0) {
+            if (s.flops <= INT64_MAX - *f) {
+                s.flops += *f;
+            } else {
+                s.flops = INT64_MAX;
+                s.flopsSaturated = true;
+            }
+        }
     }
     return s;
 }
@@ -119,7 +132,11 @@ void printText(const ir::Model& m, const std::string& path, const support::Diagn
     out << "opsets:";
     for (const auto& [domain, version] : m.opsets) out << " " << (domain.empty() ? "ai.onnx" : domain) << "=" << version;
     out << "\n";
-    if (!m.producerName.empty()) out << "producer: " << printable(m.producerName) << " " << printable(m.producerVersion) << "\n";
+    if (!m.producerName.empty()) {
+        out << "producer: " << printable(m.producerName);
+        if (!m.producerVersion.empty()) out << " " << printable(m.producerVersion);
+        out << "\n";
+    }
     out << "\ninputs:\n";
     for (ir::ValueId id : g.runtimeInputs()) out << "  " << printable(g.value(id).name) << "  " << printable(displayType(g.value(id)).str()) << "\n";
     out << "outputs:\n";
@@ -129,10 +146,17 @@ void printText(const ir::Model& m, const std::string& path, const support::Diagn
     for (const auto& [op, count] : s.histogram) out << "  " << std::left << std::setw(24) << printable(op) << std::right << count << "\n";
     out << "\nparameters: " << grouped(s.parameters) << " (" << grouped(s.parameterBytes) << " bytes in "
         << g.initializers().size() << " initializers)\n";
-    out << "FLOPs: " << grouped(s.flops) << " total\n";
+    if (s.unknownFlopNodes == 0 && !s.flopsSaturated) {
+        out << "FLOPs: " << grouped(s.flops) << " total\n";
+    } else {
+        // A partial sum must not read as a total.
+        out << "FLOPs: at least " << grouped(s.flops) << " (" << s.unknownFlopNodes << " of " << g.numNodes()
+            << " nodes unknown: dynamic shapes, control flow or ops without a FLOP count"
+            << (s.flopsSaturated ? "; sum clamped at int64 max" : "") << ")\n";
+    }
     out << "\nper node (topological order):\n";
     out << "  " << std::left << std::setw(20) << "op" << std::right << std::setw(16) << "FLOPs" << "  "
-        << std::left << std::setw(24) << "output" << std::right << "name\n";
+        << std::left << std::setw(24) << "output" << std::right << "  name\n";
     const auto order = g.topologicalOrder();
     std::vector<ir::NodeId> ids;
     if (order) ids = *order;
@@ -142,7 +166,7 @@ void printText(const ir::Model& m, const std::string& path, const support::Diagn
         const auto& f = s.nodeFlops[static_cast<std::size_t>(id)];
         out << "  " << std::left << std::setw(20) << printable(n.opType) << std::right << std::setw(16)
             << (f ? grouped(*f) : std::string("?")) << "  " << std::left << std::setw(24) << outputsText(g, n)
-            << std::right << printable(n.name) << "\n";
+            << std::right << "  " << printable(n.name) << "\n";
     }
     if (!diags.empty()) {
         out << "\ndiagnostics:\n";
@@ -171,6 +195,9 @@ json buildJson(const ir::Model& m, const support::DiagnosticList& diags) {
     j["parameter_bytes"] = s.parameterBytes;
     j["initializers"] = g.initializers().size();
     j["flops"] = s.flops;
+    // flops is the sum over known nodes; complete says whether every node's count was known.
+    j["flops_complete"] = s.unknownFlopNodes == 0 && !s.flopsSaturated;
+    j["flops_unknown_nodes"] = s.unknownFlopNodes;
     json perNode = json::array();
     for (std::size_t i = 0; i < g.numNodes(); ++i) {
         const auto& n = g.node(static_cast<ir::NodeId>(i));
