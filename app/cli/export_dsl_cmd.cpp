@@ -5,6 +5,7 @@
 #include <ostream>
 #include <system_error>
 
+#include "app/cli/dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "core/frontend/dsl/dsl_printer.h"
 #include "core/frontend/onnx/onnx_importer.h"
@@ -30,7 +31,9 @@ std::string referencePath(const std::string& modelPath, const std::string& outpu
 }  // namespace
 
 int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostream& err) {
-    auto result = frontend::onnx::importModel(options.modelPath);
+    // A .tsr program is parsed and printed back in canonical form (constants inline: the parsed
+    // model does not remember where they came from).
+    auto result = isDslPath(options.modelPath) ? loadDslProgram(options.modelPath) : frontend::onnx::importModel(options.modelPath);
     if (!result) {
         for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
         if (!result.diagnostics().hasErrors()) err << options.modelPath << ": error: import failed\n";
@@ -42,6 +45,16 @@ int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostrea
     po.onnxReference = referencePath(options.modelPath, options.outputPath);
     po.maxInlineElements = options.maxInlineElements;
     const std::string text = frontend::dsl::printDsl(*result, po);
+    if (text.find("onnx(\"") != std::string::npos) {
+        const fs::path ref(po.onnxReference);
+        bool leaves = ref.is_absolute();
+        for (const auto& part : ref) leaves = leaves || part == "..";
+        if (leaves)
+            err << (options.outputPath.empty() ? std::string("<stdout>") : options.outputPath)
+                << ": warning: weights are referenced as onnx(\"" << po.onnxReference
+                << "\", ...), outside the program's folder, which the DSL parser refuses; save the program in "
+                   "the model's folder or raise --inline-max\n";
+    }
 
     if (options.outputPath.empty()) {
         out << text;

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
 
         ExportDslOptions exportDsl;
         auto* exportCmd = app.add_subcommand("export-dsl", "Import an ONNX model and print it as a Tessera DSL program (.tsr)");
-        exportCmd->add_option("MODEL", exportDsl.modelPath, "ONNX model file (.onnx)")->required();
+        exportCmd->add_option("MODEL", exportDsl.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         exportCmd->add_option("-o,--output", exportDsl.outputPath, "write the program to FILE (weights are referenced relative to it)");
         exportCmd->add_option("--inline-max", exportDsl.maxInlineElements,
                               "write constants of up to N elements inline (default 16); larger ones as onnx(...) references");

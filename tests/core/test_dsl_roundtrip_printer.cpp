@@ -2,8 +2,9 @@
 // models, stability, name quoting, number spelling, constants by reference, and the structural
 // equality that the round-trip tests (test_dsl_roundtrip.cpp) rely on.
 //
-// Golden files live in tests/golden/dsl/<sample>.tsr. Their `onnx(...)` references point at
-// ../../../samples/<sample>.onnx, so each golden file is itself a loadable program. To regenerate
+// Golden files live in tests/golden/dsl/<sample>.tsr. Their `onnx("<sample>.onnx", ...)` references
+// are relative to samples/ (as if the program were saved next to the model; the parser refuses
+// paths with '..'), and test_dsl_roundtrip.cpp parses them with that base folder. To regenerate
 // them after an intended printer change, run from the build directory
 //   TESSERA_UPDATE_GOLDEN=1 ./tests/tessera_core_tests --gtest_filter='*DslPrinterGolden*'
 // and review `git diff tests/golden/dsl` before committing.
@@ -60,18 +61,12 @@ void checkGolden(const std::string& name, const std::string& actual) {
     EXPECT_EQ(ss.str(), actual) << "golden file " << path << " differs; TESSERA_UPDATE_GOLDEN=1 rewrites it";
 }
 
-dsl::PrintOptions goldenOptions(const std::string& sample) {
-    dsl::PrintOptions o;
-    o.onnxReference = "../../../samples/" + sample + ".onnx";
-    return o;
-}
-
 class DslPrinterGolden : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DslPrinterGolden, MatchesGoldenFile) {
     const std::string sample = GetParam();
     const ir::Model m = importSample(sample + ".onnx");
-    checkGolden(sample + ".tsr", dsl::printDsl(m, goldenOptions(sample)));
+    checkGolden(sample + ".tsr", dsl::printDsl(m));
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, DslPrinterGolden,

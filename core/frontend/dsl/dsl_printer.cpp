@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 
 namespace tessera::frontend::dsl {
@@ -296,6 +297,7 @@ public:
             if (!valid(g, v)) continue;
             m_out += "output " + dslName(g.value(v).name) + ";\n";
         }
+        printProgram(m_model.program);
         return std::move(m_out);
     }
 
@@ -304,13 +306,60 @@ private:
         return v >= 0 && static_cast<std::size_t>(v) < g.numValues();
     }
 
+    /// Fusion groups, then schedules (a schedule may name a group). Items of one kind keep their
+    /// order; ir::KernelScheduleDecl keeps tiles, stages, unrolls ... in separate lists, so they
+    /// print grouped by kind.
+    void printProgram(const ir::ProgramSchedule& p) {
+        if (p.empty()) return;
+        m_out += "\n";
+        for (const auto& f : p.fusions) {
+            m_out += "fuse " + dslName(f.name) + " = [";
+            for (std::size_t i = 0; i < f.members.size(); ++i) m_out += (i ? ", " : "") + dslName(f.members[i]);
+            m_out += "]";
+            if (!f.anchor.empty()) m_out += " anchor " + dslName(f.anchor);
+            m_out += ";\n";
+        }
+        for (const auto& s : p.schedules) {
+            m_out += "schedule " + dslName(s.subject) + " {\n";
+            if (!s.target.empty()) {
+                m_out += "  target " + s.target;
+                if (!s.arch.empty()) m_out += " " + dslString(s.arch);
+                m_out += ";\n";
+            }
+            for (const auto& mp : s.mappings) m_out += "  " + mp.level + " = " + mp.text + ";\n";
+            for (const auto& t : s.tiles) m_out += "  tile " + t.axis + " by " + std::to_string(t.factor) + ";\n";
+            for (const auto& st : s.stages) {
+                m_out += "  stage ";
+                for (std::size_t i = 0; i < st.tensors.size(); ++i) m_out += (i ? ", " : "") + dslName(st.tensors[i]);
+                m_out += " in " + st.memory + ";\n";
+            }
+            for (const auto& u : s.unrolls)
+                m_out += "  unroll " + u.axis + (u.factor > 0 ? " by " + std::to_string(u.factor) : std::string()) + ";\n";
+            for (const auto& v : s.vectorizes) m_out += "  vectorize " + v.axis + " by " + std::to_string(v.factor) + ";\n";
+            for (const auto& par : s.parallels) m_out += "  parallel " + par.axis + ";\n";
+            m_out += "}\n";
+        }
+    }
+
+    /// `C[i: 4, j: 8] = sum(k: 16) A[i, k] * B[k, j] as "n";` for a Compute node with its definition.
+    void printComputeNode(const ir::Graph& g, const ir::Node& n, const std::string& indent) {
+        const ir::ValueId out = n.outputs.front();
+        const std::string outName = g.value(out).name;
+        std::string line = indent + ir::printCompute(*n.compute, dslName(outName), [&](int slot) {
+            const bool ok = slot >= 0 && static_cast<std::size_t>(slot) < n.inputs.size() && valid(g, n.inputs[static_cast<std::size_t>(slot)]);
+            return ok ? dslName(g.value(n.inputs[static_cast<std::size_t>(slot)]).name) : std::string("`<missing input>`");
+        });
+        if (n.name != outName) line += " as " + dslString(n.name);
+        m_out += line + ";\n";
+    }
+
     /// Initializer text: a literal when small (or when there is no ONNX file to point at),
     /// `onnx(file, refName)` otherwise.
     std::string constantText(const ir::TensorData& t, const std::string& refName, const std::string& indent) const {
         const std::int64_t n = t.sizeConsistent() ? t.numElements() : -1;
         if (n >= 0 && n <= m_options.maxInlineElements)
             if (auto lit = literalText(t, indent)) return *lit;
-        if (!m_onnxRef.empty() && !refName.empty()) return "onnx(" + dslString(m_onnxRef) + ", " + dslString(refName) + ")";
+        if (!m_onnxRef.empty() && !refName.empty() && m_depth == 0) return "onnx(" + dslString(m_onnxRef) + ", " + dslString(refName) + ")";
         if (auto lit = literalText(t, indent)) return *lit;
         // No literal can hold it (complex numbers, NaN payloads, u64 above int64) and there is no
         // file to point at: the loader's error names the tensor.
@@ -364,6 +413,10 @@ private:
     }
 
     void printNode(const ir::Graph& g, const ir::Node& n, const std::string& indent, int depth) {
+        if (n.compute && n.outputs.size() == 1 && valid(g, n.outputs.front())) {
+            printComputeNode(g, n, indent);
+            return;
+        }
         std::string line = indent;
         std::string firstOutput;
         bool anyOutput = false;
@@ -467,6 +520,7 @@ private:
         // Statements of the body go to their own buffer: the caller is in the middle of a line.
         std::string saved = std::move(m_out);
         m_out.clear();
+        ++m_depth;
         const std::string inner = indent + "  ";
         for (ir::ValueId v : sg->initializers()) {
             if (!valid(*sg, v)) continue;
@@ -475,6 +529,7 @@ private:
                      (val.data ? constantText(*val.data, val.name, inner) : std::string("zeros")) + ";\n";
         }
         printNodes(*sg, inner, depth + 1);
+        --m_depth;
         std::string body = std::move(m_out);
         m_out = std::move(saved);
         return s + body + indent + "}";
@@ -484,6 +539,7 @@ private:
     const PrintOptions& m_options;
     std::string m_onnxRef;
     std::string m_out;
+    int m_depth = 0;  ///< subgraph nesting; onnx(...) finds only main-graph tensors, so subgraphs inline
 };
 
 // ---- structural equality ------------------------------------------------------------------
@@ -501,7 +557,7 @@ public:
                 return fail("producer_version " + q(a.producerVersion) + " vs " + q(b.producerVersion));
             if (a.opsets != b.opsets) return fail("opsets differ");
         }
-        return graph(a.graph, b.graph, 0);
+        return graph(a.graph, b.graph, 0) && program(a.program, b.program);
     }
 
     bool graph(const ir::Graph& a, const ir::Graph& b, int depth) {
@@ -514,6 +570,47 @@ public:
 
 private:
     static std::string q(const std::string& s) { return dslString(s); }
+
+    /// Schedules and fusion groups, source positions aside.
+    bool program(const ir::ProgramSchedule& a, const ir::ProgramSchedule& b) {
+        if (a.fusions.size() != b.fusions.size())
+            return fail(std::to_string(a.fusions.size()) + " fusion groups vs " + std::to_string(b.fusions.size()));
+        for (std::size_t i = 0; i < a.fusions.size(); ++i) {
+            const auto& x = a.fusions[i];
+            const auto& y = b.fusions[i];
+            if (x.name != y.name || x.members != y.members || x.anchor != y.anchor)
+                return fail("fusion group " + q(x.name) + " differs from " + q(y.name) + " (members or anchor)");
+        }
+        if (a.schedules.size() != b.schedules.size())
+            return fail(std::to_string(a.schedules.size()) + " schedules vs " + std::to_string(b.schedules.size()));
+        auto axesEqual = [](const std::vector<ir::ScheduleAxisDecl>& u, const std::vector<ir::ScheduleAxisDecl>& v) {
+            if (u.size() != v.size()) return false;
+            for (std::size_t k = 0; k < u.size(); ++k)
+                if (u[k].axis != v[k].axis || u[k].factor != v[k].factor) return false;
+            return true;
+        };
+        for (std::size_t i = 0; i < a.schedules.size(); ++i) {
+            const auto& x = a.schedules[i];
+            const auto& y = b.schedules[i];
+            const std::string where = "schedule " + q(x.subject);
+            if (x.subject != y.subject) return fail(where + " vs " + q(y.subject));
+            if (x.target != y.target || x.arch != y.arch) return fail(where + ": target differs");
+            if (x.mappings.size() != y.mappings.size()) return fail(where + ": mapping counts differ");
+            for (std::size_t k = 0; k < x.mappings.size(); ++k)
+                if (x.mappings[k].level != y.mappings[k].level || x.mappings[k].text != y.mappings[k].text)
+                    return fail(where + ": " + x.mappings[k].level + " = " + x.mappings[k].text + " vs " + y.mappings[k].level +
+                                " = " + y.mappings[k].text);
+            if (!axesEqual(x.tiles, y.tiles)) return fail(where + ": tiles differ");
+            if (!axesEqual(x.unrolls, y.unrolls)) return fail(where + ": unrolls differ");
+            if (!axesEqual(x.vectorizes, y.vectorizes)) return fail(where + ": vectorizes differ");
+            if (!axesEqual(x.parallels, y.parallels)) return fail(where + ": parallels differ");
+            if (x.stages.size() != y.stages.size()) return fail(where + ": stage counts differ");
+            for (std::size_t k = 0; k < x.stages.size(); ++k)
+                if (x.stages[k].tensors != y.stages[k].tensors || x.stages[k].memory != y.stages[k].memory)
+                    return fail(where + ": stage " + std::to_string(k) + " differs");
+        }
+        return true;
+    }
     static bool valid(const ir::Graph& g, ir::ValueId v) { return v >= 0 && static_cast<std::size_t>(v) < g.numValues(); }
     static std::string nameOf(const ir::Graph& g, ir::ValueId v) { return valid(g, v) ? g.value(v).name : std::string("_"); }
 
@@ -613,6 +710,18 @@ private:
             const ir::TensorType& ta = ga.value(a.outputs[i]).type;
             const ir::TensorType& tb = gb.value(b.outputs[i]).type;
             if (ta != tb) return fail(where + ": output " + q(na) + " has type " + ta.str() + " vs " + tb.str());
+        }
+        if (static_cast<bool>(a.compute) != static_cast<bool>(b.compute))
+            return fail(where + ": compute definition on one side only");
+        if (a.compute && !ir::computeEqual(*a.compute, *b.compute)) {
+            auto slotName = [](const ir::Graph& g, const ir::Node& n) {
+                return [&g, &n](int slot) {
+                    return slot >= 0 && static_cast<std::size_t>(slot) < n.inputs.size() ? nameOf(g, n.inputs[static_cast<std::size_t>(slot)])
+                                                                                         : std::string("?");
+                };
+            };
+            return fail(where + ": compute " + ir::printCompute(*a.compute, "", slotName(ga, a)) + " vs " +
+                        ir::printCompute(*b.compute, "", slotName(gb, b)));
         }
         if (a.attributes.size() != b.attributes.size())
             return fail(where + ": " + std::to_string(a.attributes.size()) + " attributes vs " +

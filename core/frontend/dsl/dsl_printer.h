@@ -20,9 +20,12 @@
 ///   Attributes keep import order; floats always carry a `.` or exponent so they stay floats;
 ///   empty lists take a type prefix (`ints[]`); subgraphs print as `graph name(params) -> (results)
 ///   { ... }` literals, indented.
-/// - Compute nodes (op `Compute`, domain `tessera`) print in index notation when the node carries
-///   its expression tree (see printDsl's implementation notes in the .cpp).
+/// - Compute nodes (op `Compute`, domain `tessera`, with Node::compute) print in index notation
+///   through ir::printCompute: `C[i: 4, j: 8] = sum(k: 16) A[i, k] * B[k, j];`.
 /// - `output y;` per graph output, in order.
+/// - Model::program: `fuse g = [a, b] anchor a;` per fusion group, then one `schedule S { ... }`
+///   per kernel schedule (target, mappings as written, then tile, stage, unroll, vectorize and
+///   parallel items grouped by kind: the IR keeps them in separate lists).
 ///
 /// Names: a name that is a plain identifier and neither reserved nor one of the DSL's contextual
 /// words is printed as is; any other name is backtick-quoted with `` \` `` `\\` `\n` `\t` `\r` `\0`
@@ -34,7 +37,8 @@
 /// dtype; `nan`, `inf`, `-inf`; bools as 0/1). A larger initializer, or the `value` of a Constant
 /// node, is written as `onnx("FILE", "NAME")` when the model came from an ONNX file (the loader
 /// finds it by its initializer name, or by the Constant node's output name); otherwise it is
-/// inlined in full, wrapped over several lines.
+/// inlined in full, wrapped over several lines. Constants inside subgraphs are always inlined:
+/// the loader looks names up in the main graph only.
 ///
 /// Thread rules: pure functions of their arguments; safe from any thread.
 
