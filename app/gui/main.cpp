@@ -1,5 +1,5 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT]
-// [--mapping EXPR [--mapping-block EXPR] [--mapping-step S] [--mapping-worker W]]`.
+// [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]]`.
 #include <cstdio>
 
 #include <QApplication>
@@ -79,7 +79,12 @@ int main(int argc, char** argv)
     parser.addOption(mappingOpt);
     parser.addOption(mappingBlockOpt);
     parser.addOption(mappingStepOpt);
+    const QCommandLineOption mappingLevelOpt(QStringLiteral("mapping-level"),
+                                             QStringLiteral("With --mapping-block, colour cells by 'blocks' "
+                                                            "(default), 'threads' or 'workers'."),
+                                             QStringLiteral("LEVEL"));
     parser.addOption(mappingWorkerOpt);
+    parser.addOption(mappingLevelOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
     parser.process(app);
@@ -154,6 +159,11 @@ int main(int argc, char** argv)
         tessera::views::MappingPanel* panel = window.mappingPanel();
         if (!panel->errorText().isEmpty())
             std::fprintf(stderr, "tessera: %s\n", qPrintable(panel->errorText()));
+        const QString level = parser.value(mappingLevelOpt);
+        if (level == QLatin1String("threads"))
+            panel->setColorBy(tessera::views::MappingCanvas::ColorBy::Thread);
+        else if (level == QLatin1String("workers"))
+            panel->setColorBy(tessera::views::MappingCanvas::ColorBy::Worker);
         if (parser.isSet(mappingWorkerOpt))
             panel->setFocusWorker(parser.value(mappingWorkerOpt).toLongLong());
         if (parser.isSet(mappingStepOpt))

@@ -23,7 +23,8 @@ constexpr double kFadeOther = 0.80;     // not the focus worker
 constexpr double kFadeFocusStep = 0.35; // the focus worker, at another step
 constexpr double kFadeDone = 0.50;      // before the current step
 constexpr double kFadeLater = 0.84;     // after the current step
-constexpr double kFadeOutside = 0.62;   // outside the region block
+constexpr double kFadeOutside = 0.72;   // outside the region block
+constexpr double kFadeInRegion = 0.62;  // the region block's other threads, while one is followed
 
 QRgb fadeRgb(QRgb c, double amount)
 {
@@ -236,15 +237,16 @@ QColor MappingCanvas::fillColor(std::int64_t r, std::int64_t c) const
         return categoricalColor(-1);
     double fade = 0;
     const std::int64_t focus = effectiveFocus();
+    const bool outside = m_regionBlock >= 0 && owner->worker / m_snapshot->threadsPerBlock() != m_regionBlock;
     if (focus >= 0) {
         if (owner->worker != focus)
-            fade = kFadeOther;
+            fade = outside || m_regionBlock < 0 ? kFadeOther : kFadeInRegion;
         else if (m_step >= 0 && owner->step != m_step)
             fade = kFadeFocusStep;
     } else if (m_step >= 0 && owner->step != m_step) {
         fade = owner->step < m_step ? kFadeDone : kFadeLater;
     }
-    if (m_regionBlock >= 0 && owner->worker / m_snapshot->threadsPerBlock() != m_regionBlock)
+    if (outside)
         fade = std::max(fade, kFadeOutside);
     const QRgb base = baseRgb(colorKey(owner->worker));
     return QColor::fromRgb(fade > 0 ? fadeRgb(base, fade) : base);
@@ -297,9 +299,8 @@ void MappingCanvas::fitToView()
     if (m_cell >= 2.0)
         m_cell = std::floor(m_cell);
     const double w = m_cell * static_cast<double>(m_cols);
-    const double h = m_cell * static_cast<double>(m_rows);
-    m_origin = QPointF(std::round(ga.left() + std::max(0.0, (ga.width() - w) / 2.0)),
-                       std::round(ga.top() + std::max(0.0, (ga.height() - h) / 2.0)));
+    // Centred across, at the top: the axis labels stay next to the grid and the legend below.
+    m_origin = QPointF(std::round(ga.left() + std::max(0.0, (ga.width() - w) / 2.0)), ga.top());
     update();
 }
 
@@ -420,8 +421,22 @@ void MappingCanvas::paintCanvas(QPainter& p, const QRect& area)
         p.drawLines(segs.data(), static_cast<int>(segs.size()));
     }
 
-    // Outlines: this step's cells (all workers, or the focus worker) and flagged (bad-warp) cells.
+    // The followed worker's cells are outlined so they stand out among many similar colours.
     const std::int64_t focus = effectiveFocus();
+    if (focus >= 0 && m_cell >= 4.0) {
+        std::vector<QRectF> rects;
+        for (std::int64_t r = r0; r < r1; ++r) {
+            for (std::int64_t c = c0; c < c1; ++c) {
+                if (m_snapshot->cells[static_cast<std::size_t>(flatAt(r, c))].worker == focus)
+                    rects.push_back(cellRect(r, c).adjusted(0.5, 0.5, -0.5, -0.5));
+            }
+        }
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(QColor(0x20, 0x20, 0x20), 1.0));
+        p.drawRects(rects.data(), static_cast<int>(rects.size()));
+    }
+
+    // Outlines: this step's cells (all workers, or the focus worker) and flagged (bad-warp) cells.
     if (m_cell >= 4.0 && m_step >= 0) {
         std::vector<QRectF> stepRects, flagRects;
         for (std::int64_t r = r0; r < r1; ++r) {
@@ -429,19 +444,27 @@ void MappingCanvas::paintCanvas(QPainter& p, const QRect& area)
                 const schedule::CellOwner& o = m_snapshot->cells[static_cast<std::size_t>(flatAt(r, c))];
                 if (o.worker < 0)
                     continue;
+                if (o.step != m_step)
+                    continue;
                 const QRectF cr = cellRect(r, c).adjusted(1.5, 1.5, -1.5, -1.5);
-                if (o.step == m_step && o.worker < static_cast<std::int64_t>(m_flagged.size()) &&
-                    m_flagged[static_cast<std::size_t>(o.worker)])
-                    flagRects.push_back(cr);
-                else if (o.step == m_step && (focus < 0 || o.worker == focus))
+                if (focus < 0 || o.worker == focus)
                     stepRects.push_back(cr);
+                if (o.worker < static_cast<std::int64_t>(m_flagged.size()) && m_flagged[static_cast<std::size_t>(o.worker)])
+                    flagRects.push_back(cr);
             }
         }
         p.setBrush(Qt::NoBrush);
         p.setPen(QPen(QColor(0x14, 0x14, 0x14), m_cell >= 10 ? 2.0 : 1.0));
         p.drawRects(stepRects.data(), static_cast<int>(stepRects.size()));
-        p.setPen(QPen(QColor(0xd3, 0x1f, 0x1f), m_cell >= 10 ? 2.5 : 1.5));
-        p.drawRects(flagRects.data(), static_cast<int>(flagRects.size()));
+        // Bad-warp cells: a red corner mark, which stays readable when every warp is bad.
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0xd3, 0x1f, 0x1f));
+        const double t = std::max(3.0, m_cell * 0.4);
+        for (const QRectF& cr : flagRects) {
+            const QPointF tri[3] = {cr.topRight() + QPointF(1.5, -1.5), cr.topRight() + QPointF(1.5 - t, -1.5),
+                                    cr.topRight() + QPointF(1.5, t - 1.5)};
+            p.drawPolygon(tri, 3);
+        }
     }
 
     // Text: worker (block, thread) ids, or the focus worker's execution order.
@@ -500,7 +523,7 @@ void MappingCanvas::drawAxes(QPainter& p, std::int64_t r0, std::int64_t r1, std:
     if (m_rowDim < 0)
         return;
     p.save();
-    p.setClipRect(QRect(0, ga.top(), ga.left(), ga.height()));
+    p.setClipRect(QRect(0, ga.top() - fm.height() / 2, ga.left(), ga.height() + fm.height()));
     const std::int64_t everyR = labelEvery(m_cell, fm.height() + 2.0);
     for (std::int64_t r = (r0 / everyR) * everyR; r < r1; r += everyR) {
         const QRectF cr = cellRect(r, 0);

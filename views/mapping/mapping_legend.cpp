@@ -93,6 +93,8 @@ void MappingLegend::resizeEvent(QResizeEvent*)
 
 void MappingLegend::paintEvent(QPaintEvent*)
 {
+    if (m_count == 0 || m_noun.isEmpty())
+        return;
     QPainter p(this);
     const Layout lay = layoutFor(width());
     p.setPen(palette().color(QPalette::WindowText));

@@ -614,7 +614,8 @@ void MappingPanel::runMemoryAnalysis()
         m_canvas->setFlaggedWorkers({});
         return;
     }
-    m_memory->setReport(*report, m_snapshot->twoLevel() ? m_snapshot->threadsPerBlock() : 1);
+    m_memory->setReport(*report, m_snapshot->numWorkers(), spec.warpSize,
+                        m_snapshot->twoLevel() ? m_snapshot->threadsPerBlock() : 1);
     std::vector<bool> flags(static_cast<std::size_t>(m_snapshot->numWorkers()), false);
     for (const schedule::WarpAccess& w : report->warps) {
         if (!w.uncoalesced && !w.bankConflict)

@@ -1,5 +1,7 @@
 #include "views/mapping/memory_view.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -115,7 +117,8 @@ void MemoryView::setError(const QString& message)
     m_summary->setText(QStringLiteral("<span style='color:#b71c1c'>%1</span>").arg(message.toHtmlEscaped()));
 }
 
-void MemoryView::setReport(const schedule::MemoryReport& report, std::int64_t threadsPerBlock)
+void MemoryView::setReport(const schedule::MemoryReport& report, std::int64_t numWorkers, std::int64_t warpSize,
+                           std::int64_t threadsPerBlock)
 {
     m_report = report;
     const auto& warps = report.warps;
@@ -127,8 +130,8 @@ void MemoryView::setReport(const schedule::MemoryReport& report, std::int64_t th
         const int row = static_cast<int>(i);
         uncoalesced += w.uncoalesced ? 1 : 0;
         conflicted += w.bankConflict ? 1 : 0;
-        const std::int64_t first = w.warp * 32;
-        QString who = QStringLiteral("%1\u2013%2").arg(first).arg(first + 31);
+        const std::int64_t first = w.warp * warpSize;
+        QString who = QStringLiteral("%1\u2013%2").arg(first).arg(std::min(first + warpSize, numWorkers) - 1);
         if (threadsPerBlock > 1)
             who += tr(" (block %1)").arg(first / threadsPerBlock);
         QStringList verdict;

@@ -35,8 +35,10 @@ public:
     /// The task shape shown as the default tensor shape (placeholder of the shape field).
     void setDefaultShape(const std::vector<std::int64_t>& shape);
 
-    /// Shows a report (or an error). `threadsPerBlock` > 1 labels warps with their block.
-    void setReport(const schedule::MemoryReport& report, std::int64_t threadsPerBlock);
+    /// Shows a report (or an error) of a mapping with `numWorkers` workers, in warps of `warpSize`.
+    /// `threadsPerBlock` > 1 labels warps with their block.
+    void setReport(const schedule::MemoryReport& report, std::int64_t numWorkers, std::int64_t warpSize,
+                   std::int64_t threadsPerBlock);
     void setError(const QString& message);
     const std::optional<schedule::MemoryReport>& report() const { return m_report; }
 
