@@ -163,6 +163,28 @@ private slots:
         QVERIFY(!panel->gridEdit()->hasError());
     }
 
+    void typingFixesAnErrorAndMousePicksAWorker()
+    {
+        auto panel = shownPanel();
+        QVERIFY(QTest::qWaitForWindowExposed(panel.get()));
+        panel->gridEdit()->setFocus();
+        panel->gridEdit()->setText(QStringLiteral("spatial(2,5).repeat(3,4"));
+        QVERIFY(panel->gridEdit()->hasError());
+        // The error formatting must not disturb typing at the cursor.
+        panel->gridEdit()->end(false);
+        QTest::keyClicks(panel->gridEdit(), QStringLiteral(")"));
+        QCOMPARE(panel->gridEdit()->text(), QStringLiteral("spatial(2,5).repeat(3,4)"));
+        QVERIFY(!panel->gridEdit()->hasError());
+        QVERIFY(panel->errorText().isEmpty());
+        MappingCanvas* canvas = panel->canvas();
+        const QPoint at = canvas->cellRect(4, 5).center().toPoint();
+        QTest::mouseMove(canvas, at);
+        QTRY_COMPARE(canvas->hoveredWorker(), 6);
+        QTest::mouseClick(canvas, Qt::LeftButton, Qt::NoModifier, at);
+        QCOMPARE(canvas->focusWorker(), 6);
+        QCOMPARE(panel->legend()->count(), 10);
+    }
+
     void gridBlockThreadLevels()
     {
         auto panel = shownPanel();
