@@ -522,3 +522,22 @@ TEST(OnnxImporter, NestedErrorNamesEachLevelOnce) {
     for (int k = 0; k < 5; ++k) EXPECT_EQ(count(e, "'if" + std::to_string(k) + "' (If)"), 1u) << e;
     EXPECT_LT(e.size(), 600u) << e;
 }
+
+TEST(OnnxImporter, UnknownOpsGetOneNoteEach) {
+    onnx::ModelProto m = reluModel();
+    auto* g = m.mutable_graph();
+    g->mutable_node(0)->set_op_type("FooBar");
+    auto r = importProto(m);
+    ASSERT_TRUE(r.ok()) << firstError(r);
+    int notes = 0;
+    for (const auto& d : r.diagnostics().items()) {
+        if (d.severity != tessera::support::Severity::Note) continue;
+        if (d.message.find("'FooBar' (1 node) is not in Tessera's op registry") != std::string::npos) ++notes;
+    }
+    EXPECT_EQ(notes, 1);
+    // Registered ops, control flow included, get no such note.
+    auto nested = importProto(nestedIfModel(3, false));
+    ASSERT_TRUE(nested.ok()) << firstError(nested);
+    for (const auto& d : nested.diagnostics().items())
+        EXPECT_EQ(d.message.find("not in Tessera's op registry"), std::string::npos) << d.format();
+}

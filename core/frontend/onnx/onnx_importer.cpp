@@ -96,6 +96,8 @@ private:
                           const Scope* outer, const std::string& where, const std::string& nodeName);
     void runOnnxInference(::onnx::ModelProto& proto, ir::Model& model);
     void checkTypeConstraints(const ir::Graph& g, const ir::Model& model, const std::string& ctx);
+    /// One Note per op type the registry does not know (users should not have to read --ir to learn it).
+    void noteUnknownOps(const ir::Graph& g);
 
     std::string m_file;
     ImportOptions m_options;
@@ -464,6 +466,33 @@ bool Importer::convertGraph(const ::onnx::GraphProto& gp, ir::Graph& g, const Sc
     return !(m_diags.items().size() != errorsBefore && m_diags.hasErrors());
 }
 
+namespace {
+
+/// Counts nodes per op the registry does not know, in a graph and its subgraphs.
+void collectUnknownOps(const ir::Graph& g, std::map<std::string, int>& counts, int depth) {
+    if (depth > 64) return;
+    const auto& reg = ir::OpRegistry::instance();
+    for (const auto& n : g.nodes()) {
+        if (!reg.find(n.domain, n.opType)) ++counts[n.domain.empty() ? n.opType : n.domain + "::" + n.opType];
+        for (const auto& [name, a] : n.attributes) {
+            if (a.g) collectUnknownOps(*a.g, counts, depth + 1);
+            for (const auto& sub : a.graphs)
+                if (sub) collectUnknownOps(*sub, counts, depth + 1);
+        }
+    }
+}
+
+}  // namespace
+
+void Importer::noteUnknownOps(const ir::Graph& g) {
+    std::map<std::string, int> counts;
+    collectUnknownOps(g, counts, 0);
+    for (const auto& [op, n] : counts)
+        m_diags.note(m_file, "", "op " + quoteName(op) + " (" + std::to_string(n) + (n == 1 ? " node" : " nodes") +
+                                     ") is not in Tessera's op registry: kept as-is with its declared shapes, "
+                                     "no shape inference, FLOP count or code generator");
+}
+
 void Importer::checkTypeConstraints(const ir::Graph& g, const ir::Model& model, const std::string& ctx) {
     for (const auto& node : g.nodes()) {
         const std::string where = nodeWhere(ctx, node.name, node.opType);
@@ -678,6 +707,7 @@ support::Expected<ir::Model> Importer::run(const std::string& bytes, const suppo
         ir::Value& v = model.graph.value(static_cast<ir::ValueId>(i));
         if (!v.type.isDefined() && v.onnxType) v.type = *v.onnxType;
     }
+    noteUnknownOps(model.graph);
     return support::Expected<ir::Model>(std::move(model), std::move(m_diags));
 }
 
