@@ -1,6 +1,8 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]]`.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,10 +35,38 @@ bool parseGeometry(const QString& text, QSize* out)
     return true;
 }
 
+bool envSet(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+}
+
+/// Without a display Qt's xcb plugin aborts the process; say what to do instead. --help and
+/// --version need no display, so they run on the offscreen platform.
+bool checkDisplay(int argc, char** argv)
+{
+    if (envSet("QT_QPA_PLATFORM") || envSet("DISPLAY") || envSet("WAYLAND_DISPLAY"))
+        return true;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") {
+            setenv("QT_QPA_PLATFORM", "offscreen", 1);
+            return true;
+        }
+    }
+    std::fprintf(stderr,
+                 "tessera: no display found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+                 "Run it in a desktop session or under `xvfb-run -a`, or use `tessera-cli inspect MODEL` "
+                 "for a text summary.\n");
+    return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+    if (!checkDisplay(argc, argv))
+        return 2;
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("Tessera"));
     QApplication::setOrganizationName(QStringLiteral("Tessera"));
