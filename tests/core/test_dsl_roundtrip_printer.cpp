@@ -220,6 +220,8 @@ TEST(DslPrinter, ConstantLiterals) {
     b.init("bb", raw(ir::DType::Bool, {3}, bools, sizeof bools));
     const std::uint64_t u64[1] = {18446744073709551615ull};  // no literal: onnx() or the loader's error
     b.init("u", raw(ir::DType::U64, {1}, u64, sizeof u64));
+    const float negNan[1] = {-std::numeric_limits<float>::quiet_NaN()};
+    b.init("negnan", raw(ir::DType::F32, {1}, negNan, sizeof negNan));
     const std::int64_t imin[1] = {std::numeric_limits<std::int64_t>::min()};
     b.init("imin", raw(ir::DType::I64, {1}, imin, sizeof imin));
     TensorData strs;
@@ -241,6 +243,7 @@ TEST(DslPrinter, ConstantLiterals) {
     EXPECT_NE(text.find("param bb: bool[3] = [1, 0, 1];"), std::string::npos) << text;
     EXPECT_NE(text.find("param u: u64[1] = onnx(\"model.onnx\", \"u\");"), std::string::npos) << text;
     EXPECT_NE(text.find("param imin: i64[1] = onnx(\"model.onnx\", \"imin\");"), std::string::npos) << text;
+    EXPECT_NE(text.find("param negnan: f32[1] = onnx(\"model.onnx\", \"negnan\");"), std::string::npos) << text;
     EXPECT_NE(text.find("param strs: string[2] = [\"a\\nb\", \"ü\"];"), std::string::npos) << text;
     EXPECT_NE(text.find("param empty: f32[0, 3] = [];"), std::string::npos) << text;
     EXPECT_NE(text.find("param scalar: i64[] = 42;"), std::string::npos) << text;

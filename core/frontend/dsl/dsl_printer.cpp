@@ -166,8 +166,8 @@ T loadAt(const std::vector<std::uint8_t>& bytes, std::int64_t i) {
     return v;
 }
 
-/// True when a NaN element is the canonical quiet NaN (either sign) of its dtype, which is all a
-/// `nan` literal can give back.
+/// True when a NaN element is the canonical quiet NaN (either sign) of its dtype; with a clear
+/// sign bit that is all a `nan` literal gives back.
 bool canonicalNaN(const ir::TensorData& t, std::int64_t i) {
     switch (t.dtype) {
         case ir::DType::F16: return (loadAt<std::uint16_t>(t.bytes, i) & 0x7FFFu) == 0x7E00u;
@@ -187,18 +187,19 @@ std::optional<std::string> elementText(const ir::TensorData& t, std::int64_t i) 
         case DType::BF16:
         case DType::F32: {
             const double d = t.elementAsDouble(i);
-            if (std::isnan(d) && !canonicalNaN(t, i)) return std::nullopt;
             if (std::isnan(d)) {
-                // elementAsDouble drops the sign of a NaN; read it from the top bit.
+                // elementAsDouble drops the sign of a NaN; read it from the top bit. `-nan` reads
+                // back as a positive NaN, so a negative one has no literal.
                 const bool neg = t.dtype == DType::F32 ? (loadAt<std::uint32_t>(t.bytes, i) >> 31) != 0
                                                        : (loadAt<std::uint16_t>(t.bytes, i) >> 15) != 0;
-                return std::string(neg ? "-nan" : "nan");
+                if (neg || !canonicalNaN(t, i)) return std::nullopt;
+                return std::string("nan");
             }
             return shortestFloat(static_cast<float>(d));
         }
         case DType::F64: {
             const double d = loadAt<double>(t.bytes, i);
-            if (std::isnan(d) && !canonicalNaN(t, i)) return std::nullopt;
+            if (std::isnan(d) && (std::signbit(d) || !canonicalNaN(t, i))) return std::nullopt;
             return shortestDouble(d);
         }
         case DType::I8:

@@ -34,11 +34,25 @@
 ///
 /// Constants: a tensor of at most PrintOptions::maxInlineElements elements is written as a flat
 /// literal list in row-major order (shortest decimal that reads back to the same value of its
-/// dtype; `nan`, `inf`, `-inf`; bools as 0/1). A larger initializer, or the `value` of a Constant
+/// dtype; `nan`, `inf`, `-inf`; bools as 0/1). Elements no literal reads back exactly (negative
+/// or payload NaNs, u64 above INT64_MAX, INT64_MIN, complex numbers) make the whole constant go by
+/// reference, and without an ONNX source to point at the program cannot hold it (the parser then
+/// reports `onnx("", NAME)`). A larger initializer, or the `value` of a Constant
 /// node, is written as `onnx("FILE", "NAME")` when the model came from an ONNX file (the loader
 /// finds it by its initializer name, or by the Constant node's output name); otherwise it is
 /// inlined in full, wrapped over several lines. Constants inside subgraphs are always inlined:
 /// the loader looks names up in the main graph only.
+///
+/// Limits (what docs/dsl.md version 0.1 cannot say; such a model prints, but does not round-trip):
+/// - an int attribute equal to INT64_MIN (the lexer reads the digits before the sign);
+/// - a negative NaN or a NaN payload, an u64 above INT64_MAX, INT64_MIN or a complex element in a
+///   constant, when there is no ONNX file to reference;
+/// - an initializer order that contradicts the order of the same values among the graph inputs
+///   (`input w: T = init;` appends to both lists; the inputs' order wins);
+/// - a model without a default-domain opset (the parser adds `opset 17`);
+/// - an initializer that is also an input of a subgraph (graph literals have no `input` form; it
+///   prints as a `param` inside the body), and large constants inside subgraphs go inline;
+/// - Value::onnxType (declared types) apart from the annotation checks: only Value::type is kept.
 ///
 /// Thread rules: pure functions of their arguments; safe from any thread.
 
