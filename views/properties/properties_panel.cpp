@@ -290,10 +290,13 @@ void PropertiesPanel::showNode(ir::NodeId id)
         auto* name = new QLabel(QStringLiteral("<b>%1</b>").arg(displayName(val.name).toHtmlEscaped()), wBox);
         wLay->addWidget(name);
         const double bytes = static_cast<double>(t.bytes.size());
-        auto* info = new QLabel(QStringLiteral("%1 %2 · %3 elements · %4")
+        const qlonglong elements = static_cast<qlonglong>(t.numElements());
+        auto* info = new QLabel(QStringLiteral("%1 %2 · %3 %4 · %5")
                                     .arg(QString::fromLatin1(ir::dtypeName(t.dtype).data(), static_cast<qsizetype>(ir::dtypeName(t.dtype).size())),
                                          fromStd(t.type().shape.str()),
-                                         QLocale::c().toString(static_cast<qlonglong>(t.numElements())), bytesText(bytes)),
+                                         QLocale::c().toString(elements),
+                                         elements == 1 ? QStringLiteral("element") : QStringLiteral("elements"),
+                                         bytesText(bytes)),
                                 wBox);
         wLay->addWidget(info);
         const bool numeric = t.dtype != ir::DType::String && t.dtype != ir::DType::Complex64 &&
