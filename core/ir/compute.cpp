@@ -159,6 +159,7 @@ std::string formatConst(const ComputeExpr& e) {
     if (e.constDType == DType::Bool) return e.intValue ? "true" : "false";
     if (isInteger(e.constDType)) return std::to_string(e.intValue);
     const double v = e.value;
+    if (v == 3.14159265358979323846) return "pi";
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     char buf[40];

@@ -737,10 +737,11 @@ private:
                 default: error(gl.range, "only op calls, compute definitions and params may appear in a graph body"); break;
             }
         }
+        const bool bodyFailed = errorCount() > errorsBefore;
         for (const auto& [n, t] : gl.results) {
             const ir::ValueId id = lookup(ctx, n.text);
             if (id == ir::kNoValue) {
-                undefinedName(n, ctx, "graph output");
+                if (!bodyFailed) undefinedName(n, ctx, "graph output");
                 continue;
             }
             ir::Value& v = g->value(id);
@@ -1453,6 +1454,8 @@ private:
             }
             d.file = m_file;
             d.message = it.word.text + " mapping: " + d.message;
+            for (auto& n : d.notes)
+                if (n.rfind("hint:", 0) != 0 && n.rfind("note:", 0) != 0) n = "hint: " + n;
             m_diags.add(std::move(d));
         }
         return false;

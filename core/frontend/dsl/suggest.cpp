@@ -38,13 +38,17 @@ std::string lower(std::string_view s) {
 std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
     if (word.empty() || word.size() > 256) return std::nullopt;
     const std::string lw = lower(word);
-    // One- and two-letter words are too short for edits to mean anything: only case differences.
-    const std::size_t limit = word.size() <= 2 ? 0 : std::max<std::size_t>(1, word.size() / 3);
+    // One- and two-letter words are too short for free edits: only case differences, or one
+    // edit when one word contains the other ("jj" -> "j", "Cc" -> "C"; not "q" -> "x").
+    const bool shortWord = word.size() <= 2;
+    const std::size_t limit = shortWord ? 1 : std::max<std::size_t>(1, word.size() / 3);
     std::optional<std::string> best;
     std::size_t bestDist = limit + 1;
     for (const auto& c : candidates) {
         if (c == word) return std::nullopt;
-        std::size_t d = lower(c) == lw ? 0 : limit == 0 ? 1 : editDistance(lw, lower(c), limit);
+        const std::string lc = lower(c);
+        std::size_t d = lc == lw ? 0 : editDistance(lw, lc, limit);
+        if (shortWord && d == 1 && lc.find(lw) == std::string::npos && lw.find(lc) == std::string::npos) continue;
         if (d < bestDist) {
             bestDist = d;
             best = c;
