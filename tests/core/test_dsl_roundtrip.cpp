@@ -6,12 +6,17 @@
 // - the golden files of tests/golden/dsl/*.tsr (written by test_dsl_roundtrip_printer.cpp) parse
 //   with samples/ as their base folder (their onnx("<sample>.onnx", ...) references point there);
 // - every DSL sample (samples/*.tsr) parses, prints, parses again to an equal model, and the
-//   second print equals the first.
-// Golden files are regenerated with TESSERA_UPDATE_GOLDEN=1 (see test_dsl_roundtrip_printer.cpp).
+//   second print equals the first; the printed form is kept as a golden file,
+//   tests/golden/dsl/tsr/<sample>.tsr.
+// Golden files are regenerated with
+//   TESSERA_UPDATE_GOLDEN=1 ./tests/tessera_core_tests --gtest_filter='*DslPrinterGolden*:DslRoundTrip.DslSamples*'
+// from the build directory; review `git diff tests/golden/dsl` before committing.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -93,6 +98,25 @@ std::string firstDifference(const std::string& a, const std::string& b) {
             return "line " + std::to_string(line) + ":\n  first:  " + (ea ? "<end>" : la.substr(0, 300)) +
                    "\n  second: " + (eb ? "<end>" : lb.substr(0, 300));
     }
+}
+
+void checkGolden(const std::string& name, const std::string& actual) {
+    const std::string path = std::string(TESSERA_GOLDEN) + "/dsl/" + name;
+    const char* update = std::getenv("TESSERA_UPDATE_GOLDEN");
+    if (update && std::string(update) == "1") {
+        fs::create_directories(fs::path(path).parent_path());
+        std::ofstream out(path, std::ios::binary);
+        out << actual;
+        ASSERT_TRUE(out.good()) << "cannot write " << path;
+        std::cout << "updated golden file " << path << "\n";
+        return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with TESSERA_UPDATE_GOLDEN=1 to create it)";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_TRUE(ss.str() == actual) << "golden file " << path << " differs (TESSERA_UPDATE_GOLDEN=1 rewrites it); "
+                                    << firstDifference(ss.str(), actual);
 }
 
 void expectRoundTrip(const ir::Model& m, const dsl::PrintOptions& po, const std::string& baseDir, const std::string& label) {
@@ -221,7 +245,9 @@ TEST(DslRoundTrip, DslSamplesPrintAndReparse) {
                                << rt.text.substr(0, 4000);
         EXPECT_TRUE(rt.equal) << rt.why;
         EXPECT_TRUE(rt.text == rt.reprinted) << "printing is not stable; " << firstDifference(rt.text, rt.reprinted);
+        checkGolden("tsr/" + p.filename().string(), rt.text);
     }
+    EXPECT_GE(programs.size(), 7u);
 }
 
 }  // namespace
