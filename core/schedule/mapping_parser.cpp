@@ -126,10 +126,10 @@ private:
         }
         if (std::isdigit(static_cast<unsigned char>(c))) {
             while (m_pos < m_text.size() && std::isdigit(static_cast<unsigned char>(m_text[m_pos]))) {
-                if (!t.overflow) {
-                    t.value = t.value * 10 + (m_text[m_pos] - '0');
-                    if (t.value > kMaxInteger) t.overflow = true;
-                }
+                const int digit = m_text[m_pos] - '0';
+                // Checked before multiplying: value * 10 + digit must stay <= kMaxInteger.
+                if (!t.overflow && t.value > (kMaxInteger - digit) / 10) t.overflow = true;
+                if (!t.overflow) t.value = t.value * 10 + digit;
                 ++m_pos;
             }
             t.kind = Tok::Int;

@@ -221,4 +221,16 @@ TEST(ScheduleParser, LimitsAreErrorsNotCrashes) {
     EXPECT_NE(e.message.find("more than 16 extents"), std::string::npos);
 }
 
+// Inputs the libFuzzer target found; each once crashed or tripped a sanitizer.
+TEST(ScheduleParser, FuzzRegressions) {
+    // Signed overflow while accumulating digits past 2^62 (UBSan).
+    auto e = error("col_spatial(" + std::string(77, '7') + ",6)");
+    EXPECT_EQ(e.begin, 13);
+    EXPECT_NE(e.message.find("too large"), std::string::npos);
+    e = error("spatial(4611686018427387904)");  // 2^62 itself is accepted by the lexer, refused as too many tasks
+    EXPECT_NE(e.message.find("2^31"), std::string::npos);
+    e = error("spatial(4611686018427387905)");
+    EXPECT_NE(e.message.find("too large"), std::string::npos);
+}
+
 }  // namespace
