@@ -324,7 +324,7 @@ public:
         inferExtents(m_def.body, 0);
         for (std::size_t a = 0; a < m_def.axes.size(); ++a) {
             const ComputeAxis& ax = m_def.axes[a];
-            if (!ax.extent.isKnown() && !ax.extent.isSymbolic() && !m_unknownDimSeen) {
+            if (!ax.extent.isKnown() && !ax.extent.isSymbolic() && !m_unknownDimSeen && !m_failed) {
                 errorAt(m_def.body, "cannot infer the extent of " + std::string(ax.reduction ? "reduction axis '" : "index '") + ax.name +
                                         "': it is never used directly as a subscript of a tensor",
                         {"hint: declare it, e.g. " + ax.name + ": 8"});

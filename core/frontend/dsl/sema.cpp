@@ -69,7 +69,9 @@ const std::vector<std::string> kFunctions{"exp",  "log",   "sqrt",  "rsqrt", "si
                                           "pow", "atan2", "select", "where", "cast"};
 
 std::vector<std::string> dtypeCandidates() {
-    return {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool", "string", "c64", "c128"};
+    return {"f16",   "bf16",    "f32",     "f64",     "i8",    "i16",   "i32",   "i64",   "u8",    "u16",
+            "u32",   "u64",     "bool",    "string",  "c64",   "c128",  "float", "double", "half", "int",
+            "int32", "int64",   "float32", "float16", "float64", "uint8", "bfloat16", "boolean"};
 }
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
