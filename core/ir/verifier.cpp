@@ -237,7 +237,10 @@ public:
                 if (auto p = computeStructureProblem(*n.compute, n.inputs.size()); !p.empty()) err(nodeDesc(n), p);
             if (!prefix.empty())
                 for (std::size_t k = before; k < m_out.items().size(); ++k) m_out.items()[k].where = prefix + m_out.items()[k].where;
-            for (const auto& [name, a] : n.attributes) {
+            for (const auto& attribute : n.attributes) {
+                // Named copies, not structured bindings: clang 14 cannot capture bindings in lambdas.
+                const std::string& name = attribute.first;
+                const Attribute& a = attribute.second;
                 auto checkTensor = [&](const std::shared_ptr<const TensorData>& t) {
                     if (!t) err(nodeDesc(n), "attribute '" + name + "' has no tensor");
                     else if (auto p = dataProblem(*t); !p.empty()) err(nodeDesc(n), "attribute '" + name + "': " + p);
