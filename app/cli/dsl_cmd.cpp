@@ -64,8 +64,8 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     const ir::Model& m = result.value();
     int computes = 0;
     for (const auto& n : m.graph.nodes()) computes += n.compute ? 1 : 0;
-    out << options.path << ": ok: " << m.graph.numNodes() << " node" << (m.graph.numNodes() == 1 ? "" : "s") << " ("
-        << computes << " compute), " << m.program.schedules.size() << " schedule"
+    out << options.path << ": ok: " << m.graph.numNodes() << " node" << (m.graph.numNodes() == 1 ? "" : "s")
+        << " (" << computes << " compute), " << m.program.schedules.size() << " schedule"
         << (m.program.schedules.size() == 1 ? "" : "s") << ", " << m.program.fusions.size() << " fusion group"
         << (m.program.fusions.size() == 1 ? "" : "s") << ", " << ir::totalFlops(m.graph) << " FLOPs";
     if (warnings) out << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");

@@ -10,55 +10,92 @@ namespace tessera::ir {
 
 const char* computeUnaryName(ComputeUnary op) {
     switch (op) {
-        case ComputeUnary::Neg: return "neg";
-        case ComputeUnary::Not: return "not";
-        case ComputeUnary::Exp: return "exp";
-        case ComputeUnary::Log: return "log";
-        case ComputeUnary::Sqrt: return "sqrt";
-        case ComputeUnary::Rsqrt: return "rsqrt";
-        case ComputeUnary::Sin: return "sin";
-        case ComputeUnary::Cos: return "cos";
-        case ComputeUnary::Tan: return "tan";
-        case ComputeUnary::Tanh: return "tanh";
-        case ComputeUnary::Sigmoid: return "sigmoid";
-        case ComputeUnary::Abs: return "abs";
-        case ComputeUnary::Floor: return "floor";
-        case ComputeUnary::Ceil: return "ceil";
-        case ComputeUnary::Round: return "round";
-        case ComputeUnary::Erf: return "erf";
+        case ComputeUnary::Neg:
+            return "neg";
+        case ComputeUnary::Not:
+            return "not";
+        case ComputeUnary::Exp:
+            return "exp";
+        case ComputeUnary::Log:
+            return "log";
+        case ComputeUnary::Sqrt:
+            return "sqrt";
+        case ComputeUnary::Rsqrt:
+            return "rsqrt";
+        case ComputeUnary::Sin:
+            return "sin";
+        case ComputeUnary::Cos:
+            return "cos";
+        case ComputeUnary::Tan:
+            return "tan";
+        case ComputeUnary::Tanh:
+            return "tanh";
+        case ComputeUnary::Sigmoid:
+            return "sigmoid";
+        case ComputeUnary::Abs:
+            return "abs";
+        case ComputeUnary::Floor:
+            return "floor";
+        case ComputeUnary::Ceil:
+            return "ceil";
+        case ComputeUnary::Round:
+            return "round";
+        case ComputeUnary::Erf:
+            return "erf";
     }
     return "?";
 }
 
 const char* computeBinaryName(ComputeBinary op) {
     switch (op) {
-        case ComputeBinary::Add: return "+";
-        case ComputeBinary::Sub: return "-";
-        case ComputeBinary::Mul: return "*";
-        case ComputeBinary::Div: return "/";
-        case ComputeBinary::Mod: return "%";
-        case ComputeBinary::Lt: return "<";
-        case ComputeBinary::Le: return "<=";
-        case ComputeBinary::Gt: return ">";
-        case ComputeBinary::Ge: return ">=";
-        case ComputeBinary::Eq: return "==";
-        case ComputeBinary::Ne: return "!=";
-        case ComputeBinary::And: return "&&";
-        case ComputeBinary::Or: return "||";
-        case ComputeBinary::Min: return "min";
-        case ComputeBinary::Max: return "max";
-        case ComputeBinary::Pow: return "pow";
-        case ComputeBinary::Atan2: return "atan2";
+        case ComputeBinary::Add:
+            return "+";
+        case ComputeBinary::Sub:
+            return "-";
+        case ComputeBinary::Mul:
+            return "*";
+        case ComputeBinary::Div:
+            return "/";
+        case ComputeBinary::Mod:
+            return "%";
+        case ComputeBinary::Lt:
+            return "<";
+        case ComputeBinary::Le:
+            return "<=";
+        case ComputeBinary::Gt:
+            return ">";
+        case ComputeBinary::Ge:
+            return ">=";
+        case ComputeBinary::Eq:
+            return "==";
+        case ComputeBinary::Ne:
+            return "!=";
+        case ComputeBinary::And:
+            return "&&";
+        case ComputeBinary::Or:
+            return "||";
+        case ComputeBinary::Min:
+            return "min";
+        case ComputeBinary::Max:
+            return "max";
+        case ComputeBinary::Pow:
+            return "pow";
+        case ComputeBinary::Atan2:
+            return "atan2";
     }
     return "?";
 }
 
 const char* reduceKindName(ReduceKind k) {
     switch (k) {
-        case ReduceKind::Sum: return "sum";
-        case ReduceKind::Prod: return "prod";
-        case ReduceKind::Max: return "max";
-        case ReduceKind::Min: return "min";
+        case ReduceKind::Sum:
+            return "sum";
+        case ReduceKind::Prod:
+            return "prod";
+        case ReduceKind::Max:
+            return "max";
+        case ReduceKind::Min:
+            return "min";
     }
     return "?";
 }
@@ -174,20 +211,26 @@ std::string formatConst(const ComputeExpr& e) {
 
 int binaryPrec(ComputeBinary op) {
     switch (op) {
-        case ComputeBinary::Or: return 1;
-        case ComputeBinary::And: return 2;
+        case ComputeBinary::Or:
+            return 1;
+        case ComputeBinary::And:
+            return 2;
         case ComputeBinary::Lt:
         case ComputeBinary::Le:
         case ComputeBinary::Gt:
         case ComputeBinary::Ge:
         case ComputeBinary::Eq:
-        case ComputeBinary::Ne: return 3;
+        case ComputeBinary::Ne:
+            return 3;
         case ComputeBinary::Add:
-        case ComputeBinary::Sub: return 4;
+        case ComputeBinary::Sub:
+            return 4;
         case ComputeBinary::Mul:
         case ComputeBinary::Div:
-        case ComputeBinary::Mod: return 5;
-        default: return 7;  // written as a call
+        case ComputeBinary::Mod:
+            return 5;
+        default:
+            return 7;  // written as a call
     }
 }
 
@@ -195,13 +238,18 @@ constexpr int kPrecUnary = 6, kPrecPrimary = 7;
 
 int exprPrec(const ComputeExpr& e) {
     switch (e.kind) {
-        case ComputeKind::Binary: return binaryPrec(e.binary);
-        case ComputeKind::Unary: return (e.unary == ComputeUnary::Neg || e.unary == ComputeUnary::Not) ? kPrecUnary : kPrecPrimary;
+        case ComputeKind::Binary:
+            return binaryPrec(e.binary);
+        case ComputeKind::Unary:
+            return (e.unary == ComputeUnary::Neg || e.unary == ComputeUnary::Not) ? kPrecUnary : kPrecPrimary;
         case ComputeKind::Const:
-            return (e.value < 0 || (std::signbit(e.value) && !isInteger(e.constDType)) || e.intValue < 0) ? kPrecUnary
-                                                                                                            : kPrecPrimary;
-        case ComputeKind::Reduce: return 0;
-        default: return kPrecPrimary;
+            return (e.value < 0 || (std::signbit(e.value) && !isInteger(e.constDType)) || e.intValue < 0)
+                       ? kPrecUnary
+                       : kPrecPrimary;
+        case ComputeKind::Reduce:
+            return 0;
+        default:
+            return kPrecPrimary;
     }
 }
 
@@ -216,7 +264,8 @@ struct Printer {
     const std::function<std::string(int)>& tensorName;
 
     std::string axisName(int a) const {
-        if (a < 0 || static_cast<std::size_t>(a) >= def.axes.size()) return "<axis " + std::to_string(a) + ">";
+        if (a < 0 || static_cast<std::size_t>(a) >= def.axes.size())
+            return "<axis " + std::to_string(a) + ">";
         return def.axes[static_cast<std::size_t>(a)].name;
     }
 
@@ -232,15 +281,19 @@ struct Printer {
 
     std::string list(const std::vector<ComputeExpr>& args, std::size_t from = 0) const {
         std::string s;
-        for (std::size_t i = from; i < args.size(); ++i) s += (i > from ? ", " : "") + print(args[i], 0, true);
+        for (std::size_t i = from; i < args.size(); ++i)
+            s += (i > from ? ", " : "") + print(args[i], 0, true);
         return s;
     }
 
     std::string printBare(const ComputeExpr& e) const {
         switch (e.kind) {
-            case ComputeKind::Const: return formatConst(e);
-            case ComputeKind::Index: return axisName(e.axis);
-            case ComputeKind::Access: return tensorName(e.input) + "[" + list(e.args) + "]";
+            case ComputeKind::Const:
+                return formatConst(e);
+            case ComputeKind::Index:
+                return axisName(e.axis);
+            case ComputeKind::Access:
+                return tensorName(e.input) + "[" + list(e.args) + "]";
             case ComputeKind::Unary: {
                 if (e.args.empty()) return "<bad unary>";
                 if (e.unary == ComputeUnary::Neg) return "-" + print(e.args[0], kPrecUnary + 1, true);
@@ -250,13 +303,15 @@ struct Printer {
             case ComputeKind::Binary: {
                 if (e.args.size() != 2) return "<bad binary>";
                 const int p = binaryPrec(e.binary);
-                if (p == kPrecPrimary) return std::string(computeBinaryName(e.binary)) + "(" + list(e.args) + ")";
+                if (p == kPrecPrimary)
+                    return std::string(computeBinaryName(e.binary)) + "(" + list(e.args) + ")";
                 // Left-associative; comparisons do not chain, so both sides need a higher precedence.
                 const int leftCtx = p == 3 ? p + 1 : p;
                 return print(e.args[0], leftCtx, false) + " " + computeBinaryName(e.binary) + " " +
                        print(e.args[1], p + 1, true);
             }
-            case ComputeKind::Select: return "select(" + list(e.args) + ")";
+            case ComputeKind::Select:
+                return "select(" + list(e.args) + ")";
             case ComputeKind::Cast:
                 return "cast(" + (e.args.empty() ? std::string("?") : print(e.args[0], 0, true)) + ", " +
                        std::string(dtypeName(e.castTo)) + ")";
@@ -265,8 +320,9 @@ struct Printer {
                 for (std::size_t i = 0; i < e.reduceAxes.size(); ++i) {
                     const int a = e.reduceAxes[i];
                     s += i ? ", " : "";
-                    s += (a >= 0 && static_cast<std::size_t>(a) < def.axes.size()) ? axisText(def.axes[static_cast<std::size_t>(a)])
-                                                                                  : axisName(a);
+                    s += (a >= 0 && static_cast<std::size_t>(a) < def.axes.size())
+                             ? axisText(def.axes[static_cast<std::size_t>(a)])
+                             : axisName(a);
                 }
                 s += ") ";
                 // A body starting with '-' after max(k)/min(k) would read as a binary minus.
@@ -284,7 +340,8 @@ struct Printer {
 
 }  // namespace
 
-std::string printComputeExpr(const ComputeDef& def, const ComputeExpr& e, const std::function<std::string(int slot)>& tensorName) {
+std::string printComputeExpr(const ComputeDef& def, const ComputeExpr& e,
+                             const std::function<std::string(int slot)>& tensorName) {
     Printer p{def, tensorName};
     return p.print(e, 0, true);
 }
@@ -292,7 +349,8 @@ std::string printComputeExpr(const ComputeDef& def, const ComputeExpr& e, const 
 std::string printCompute(const ComputeDef& def, const std::string& outputName,
                          const std::function<std::string(int slot)>& tensorName) {
     std::string s = outputName + "[";
-    for (std::size_t i = 0; i < def.numOutputAxes && i < def.axes.size(); ++i) s += (i ? ", " : "") + axisText(def.axes[i]);
+    for (std::size_t i = 0; i < def.numOutputAxes && i < def.axes.size(); ++i)
+        s += (i ? ", " : "") + axisText(def.axes[i]);
     s += "]";
     if (def.forcedDType != DType::Undefined) s += ": " + std::string(dtypeName(def.forcedDType));
     return s + " = " + printComputeExpr(def, def.body, tensorName);
@@ -313,20 +371,28 @@ class Checker {
 public:
     Checker(ComputeDef& def, const std::vector<TensorType>& inputs, const std::vector<std::string>& names,
             const std::string& file, support::DiagnosticList& diags)
-        : m_def(def), m_inputs(inputs), m_names(names), m_file(file), m_diags(diags), m_extentFrom(def.axes.size()) {}
+        : m_def(def),
+          m_inputs(inputs),
+          m_names(names),
+          m_file(file),
+          m_diags(diags),
+          m_extentFrom(def.axes.size()) {}
 
     TensorType run() {
         for (std::size_t a = 0; a < m_def.axes.size(); ++a) {
             const Dim& d = m_def.axes[a].extent;
             if (d.isKnown() || d.isSymbolic()) m_extentFrom[a] = "declared '" + axisText(m_def.axes[a]) + "'";
-            if (d.isKnown() && d.value == 0) errorAt(m_def.body, "extent of '" + m_def.axes[a].name + "' is 0");
+            if (d.isKnown() && d.value == 0)
+                errorAt(m_def.body, "extent of '" + m_def.axes[a].name + "' is 0");
         }
         inferExtents(m_def.body, 0);
         for (std::size_t a = 0; a < m_def.axes.size(); ++a) {
             const ComputeAxis& ax = m_def.axes[a];
             if (!ax.extent.isKnown() && !ax.extent.isSymbolic() && !m_unknownDimSeen && !m_failed) {
-                errorAt(m_def.body, "cannot infer the extent of " + std::string(ax.reduction ? "reduction axis '" : "index '") + ax.name +
-                                        "': it is never used directly as a subscript of a tensor",
+                errorAt(m_def.body,
+                        "cannot infer the extent of " +
+                            std::string(ax.reduction ? "reduction axis '" : "index '") + ax.name +
+                            "': it is never used directly as a subscript of a tensor",
                         {"hint: declare it, e.g. " + ax.name + ": 8"});
             }
         }
@@ -355,7 +421,8 @@ private:
     bool m_unknownInputType = false;
 
     std::string inputName(int slot) const {
-        if (slot >= 0 && static_cast<std::size_t>(slot) < m_names.size()) return m_names[static_cast<std::size_t>(slot)];
+        if (slot >= 0 && static_cast<std::size_t>(slot) < m_names.size())
+            return m_names[static_cast<std::size_t>(slot)];
         return "<input " + std::to_string(slot) + ">";
     }
     std::string text(const ComputeExpr& e) const {
@@ -375,7 +442,8 @@ private:
 
     void inferExtents(ComputeExpr& e, int depth) {
         if (depth > 1000) return;
-        if (e.kind == ComputeKind::Index && (e.axis < 0 || static_cast<std::size_t>(e.axis) >= m_def.axes.size())) {
+        if (e.kind == ComputeKind::Index &&
+            (e.axis < 0 || static_cast<std::size_t>(e.axis) >= m_def.axes.size())) {
             errorAt(e, "index refers to axis " + std::to_string(e.axis) + " of a definition with " +
                            std::to_string(m_def.axes.size()) + " axes");
             return;
@@ -397,13 +465,14 @@ private:
             if (!t.shape.rankKnown()) {
                 m_unknownDimSeen = true;
             } else if (t.shape.rank() != e.args.size()) {
-                errorAt(e, "'" + inputName(e.input) + "' has rank " + std::to_string(t.shape.rank()) + " (" + t.str() +
-                               ") but is indexed with " + std::to_string(e.args.size()) + " subscript" +
-                               (e.args.size() == 1 ? "" : "s") + " in " + text(e));
+                errorAt(e, "'" + inputName(e.input) + "' has rank " + std::to_string(t.shape.rank()) + " (" +
+                               t.str() + ") but is indexed with " + std::to_string(e.args.size()) +
+                               " subscript" + (e.args.size() == 1 ? "" : "s") + " in " + text(e));
             } else {
                 for (std::size_t d = 0; d < e.args.size(); ++d) {
                     const ComputeExpr& sub = e.args[d];
-                    if (sub.kind != ComputeKind::Index || sub.axis < 0 || static_cast<std::size_t>(sub.axis) >= m_def.axes.size())
+                    if (sub.kind != ComputeKind::Index || sub.axis < 0 ||
+                        static_cast<std::size_t>(sub.axis) >= m_def.axes.size())
                         continue;
                     const Dim& dim = t.shape[d];
                     ComputeAxis& ax = m_def.axes[static_cast<std::size_t>(sub.axis)];
@@ -417,12 +486,13 @@ private:
                         m_extentFrom[static_cast<std::size_t>(sub.axis)] = here;
                     } else if (ax.extent.isKnown() && dim.isKnown() && ax.extent.value != dim.value) {
                         const std::string& from = m_extentFrom[static_cast<std::size_t>(sub.axis)];
-                        errorAt(e, "extent of '" + ax.name + "' is " + std::to_string(ax.extent.value) + " from " + from +
-                                       " but " + std::to_string(dim.value) + " from " + here);
+                        errorAt(e, "extent of '" + ax.name + "' is " + std::to_string(ax.extent.value) +
+                                       " from " + from + " but " + std::to_string(dim.value) + " from " +
+                                       here);
                     } else if (ax.extent.isSymbolic() && dim.isSymbolic() && ax.extent.symbol != dim.symbol) {
                         const std::string& from = m_extentFrom[static_cast<std::size_t>(sub.axis)];
-                        errorAt(e, "extent of '" + ax.name + "' is " + ax.extent.symbol + " from " + from + " but " + dim.symbol +
-                                       " from " + here);
+                        errorAt(e, "extent of '" + ax.name + "' is " + ax.extent.symbol + " from " + from +
+                                       " but " + dim.symbol + " from " + here);
                     } else if (ax.extent.isSymbolic() && dim.isKnown()) {
                         // A known extent is more precise than a symbol the user declared loosely.
                         ax.extent = dim;
@@ -440,8 +510,8 @@ private:
     }
 
     /// Common type of two operands of an arithmetic or comparison operator; errors name both sides.
-    Ty promote(const ComputeExpr& at, const std::string& op, const ComputeExpr& ea, Ty a, const ComputeExpr& eb, Ty b,
-               bool allowBool) {
+    Ty promote(const ComputeExpr& at, const std::string& op, const ComputeExpr& ea, Ty a,
+               const ComputeExpr& eb, Ty b, bool allowBool) {
         if (a.t == DType::Undefined || b.t == DType::Undefined) return {DType::Undefined, false};
         if (a.t == DType::Bool || b.t == DType::Bool) {
             if (allowBool && a.t == DType::Bool && b.t == DType::Bool) return {DType::Bool, a.weak && b.weak};
@@ -463,8 +533,9 @@ private:
         if (a.t == b.t) return a;
         const bool fa = isFloatingPoint(a.t), fb = isFloatingPoint(b.t);
         if (fa && fb) {
-            errorAt(at, "'" + op + "' mixes " + std::string(dtypeName(a.t)) + " (" + text(ea) + ") and " +
-                            std::string(dtypeName(b.t)) + " (" + text(eb) + ")",
+            errorAt(at,
+                    "'" + op + "' mixes " + std::string(dtypeName(a.t)) + " (" + text(ea) + ") and " +
+                        std::string(dtypeName(b.t)) + " (" + text(eb) + ")",
                     {"hint: convert one side with cast(..., " + std::string(dtypeName(a.t)) + ")"});
             return {DType::Undefined, false};
         }
@@ -491,16 +562,19 @@ private:
                 for (auto& s : e.args) {
                     Ty st = type(s, depth + 1);
                     if (st.t != DType::Undefined && !isInteger(st.t))
-                        errorAt(s, "subscript " + text(s) + " of '" + inputName(e.input) + "' is " + std::string(dtypeName(st.t)) +
-                                       "; subscripts must be integers",
+                        errorAt(s,
+                                "subscript " + text(s) + " of '" + inputName(e.input) + "' is " +
+                                    std::string(dtypeName(st.t)) + "; subscripts must be integers",
                                 {"hint: convert with cast(..., i64)"});
                 }
                 if (e.input < 0 || static_cast<std::size_t>(e.input) >= m_inputs.size()) return {};
                 const DType t = m_inputs[static_cast<std::size_t>(e.input)].dtype;
-                if (t == DType::Undefined) m_unknownInputType = true;
+                if (t == DType::Undefined)
+                    m_unknownInputType = true;
                 else if (!isNumeric(t) && t != DType::Bool)
-                    errorAt(e, "'" + inputName(e.input) + "' is " + std::string(dtypeName(t)) +
-                                   "; compute definitions read numeric or bool tensors",
+                    errorAt(e,
+                            "'" + inputName(e.input) + "' is " + std::string(dtypeName(t)) +
+                                "; compute definitions read numeric or bool tensors",
                             {"hint: complex data can be kept as separate real and imaginary tensors"});
                 r = {t, false};
                 break;
@@ -513,14 +587,21 @@ private:
                 Ty a = type(e.args[0], depth + 1);
                 if (a.t == DType::Undefined) return e.dtype = DType::Undefined, Ty{};
                 if (e.unary == ComputeUnary::Not) {
-                    if (a.t != DType::Bool) errorAt(e, "'!' needs a bool operand, got " + std::string(dtypeName(a.t)) + " (" + text(e.args[0]) + ")");
+                    if (a.t != DType::Bool)
+                        errorAt(e, "'!' needs a bool operand, got " + std::string(dtypeName(a.t)) + " (" +
+                                       text(e.args[0]) + ")");
                     r = {DType::Bool, a.weak};
-                } else if (e.unary == ComputeUnary::Neg || e.unary == ComputeUnary::Abs || e.unary == ComputeUnary::Floor ||
-                           e.unary == ComputeUnary::Ceil || e.unary == ComputeUnary::Round) {
-                    if (a.t == DType::Bool) errorAt(e, std::string("'") + computeUnaryName(e.unary) + "' cannot take a bool operand (" + text(e.args[0]) + ")");
+                } else if (e.unary == ComputeUnary::Neg || e.unary == ComputeUnary::Abs ||
+                           e.unary == ComputeUnary::Floor || e.unary == ComputeUnary::Ceil ||
+                           e.unary == ComputeUnary::Round) {
+                    if (a.t == DType::Bool)
+                        errorAt(e, std::string("'") + computeUnaryName(e.unary) +
+                                       "' cannot take a bool operand (" + text(e.args[0]) + ")");
                     r = a;
                 } else {
-                    if (a.t == DType::Bool) errorAt(e, std::string("'") + computeUnaryName(e.unary) + "' cannot take a bool operand (" + text(e.args[0]) + ")");
+                    if (a.t == DType::Bool)
+                        errorAt(e, std::string("'") + computeUnaryName(e.unary) +
+                                       "' cannot take a bool operand (" + text(e.args[0]) + ")");
                     r = isFloatingPoint(a.t) ? a : Ty{DType::F32, a.weak};
                 }
                 break;
@@ -537,8 +618,9 @@ private:
                     for (int i = 0; i < 2; ++i) {
                         const Ty t = i ? b : a;
                         if (t.t != DType::Undefined && t.t != DType::Bool)
-                            errorAt(e.args[static_cast<std::size_t>(i)], "'" + op + "' needs bool operands, got " + std::string(dtypeName(t.t)) +
-                                                                             " (" + text(e.args[static_cast<std::size_t>(i)]) + ")");
+                            errorAt(e.args[static_cast<std::size_t>(i)],
+                                    "'" + op + "' needs bool operands, got " + std::string(dtypeName(t.t)) +
+                                        " (" + text(e.args[static_cast<std::size_t>(i)]) + ")");
                     }
                     r = {DType::Bool, a.weak && b.weak};
                     break;
@@ -547,12 +629,16 @@ private:
                 const bool eqne = e.binary == ComputeBinary::Eq || e.binary == ComputeBinary::Ne;
                 Ty p = promote(e, op, e.args[0], a, e.args[1], b, eqne);
                 if (p.t == DType::Undefined) return {};
-                if (cmp) r = {DType::Bool, p.weak};
-                else if ((e.binary == ComputeBinary::Pow || e.binary == ComputeBinary::Atan2) && !isFloatingPoint(p.t))
+                if (cmp)
+                    r = {DType::Bool, p.weak};
+                else if ((e.binary == ComputeBinary::Pow || e.binary == ComputeBinary::Atan2) &&
+                         !isFloatingPoint(p.t))
                     r = {DType::F32, p.weak};
-                else r = p;
+                else
+                    r = p;
                 if ((e.binary == ComputeBinary::Div || e.binary == ComputeBinary::Mod) && isInteger(p.t) &&
-                    e.args[1].kind == ComputeKind::Const && isInteger(e.args[1].constDType) && e.args[1].intValue == 0)
+                    e.args[1].kind == ComputeKind::Const && isInteger(e.args[1].constDType) &&
+                    e.args[1].intValue == 0)
                     errorAt(e, "integer division by zero in " + text(e));
                 break;
             }
@@ -565,8 +651,9 @@ private:
                 Ty a = type(e.args[1], depth + 1);
                 Ty b = type(e.args[2], depth + 1);
                 if (c.t != DType::Undefined && c.t != DType::Bool)
-                    errorAt(e.args[0], "the condition of select is " + std::string(dtypeName(c.t)) + " (" + text(e.args[0]) +
-                                           "); it must be bool",
+                    errorAt(e.args[0],
+                            "the condition of select is " + std::string(dtypeName(c.t)) + " (" +
+                                text(e.args[0]) + "); it must be bool",
                             {"hint: compare it, e.g. " + text(e.args[0]) + " != 0"});
                 r = promote(e, "select", e.args[1], a, e.args[2], b, true);
                 break;
@@ -577,8 +664,8 @@ private:
                     return {};
                 }
                 type(e.args[0], depth + 1);
-                if (e.castTo == DType::Undefined || e.castTo == DType::String || e.castTo == DType::Complex64 ||
-                    e.castTo == DType::Complex128)
+                if (e.castTo == DType::Undefined || e.castTo == DType::String ||
+                    e.castTo == DType::Complex64 || e.castTo == DType::Complex128)
                     errorAt(e, "cannot cast to " + std::string(dtypeName(e.castTo)));
                 r = {e.castTo, false};
                 break;
@@ -590,7 +677,9 @@ private:
                 }
                 Ty b = type(e.args[0], depth + 1);
                 if (b.t == DType::Bool) {
-                    errorAt(e, std::string("'") + reduceKindName(e.reduce) + "' over a bool expression (" + text(e.args[0]) + ")",
+                    errorAt(e,
+                            std::string("'") + reduceKindName(e.reduce) + "' over a bool expression (" +
+                                text(e.args[0]) + ")",
                             {"hint: count with sum(k) select(cond, 1, 0)"});
                     return {};
                 }
@@ -615,19 +704,27 @@ std::optional<std::int64_t> addChecked(std::int64_t a, std::int64_t b) {
     return a + b;
 }
 
-std::optional<std::int64_t> flopsOf(const ComputeDef& def, const ComputeExpr& e, bool inSubscript, int depth) {
+std::optional<std::int64_t> flopsOf(const ComputeDef& def, const ComputeExpr& e, bool inSubscript,
+                                    int depth) {
     if (depth > 1000) return std::nullopt;
     std::int64_t own = 0;
     switch (e.kind) {
         case ComputeKind::Const:
-        case ComputeKind::Index: return 0;
-        case ComputeKind::Access: return 0;  // subscript arithmetic is address computation
-        case ComputeKind::Cast: own = 0; break;
+        case ComputeKind::Index:
+            return 0;
+        case ComputeKind::Access:
+            return 0;  // subscript arithmetic is address computation
+        case ComputeKind::Cast:
+            own = 0;
+            break;
         case ComputeKind::Unary:
         case ComputeKind::Binary:
-        case ComputeKind::Select: own = inSubscript ? 0 : 1; break;
+        case ComputeKind::Select:
+            own = inSubscript ? 0 : 1;
+            break;
         case ComputeKind::Reduce: {
-            auto body = e.args.empty() ? std::optional<std::int64_t>(0) : flopsOf(def, e.args[0], inSubscript, depth + 1);
+            auto body = e.args.empty() ? std::optional<std::int64_t>(0)
+                                       : flopsOf(def, e.args[0], inSubscript, depth + 1);
             if (!body) return std::nullopt;
             std::int64_t n = 1;
             for (int a : e.reduceAxes) {
@@ -678,7 +775,8 @@ bool exprEqual(const ComputeExpr& a, const ComputeExpr& b, int depth) {
         case ComputeKind::Binary:
             if (a.binary != b.binary) return false;
             break;
-        case ComputeKind::Select: break;
+        case ComputeKind::Select:
+            break;
         case ComputeKind::Cast:
             if (a.castTo != b.castTo) return false;
             break;
@@ -693,8 +791,9 @@ bool exprEqual(const ComputeExpr& a, const ComputeExpr& b, int depth) {
 
 }  // namespace
 
-TensorType checkCompute(ComputeDef& def, const std::vector<TensorType>& inputs, const std::vector<std::string>& inputNames,
-                        const std::string& file, support::DiagnosticList& diags) {
+TensorType checkCompute(ComputeDef& def, const std::vector<TensorType>& inputs,
+                        const std::vector<std::string>& inputNames, const std::string& file,
+                        support::DiagnosticList& diags) {
     if (def.numOutputAxes > def.axes.size()) {
         support::Diagnostic d;
         d.file = file;
@@ -718,7 +817,9 @@ ComputeTypeResult inferComputeType(const ComputeDef& def, const std::vector<Tens
     return r;
 }
 
-std::optional<std::int64_t> computeFlopsPerElement(const ComputeDef& def) { return flopsOf(def, def.body, false, 0); }
+std::optional<std::int64_t> computeFlopsPerElement(const ComputeDef& def) {
+    return flopsOf(def, def.body, false, 0);
+}
 
 std::optional<std::int64_t> computeFlops(const ComputeDef& def) {
     auto per = computeFlopsPerElement(def);
@@ -735,7 +836,9 @@ std::string structureProblem(const ComputeDef& def, const ComputeExpr& e, std::s
     std::size_t want = 0;
     bool fixed = true;
     switch (e.kind) {
-        case ComputeKind::Const: want = 0; break;
+        case ComputeKind::Const:
+            want = 0;
+            break;
         case ComputeKind::Index:
             if (!axisOk(e.axis)) return "index refers to missing axis " + std::to_string(e.axis);
             want = 0;
@@ -746,9 +849,15 @@ std::string structureProblem(const ComputeDef& def, const ComputeExpr& e, std::s
             fixed = false;
             break;
         case ComputeKind::Unary:
-        case ComputeKind::Cast: want = 1; break;
-        case ComputeKind::Binary: want = 2; break;
-        case ComputeKind::Select: want = 3; break;
+        case ComputeKind::Cast:
+            want = 1;
+            break;
+        case ComputeKind::Binary:
+            want = 2;
+            break;
+        case ComputeKind::Select:
+            want = 3;
+            break;
         case ComputeKind::Reduce:
             want = 1;
             if (e.reduceAxes.empty()) return "reduction without axes";
@@ -760,7 +869,8 @@ std::string structureProblem(const ComputeDef& def, const ComputeExpr& e, std::s
             break;
     }
     if (fixed && e.args.size() != want)
-        return "operator has " + std::to_string(e.args.size()) + " operands, expected " + std::to_string(want);
+        return "operator has " + std::to_string(e.args.size()) + " operands, expected " +
+               std::to_string(want);
     for (const auto& a : e.args)
         if (auto p = structureProblem(def, a, numInputs, depth + 1); !p.empty()) return p;
     return {};
@@ -771,13 +881,16 @@ std::string computeStructureProblem(const ComputeDef& def, std::size_t numInputs
     if (def.numOutputAxes > def.axes.size()) return "more output axes than axes";
     for (std::size_t i = 0; i < def.axes.size(); ++i)
         if (def.axes[i].reduction != (i >= def.numOutputAxes))
-            return "axis '" + def.axes[i].name + (i < def.numOutputAxes ? "' is an output axis marked as a reduction"
-                                                                        : "' follows the output axes but is not a reduction");
+            return "axis '" + def.axes[i].name +
+                   (i < def.numOutputAxes ? "' is an output axis marked as a reduction"
+                                          : "' follows the output axes but is not a reduction");
     return structureProblem(def, def.body, numInputs, 0);
 }
 
 bool computeEqual(const ComputeDef& a, const ComputeDef& b) {
-    if (a.numOutputAxes != b.numOutputAxes || a.forcedDType != b.forcedDType || a.axes.size() != b.axes.size()) return false;
+    if (a.numOutputAxes != b.numOutputAxes || a.forcedDType != b.forcedDType ||
+        a.axes.size() != b.axes.size())
+        return false;
     for (std::size_t i = 0; i < a.axes.size(); ++i)
         if (a.axes[i].name != b.axes[i].name || !(a.axes[i].extent == b.axes[i].extent) ||
             a.axes[i].reduction != b.axes[i].reduction)

@@ -43,7 +43,24 @@ namespace tessera::ir {
 enum class ComputeKind { Const, Index, Access, Unary, Binary, Select, Cast, Reduce };
 
 /// Unary operators and one-argument functions.
-enum class ComputeUnary { Neg, Not, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Abs, Floor, Ceil, Round, Erf };
+enum class ComputeUnary {
+    Neg,
+    Not,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sigmoid,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Erf
+};
 /// Binary operators and two-argument functions (Min .. Atan2 are written as calls).
 enum class ComputeBinary { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Min, Max, Pow, Atan2 };
 enum class ReduceKind { Sum, Prod, Max, Min };
@@ -52,12 +69,13 @@ enum class ReduceKind { Sum, Prod, Max, Min };
 const char* computeUnaryName(ComputeUnary op);
 const char* computeBinaryName(ComputeBinary op);
 const char* reduceKindName(ReduceKind k);
-std::optional<ComputeUnary> computeUnaryFromName(const std::string& fn);    ///< function names only (not neg/not)
+std::optional<ComputeUnary> computeUnaryFromName(
+    const std::string& fn);  ///< function names only (not neg/not)
 std::optional<ComputeBinary> computeBinaryFromName(const std::string& fn);  ///< "min", "max", "pow", "atan2"
 
 struct ComputeAxis {
     std::string name;
-    Dim extent;             ///< known, symbolic or unknown (inferred by checkCompute)
+    Dim extent;  ///< known, symbolic or unknown (inferred by checkCompute)
     bool reduction = false;
 };
 
@@ -66,9 +84,9 @@ struct ComputeExpr {
     DType dtype = DType::Undefined;  ///< result type, set by checkCompute
     bool weak = false;               ///< an untyped literal (or an expression of literals only)
     // Const
-    double value = 0.0;              ///< the constant (integers exactly representable up to 2^53)
-    std::int64_t intValue = 0;       ///< the constant when constDType is an integer type
-    DType constDType = DType::F32;   ///< I64 for integer literals, F32 for float literals, Bool
+    double value = 0.0;             ///< the constant (integers exactly representable up to 2^53)
+    std::int64_t intValue = 0;      ///< the constant when constDType is an integer type
+    DType constDType = DType::F32;  ///< I64 for integer literals, F32 for float literals, Bool
     // Index: axis number; Access: input slot; Reduce: axis numbers it reduces
     int axis = -1;
     int input = -1;
@@ -93,7 +111,7 @@ struct ComputeExpr {
 };
 
 struct ComputeDef {
-    std::vector<ComputeAxis> axes;   ///< output axes first (numOutputAxes), then reduction axes
+    std::vector<ComputeAxis> axes;  ///< output axes first (numOutputAxes), then reduction axes
     std::size_t numOutputAxes = 0;
     ComputeExpr body;
     DType forcedDType = DType::Undefined;  ///< `C[i]: f64 = ...`; Undefined = the body's type
@@ -108,8 +126,9 @@ struct ComputeDef {
 /// operands of && || ! and select, and float-type conflicts. `inputNames` name the inputs in
 /// messages. Errors carry the expression's source location and `file`.
 /// Returns the output type (dtype Undefined when there were errors).
-TensorType checkCompute(ComputeDef& def, const std::vector<TensorType>& inputs, const std::vector<std::string>& inputNames,
-                        const std::string& file, support::DiagnosticList& diags);
+TensorType checkCompute(ComputeDef& def, const std::vector<TensorType>& inputs,
+                        const std::vector<std::string>& inputNames, const std::string& file,
+                        support::DiagnosticList& diags);
 
 /// checkCompute on a copy; the first error as a one-line message (for ir::inferShapes).
 struct ComputeTypeResult {
@@ -130,7 +149,8 @@ std::optional<std::int64_t> computeFlops(const ComputeDef& def);
 std::string printCompute(const ComputeDef& def, const std::string& outputName,
                          const std::function<std::string(int slot)>& tensorName);
 /// The expression alone.
-std::string printComputeExpr(const ComputeDef& def, const ComputeExpr& e, const std::function<std::string(int slot)>& tensorName);
+std::string printComputeExpr(const ComputeDef& def, const ComputeExpr& e,
+                             const std::function<std::string(int slot)>& tensorName);
 
 /// Structural problems (an Index/Reduce naming a missing axis, an Access naming a missing input
 /// slot, a wrong operand count, output axes marked as reductions or the reverse); empty when none.

@@ -13,7 +13,8 @@
 //           | {"k":"unary"|"binary","op","args"} | {"k":"select","args"} | {"k":"cast","to","args"}
 //           | {"k":"reduce","op","axes","args"}
 //   model: {"format":"tessera-model","version":1,"ir_version","opsets":[{"domain","version"}],
-//           "producer_name","producer_version","source_path","graph":graph}
+//           "producer_name","producer_version","source_path","graph":graph,
+//           "program":{"schedules":[...],"fusions":[...]} (optional: DSL schedules and fusion groups)}
 // Strings that are not valid UTF-8 (names from hostile files) are written as {"base64": "..."} so
 // that dump() never throws and the round trip stays exact. Non-finite floats are "nan", "inf",
 // "-inf".
@@ -635,6 +636,58 @@ Graph readGraph(const json& j, const std::string& where, int depth) {
     return g;
 }
 
+json locJson(const support::SourceLocation& b, const support::SourceLocation& e) {
+    return json::array({b.line, b.column, e.line, e.column});
+}
+
+/// Schedules and fusion groups of a DSL program (written only; core/schedule reads the Model).
+json programJson(const ProgramSchedule& p) {
+    json j;
+    json fusions = json::array();
+    for (const auto& f : p.fusions) {
+        json jf;
+        jf["name"] = jstr(f.name);
+        json members = json::array();
+        for (const auto& m : f.members) members.push_back(jstr(m));
+        jf["members"] = std::move(members);
+        jf["anchor"] = jstr(f.anchor);
+        jf["range"] = locJson(f.begin, f.end);
+        fusions.push_back(std::move(jf));
+    }
+    json schedules = json::array();
+    auto axes = [](const std::vector<ScheduleAxisDecl>& v) {
+        json a = json::array();
+        for (const auto& x : v) a.push_back(json{{"axis", jstr(x.axis)}, {"factor", x.factor}, {"range", locJson(x.begin, x.end)}});
+        return a;
+    };
+    for (const auto& s : p.schedules) {
+        json js;
+        js["subject"] = jstr(s.subject);
+        js["target"] = jstr(s.target);
+        js["arch"] = jstr(s.arch);
+        json maps = json::array();
+        for (const auto& m : s.mappings)
+            maps.push_back(json{{"level", m.level}, {"text", jstr(m.text)}, {"range", locJson(m.begin, m.end)}});
+        js["mappings"] = std::move(maps);
+        js["tiles"] = axes(s.tiles);
+        js["unrolls"] = axes(s.unrolls);
+        js["vectorizes"] = axes(s.vectorizes);
+        js["parallels"] = axes(s.parallels);
+        json stages = json::array();
+        for (const auto& st : s.stages) {
+            json t = json::array();
+            for (const auto& n : st.tensors) t.push_back(jstr(n));
+            stages.push_back(json{{"tensors", std::move(t)}, {"memory", st.memory}, {"range", locJson(st.begin, st.end)}});
+        }
+        js["stages"] = std::move(stages);
+        js["range"] = locJson(s.begin, s.end);
+        schedules.push_back(std::move(js));
+    }
+    j["schedules"] = std::move(schedules);
+    j["fusions"] = std::move(fusions);
+    return j;
+}
+
 }  // namespace
 
 nlohmann::json toJson(const Graph& g, bool withData) { return graphJson(g, withData, 0); }
@@ -651,6 +704,7 @@ nlohmann::json toJson(const Model& m, bool withData) {
     j["producer_version"] = jstr(m.producerVersion);
     j["source_path"] = jstr(m.sourcePath);
     j["graph"] = toJson(m.graph, withData);
+    if (!m.program.empty()) j["program"] = programJson(m.program);
     return j;
 }
 

@@ -35,9 +35,9 @@ struct ScheduleStageDecl {
 };
 
 struct KernelScheduleDecl {
-    std::string subject;  ///< node name or fusion group name
-    std::string target;   ///< "cuda", "cpu" or empty
-    std::string arch;     ///< e.g. "sm_90"; empty when not given
+    std::string subject;                        ///< node name or fusion group name
+    std::string target;                         ///< "cuda", "cpu" or empty
+    std::string arch;                           ///< e.g. "sm_90"; empty when not given
     std::vector<ScheduleMappingDecl> mappings;  ///< in written order
     std::vector<ScheduleAxisDecl> tiles, unrolls, vectorizes, parallels;
     std::vector<ScheduleStageDecl> stages;

@@ -16,7 +16,9 @@ using namespace tessera;
 
 namespace {
 
-std::filesystem::path corpusDir() { return std::filesystem::path(TESSERA_TEST_DATA) / ".." / "errors" / "dsl"; }
+std::filesystem::path corpusDir() {
+    return std::filesystem::path(TESSERA_TEST_DATA) / ".." / "errors" / "dsl";
+}
 
 struct Expectation {
     int line = 0, column = 0;
@@ -91,7 +93,8 @@ TEST(DslErrorCorpus, EveryFileReportsExactlyItsExpectedErrors) {
                 if (hintOk) found = true;
             }
             EXPECT_TRUE(found) << "missing " << e.line << ":" << e.column << ": " << e.message
-                               << (e.hint.empty() ? "" : " | " + e.hint) << "\n" << rendered;
+                               << (e.hint.empty() ? "" : " | " + e.hint) << "\n"
+                               << rendered;
         }
         // Every diagnostic renders with its source line and a caret.
         for (const auto& d : errors) {
@@ -106,19 +109,20 @@ TEST(DslErrorCorpus, RenderedOutputOfAFileWithThreeErrors) {
     const std::string text = slurp(corpusDir() / "multiple_errors.tsr");
     auto r = frontend::dsl::parseProgram(text, "multiple_errors.tsr");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(frontend::dsl::renderDiagnostics(r.diagnostics(), text),
-              "multiple_errors.tsr:7:5: error: unknown op 'Covn'\n"
-              "    7 | y = Covn(image, image);\n"
-              "      |     ^~~~\n"
-              "      = hint: did you mean 'Conv'?\n"
-              "      = hint: ops Tessera does not know are written with their domain, e.g. ai.onnx::Covn(...)\n"
-              "multiple_errors.tsr:8:10: error: input 'imgae' is not defined\n"
-              "    8 | z = Relu(imgae);\n"
-              "      |          ^~~~~\n"
-              "      = hint: did you mean 'image'?\n"
-              "multiple_errors.tsr:9:5: error: Add: cannot broadcast f32[1,3,8,8] (image) and f32[4] (bias)\n"
-              "    9 | w = Add(image, bias);\n"
-              "      |     ^~~~~~~~~~~~~~~~\n"
-              "      = note: input 0 is 'image': f32[1,3,8,8]\n"
-              "      = note: input 1 is 'bias': f32[4]\n");
+    EXPECT_EQ(
+        frontend::dsl::renderDiagnostics(r.diagnostics(), text),
+        "multiple_errors.tsr:7:5: error: unknown op 'Covn'\n"
+        "    7 | y = Covn(image, image);\n"
+        "      |     ^~~~\n"
+        "      = hint: did you mean 'Conv'?\n"
+        "      = hint: ops Tessera does not know are written with their domain, e.g. ai.onnx::Covn(...)\n"
+        "multiple_errors.tsr:8:10: error: input 'imgae' is not defined\n"
+        "    8 | z = Relu(imgae);\n"
+        "      |          ^~~~~\n"
+        "      = hint: did you mean 'image'?\n"
+        "multiple_errors.tsr:9:5: error: Add: cannot broadcast f32[1,3,8,8] (image) and f32[4] (bias)\n"
+        "    9 | w = Add(image, bias);\n"
+        "      |     ^~~~~~~~~~~~~~~~\n"
+        "      = note: input 0 is 'image': f32[1,3,8,8]\n"
+        "      = note: input 1 is 'bias': f32[4]\n");
 }

@@ -24,7 +24,8 @@ ir::Model load(const std::string& name) {
     auto r = frontend::dsl::parseProgramFile(path.string());
     EXPECT_TRUE(r.ok()) << name << "\n" << frontend::dsl::renderDiagnostics(r.diagnostics(), "");
     if (!r.ok()) return {};
-    for (const auto& d : r.diagnostics().items()) ADD_FAILURE() << name << ": unexpected diagnostic " << d.format();
+    for (const auto& d : r.diagnostics().items())
+        ADD_FAILURE() << name << ": unexpected diagnostic " << d.format();
     return std::move(r.value());
 }
 
@@ -37,7 +38,12 @@ TEST(DslSamples, EachParsesAndTypeChecks) {
         {"softmax.tsr", {5, 4, 1, 1, {{"m", "f32[4]"}, {"y", "f32[4,10]"}, {"y_ref", "f32[4,10]"}}}},
         {"layernorm.tsr", {5, 4, 1, 0, {{"mean", "f32[8]"}, {"y", "f32[8,256]"}}}},
         {"fft_radix2.tsr", {10, 10, 0, 0, {{"wr", "f32[4]"}, {"Xr", "f32[8]"}, {"Xi", "f32[8]"}}}},
-        {"glcm_contrast.tsr", {5, 5, 1, 0, {{"lo", "f32[]"}, {"q", "i32[32,32]"}, {"cnt", "f32[26,26,16,16]"}, {"contrast", "f32[26,26]"}}}},
+        {"glcm_contrast.tsr",
+         {5,
+          5,
+          1,
+          0,
+          {{"lo", "f32[]"}, {"q", "i32[32,32]"}, {"cnt", "f32[26,26,16,16]"}, {"contrast", "f32[26,26]"}}}},
         {"hilbert_envelope.tsr", {6, 6, 0, 0, {{"Xr", "f32[64]"}, {"h", "f32[64]"}, {"env", "f32[64]"}}}},
     };
     std::size_t found = 0;
@@ -63,7 +69,8 @@ TEST(DslSamples, EachParsesAndTypeChecks) {
         EXPECT_FALSE(ir::inferShapes(g).diagnostics.hasErrors());
         // Every node has a FLOP count (static shapes everywhere).
         for (std::size_t i = 0; i < m.graph.numNodes(); ++i)
-            EXPECT_TRUE(ir::nodeFlops(m.graph, static_cast<ir::NodeId>(i)).has_value()) << m.graph.node(i).name;
+            EXPECT_TRUE(ir::nodeFlops(m.graph, static_cast<ir::NodeId>(i)).has_value())
+                << m.graph.node(i).name;
     }
 }
 
@@ -98,7 +105,8 @@ TEST(DslSamples, GlcmCountStructure) {
 
 TEST(DslSamples, ComputePrintReparsesEqual) {
     // printCompute text is DSL: reparsing each compute statement gives an equal definition.
-    for (const char* name : {"softmax.tsr", "layernorm.tsr", "fft_radix2.tsr", "glcm_contrast.tsr", "hilbert_envelope.tsr"}) {
+    for (const char* name :
+         {"softmax.tsr", "layernorm.tsr", "fft_radix2.tsr", "glcm_contrast.tsr", "hilbert_envelope.tsr"}) {
         SCOPED_TRACE(name);
         ir::Model m = load(name);
         std::string program;
@@ -106,8 +114,9 @@ TEST(DslSamples, ComputePrintReparsesEqual) {
             if (v.isGraphInput || v.isInitializer) program += "input " + v.name + ": " + v.type.str() + ";\n";
         for (const auto& n : m.graph.nodes()) {
             if (!n.compute) continue;
-            program += ir::printCompute(*n.compute, m.graph.value(n.outputs[0]).name,
-                                        [&](int s) { return m.graph.value(n.inputs[static_cast<std::size_t>(s)]).name; }) +
+            program += ir::printCompute(
+                           *n.compute, m.graph.value(n.outputs[0]).name,
+                           [&](int s) { return m.graph.value(n.inputs[static_cast<std::size_t>(s)]).name; }) +
                        ";\n";
         }
         auto r = frontend::dsl::parseProgram(program, "printed.tsr");

@@ -43,7 +43,8 @@ std::string typeOf(const ir::Model& m, const std::string& v) {
     return id == ir::kNoValue ? "<none>" : m.graph.value(id).type.str();
 }
 
-bool hasError(const support::DiagnosticList& d, int line, int col, const std::string& msg, const std::string& note = {}) {
+bool hasError(const support::DiagnosticList& d, int line, int col, const std::string& msg,
+              const std::string& note = {}) {
     for (const auto& x : d.items()) {
         if (x.severity != support::Severity::Error || x.begin.line != line || x.begin.column != col) continue;
         if (x.message.find(msg) == std::string::npos) continue;
@@ -93,7 +94,8 @@ output r;
     EXPECT_TRUE(ir::verify(m.graph).empty());
     // The random initializer is deterministic.
     auto m2 = parseOk("param w: f32[32, 1, 3, 3] = random(seed=7);");
-    EXPECT_EQ(m.graph.value(m.graph.findValue("w")).data->bytes, m2.graph.value(m2.graph.findValue("w")).data->bytes);
+    EXPECT_EQ(m.graph.value(m.graph.findValue("w")).data->bytes,
+              m2.graph.value(m2.graph.findValue("w")).data->bytes);
 }
 
 TEST(DslSema, InitializersLiteralsAndDtypes) {
@@ -115,7 +117,8 @@ param h: bf16[1] = [1.0];
     EXPECT_EQ(data("f")->toDoubles(), (std::vector<double>{2.5}));
     EXPECT_EQ(data("g")->toInts(), (std::vector<std::int64_t>{1, 1, 1, 1}));
     EXPECT_EQ(data("h")->toDoubles(), (std::vector<double>{1.0}));
-    auto d = parseErrors("param a: f32[2, 2] = [1, 2, 3];\nparam b: f32[N] = zeros;\nparam c: f32[2, 2] = [[1, 2, 3], [4]];");
+    auto d = parseErrors(
+        "param a: f32[2, 2] = [1, 2, 3];\nparam b: f32[N] = zeros;\nparam c: f32[2, 2] = [[1, 2, 3], [4]];");
     EXPECT_TRUE(hasError(d, 1, 22, "the literal has 3 elements but f32[2,2] needs 4"));
     EXPECT_TRUE(hasError(d, 2, 19, "needs a static shape"));
     EXPECT_TRUE(hasError(d, 3, 22, "dimension 1 has 3 elements in the literal but 2 in the type"));
@@ -142,9 +145,12 @@ TEST(DslSema, NpyInitializerAndPathRules) {
     ParseOptions o;
     o.baseDir = dir.string();
     auto m = parseOk("param w: f32[2, 3] = npy(\"w.npy\");", o);
-    EXPECT_EQ(m.graph.value(m.graph.findValue("w")).data->toDoubles(), (std::vector<double>{0, 1, 2, 3, 4, 5}));
-    auto bad = parseProgram("param w: f32[3, 2] = npy(\"w.npy\");\nparam v: f32[1] = npy(\"../x.npy\");\nparam u: f32[1] = npy(\"/etc/x.npy\");",
-                            "t.tsr", o);
+    EXPECT_EQ(m.graph.value(m.graph.findValue("w")).data->toDoubles(),
+              (std::vector<double>{0, 1, 2, 3, 4, 5}));
+    auto bad = parseProgram(
+        "param w: f32[3, 2] = npy(\"w.npy\");\nparam v: f32[1] = npy(\"../x.npy\");\nparam u: f32[1] = "
+        "npy(\"/etc/x.npy\");",
+        "t.tsr", o);
     ASSERT_FALSE(bad.ok());
     EXPECT_TRUE(hasError(bad.diagnostics(), 1, 22, "declared f32[3,2] but 'w.npy' holds f32[2,3]"));
     EXPECT_TRUE(hasError(bad.diagnostics(), 2, 19, "leaves the program's folder"));
@@ -170,7 +176,10 @@ TEST(DslSema, OnnxInitializerThroughLoader) {
         m->graph.initializers().push_back(m->graph.addValue(std::move(v)));
         return std::shared_ptr<const ir::Model>(m);
     };
-    auto m = parseOk("param a: f32[2] = onnx(\"m.onnx\", \"onnx::Conv_538\");\nparam b: f32[2] = onnx(\"m.onnx\", \"onnx::Conv_538\");", o);
+    auto m = parseOk(
+        "param a: f32[2] = onnx(\"m.onnx\", \"onnx::Conv_538\");\nparam b: f32[2] = onnx(\"m.onnx\", "
+        "\"onnx::Conv_538\");",
+        o);
     EXPECT_EQ(loads, 1);  // cached per parse
     EXPECT_EQ(m.graph.value(m.graph.findValue("b")).data->toDoubles(), (std::vector<double>{1, 2}));
     auto bad = parseProgram("param a: f32[2] = onnx(\"m.onnx\", \"onnx::Conv_583\");", "t.tsr", o);
@@ -205,7 +214,7 @@ output e;
     EXPECT_EQ(custom.attr("names")->type, ir::AttrType::Strings);
     EXPECT_EQ(custom.attr("k")->type, ir::AttrType::Ints);
     EXPECT_EQ(typeOf(m, "d"), "f32[4,3]");  // from the annotation: the op is not in the registry
-    EXPECT_EQ(node(m, "e").domain, "");      // ai.onnx is the default domain
+    EXPECT_EQ(node(m, "e").domain, "");     // ai.onnx is the default domain
     const ir::Node& sink = node(m, "sink");
     EXPECT_TRUE(sink.outputs.empty());
 }
@@ -220,7 +229,9 @@ c = Constant(value=tensor(f32[2], [1, 2]));
     ASSERT_EQ(v->type, ir::AttrType::Tensor);
     EXPECT_EQ(v->t->toDoubles(), (std::vector<double>{1, 2}));
     EXPECT_EQ(typeOf(m, "c"), "f32[2]");
-    auto d = parseErrors("input x: f32[2, 3];\ny = Conv(x, x, group=1.5);\nz = Relu(x, alpah=1);\nw = Softmax(x, axis=\"1\");");
+    auto d = parseErrors(
+        "input x: f32[2, 3];\ny = Conv(x, x, group=1.5);\nz = Relu(x, alpah=1);\nw = Softmax(x, "
+        "axis=\"1\");");
     EXPECT_TRUE(hasError(d, 2, 22, "attribute 'group' must be int, got a float"));
     EXPECT_TRUE(hasError(d, 4, 21, "attribute 'axis' must be int, got a string"));
 }
@@ -285,7 +296,8 @@ output D;
     EXPECT_EQ(typeOf(m, "D"), "f32[32,16]");
     EXPECT_TRUE(ir::verify(m.graph).empty());
     // Printing and JSON keep the definition.
-    EXPECT_NE(ir::printGraph(m.graph).find("compute %C[i: 32, j: 16] = sum(k: 64) %A[i, k] * %B[k, j]"), std::string::npos);
+    EXPECT_NE(ir::printGraph(m.graph).find("compute %C[i: 32, j: 16] = sum(k: 64) %A[i, k] * %B[k, j]"),
+              std::string::npos);
     auto back = ir::graphFromJson(ir::toJson(m.graph));
     ASSERT_TRUE(back.ok());
     const ir::Node& c2 = back->node(back->findNode("C"));
@@ -308,8 +320,9 @@ F[i, j] = A[i, j, 0];
 G[n] = A[2 * n, 0];
 K[i] = A[i, 0.5];
 )");
-    EXPECT_TRUE(hasError(d, 4, 28,
-                         "extent of 'k' is 64 from A[i, k] (dim 1 of f32[32,64]) but 48 from B[k, j] (dim 0 of f32[48,16])"));
+    EXPECT_TRUE(hasError(
+        d, 4, 28,
+        "extent of 'k' is 64 from A[i, k] (dim 1 of f32[32,64]) but 48 from B[k, j] (dim 0 of f32[48,16])"));
     EXPECT_TRUE(hasError(d, 5, 8, "'+' mixes f32 (A[i, 0]) and f16 (H[i])", "cast("));
     EXPECT_TRUE(hasError(d, 6, 11, "'A' has rank 2 (f32[32,64]) but is indexed with 3 subscripts"));
     EXPECT_TRUE(hasError(d, 7, 8, "cannot infer the extent of index 'n'", "n: 8"));
@@ -318,7 +331,8 @@ K[i] = A[i, 0.5];
 
 TEST(DslSema, OpShapeErrorsNameBothSides) {
     auto d = parseErrors("input x: f32[2, 3];\ninput b: f32[4];\ny = Add(x, b);\nz = MatMul(x, x);\n");
-    EXPECT_TRUE(hasError(d, 3, 5, "Add: cannot broadcast f32[2,3] (x) and f32[4] (b)", "input 1 is 'b': f32[4]"));
+    EXPECT_TRUE(
+        hasError(d, 3, 5, "Add: cannot broadcast f32[2,3] (x) and f32[4] (b)", "input 1 is 'b': f32[4]"));
     EXPECT_TRUE(hasError(d, 4, 5, "MatMul: "));
     auto d2 = parseErrors("input x: f32[2, 3];\ny: f32[2, 4] = Relu(x);\n");
     EXPECT_TRUE(hasError(d2, 2, 4, "declared type f32[2,4] of 'y' does not match the inferred f32[2,3]"));

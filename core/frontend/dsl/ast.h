@@ -72,18 +72,18 @@ struct AttrValue {
     std::int64_t i = 0;
     double f = 0.0;
     std::string s;
-    std::string listType;               ///< "ints", "floats", ... for a typed list; empty otherwise
-    std::vector<AttrValue> items;       ///< List
-    std::optional<Type> tensorType;     ///< Tensor
+    std::string listType;            ///< "ints", "floats", ... for a typed list; empty otherwise
+    std::vector<AttrValue> items;    ///< List
+    std::optional<Type> tensorType;  ///< Tensor
     std::optional<Initializer> tensorInit;
-    std::shared_ptr<GraphLit> graph;    ///< Graph
+    std::shared_ptr<GraphLit> graph;  ///< Graph
     SourceRange range;
 };
 
 struct Arg {
     enum class Kind { Omitted, Value, Attr } kind = Kind::Value;
-    Name name;      ///< Value: the input; Attr: the attribute name
-    KwArg kwarg;    ///< Attr
+    Name name;    ///< Value: the input; Attr: the attribute name
+    KwArg kwarg;  ///< Attr
     SourceRange range;
 };
 
@@ -117,13 +117,26 @@ struct IndexDecl {
 };
 
 struct Expr {
-    enum class Kind { Int, Float, Bool, Pi, Var, Access, Call, Cast, Unary, Binary, Ternary, Reduce } kind = Kind::Int;
+    enum class Kind {
+        Int,
+        Float,
+        Bool,
+        Pi,
+        Var,
+        Access,
+        Call,
+        Cast,
+        Unary,
+        Binary,
+        Ternary,
+        Reduce
+    } kind = Kind::Int;
     std::int64_t i = 0;
     double f = 0.0;
     bool b = false;
-    std::string op;             ///< Unary/Binary operator spelling ("+", "&&", "!"), Reduce kind, Call function
-    Name name;                  ///< Var, Access tensor, Call function, Cast dtype
-    std::vector<Expr> args;     ///< operands / subscripts / call args / [cond, a, b] / [body]
+    std::string op;          ///< Unary/Binary operator spelling ("+", "&&", "!"), Reduce kind, Call function
+    Name name;               ///< Var, Access tensor, Call function, Cast dtype
+    std::vector<Expr> args;  ///< operands / subscripts / call args / [cond, a, b] / [body]
     std::vector<IndexDecl> axes;  ///< Reduce
     SourceRange range;
 };
@@ -165,13 +178,14 @@ struct OpsetStmt {
 
 struct ScheduleItem {
     enum class Kind { Target, Mapping, Tile, Stage, Unroll, Vectorize, Parallel } kind = Kind::Target;
-    Name word;                 ///< target name (cuda/cpu) or mapping level (grid/block/warp/thread)
-    std::string arch;          ///< target cuda "sm_90"
-    std::string mappingText;   ///< Mapping: the expression's source text
+    Name word;                ///< target name (cuda/cpu) or mapping level (grid/block/warp/thread)
+    std::string arch;         ///< target cuda "sm_90"
+    std::string mappingText;  ///< Mapping: the expression's source text
     SourceRange mappingRange;
-    std::vector<std::pair<Name, std::int64_t>> axes;  ///< Tile (axis, factor); Unroll/Vectorize/Parallel one entry (factor 0 = none)
-    std::vector<Name> names;   ///< Stage tensors
-    Name memory;               ///< Stage: shared | local | register
+    std::vector<std::pair<Name, std::int64_t>>
+        axes;                 ///< Tile (axis, factor); Unroll/Vectorize/Parallel one entry (factor 0 = none)
+    std::vector<Name> names;  ///< Stage tensors
+    Name memory;              ///< Stage: shared | local | register
     SourceRange range;
 };
 

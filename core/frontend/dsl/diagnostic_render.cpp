@@ -42,10 +42,13 @@ std::string renderDiagnostic(const support::Diagnostic& d, std::string_view sour
         out += "    " + num + " | " + shown + "\n";
         const std::size_t col = static_cast<std::size_t>(d.begin.column - 1);
         std::size_t endCol = col;
-        if (d.end.line == d.begin.line && d.end.column >= d.begin.column) endCol = static_cast<std::size_t>(d.end.column - 1);
-        else if (d.end.line > d.begin.line) endCol = line.empty() ? col : std::max(col, line.size() - 1);
+        if (d.end.line == d.begin.line && d.end.column >= d.begin.column)
+            endCol = static_cast<std::size_t>(d.end.column - 1);
+        else if (d.end.line > d.begin.line)
+            endCol = line.empty() ? col : std::max(col, line.size() - 1);
         std::string marks;
-        for (std::size_t i = 0; i < col && i < kMaxShown; ++i) marks += (i < line.size() && line[i] == '\t') ? '\t' : ' ';
+        for (std::size_t i = 0; i < col && i < kMaxShown; ++i)
+            marks += (i < line.size() && line[i] == '\t') ? '\t' : ' ';
         if (col <= kMaxShown) {
             marks += '^';
             for (std::size_t i = col + 1; i <= endCol && i <= kMaxShown; ++i) marks += '~';

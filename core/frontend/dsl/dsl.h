@@ -44,7 +44,8 @@ struct ParseOptions {
 };
 
 /// Parses and converts a program. `file` names it in diagnostics (and gives the default baseDir).
-support::Expected<ir::Model> parseProgram(std::string_view text, const std::string& file, const ParseOptions& options = {});
+support::Expected<ir::Model> parseProgram(std::string_view text, const std::string& file,
+                                          const ParseOptions& options = {});
 
 /// Reads `path` (refusing files over 16 MiB) and parses it; Model::sourcePath = path.
 support::Expected<ir::Model> parseProgramFile(const std::string& path, const ParseOptions& options = {});

@@ -24,50 +24,85 @@ SourceRange SourceRange::merge(const SourceRange& a, const SourceRange& b) {
 
 const char* tokenKindName(TokenKind k) {
     switch (k) {
-        case TokenKind::End: return "end of file";
-        case TokenKind::Error: return "invalid token";
-        case TokenKind::Ident: return "identifier";
-        case TokenKind::QIdent: return "quoted identifier";
-        case TokenKind::Int: return "integer";
-        case TokenKind::Float: return "number";
-        case TokenKind::String: return "string";
-        case TokenKind::Semi: return "';'";
-        case TokenKind::Comma: return "','";
-        case TokenKind::Colon: return "':'";
-        case TokenKind::Assign: return "'='";
-        case TokenKind::LParen: return "'('";
-        case TokenKind::RParen: return "')'";
-        case TokenKind::LBracket: return "'['";
-        case TokenKind::RBracket: return "']'";
-        case TokenKind::LBrace: return "'{'";
-        case TokenKind::RBrace: return "'}'";
-        case TokenKind::Arrow: return "'->'";
-        case TokenKind::ColonColon: return "'::'";
-        case TokenKind::Dot: return "'.'";
-        case TokenKind::Plus: return "'+'";
-        case TokenKind::Minus: return "'-'";
-        case TokenKind::Star: return "'*'";
-        case TokenKind::Slash: return "'/'";
-        case TokenKind::Percent: return "'%'";
-        case TokenKind::Less: return "'<'";
-        case TokenKind::LessEq: return "'<='";
-        case TokenKind::Greater: return "'>'";
-        case TokenKind::GreaterEq: return "'>='";
-        case TokenKind::EqEq: return "'=='";
-        case TokenKind::NotEq: return "'!='";
-        case TokenKind::AndAnd: return "'&&'";
-        case TokenKind::OrOr: return "'||'";
-        case TokenKind::Bang: return "'!'";
-        case TokenKind::Question: return "'?'";
+        case TokenKind::End:
+            return "end of file";
+        case TokenKind::Error:
+            return "invalid token";
+        case TokenKind::Ident:
+            return "identifier";
+        case TokenKind::QIdent:
+            return "quoted identifier";
+        case TokenKind::Int:
+            return "integer";
+        case TokenKind::Float:
+            return "number";
+        case TokenKind::String:
+            return "string";
+        case TokenKind::Semi:
+            return "';'";
+        case TokenKind::Comma:
+            return "','";
+        case TokenKind::Colon:
+            return "':'";
+        case TokenKind::Assign:
+            return "'='";
+        case TokenKind::LParen:
+            return "'('";
+        case TokenKind::RParen:
+            return "')'";
+        case TokenKind::LBracket:
+            return "'['";
+        case TokenKind::RBracket:
+            return "']'";
+        case TokenKind::LBrace:
+            return "'{'";
+        case TokenKind::RBrace:
+            return "'}'";
+        case TokenKind::Arrow:
+            return "'->'";
+        case TokenKind::ColonColon:
+            return "'::'";
+        case TokenKind::Dot:
+            return "'.'";
+        case TokenKind::Plus:
+            return "'+'";
+        case TokenKind::Minus:
+            return "'-'";
+        case TokenKind::Star:
+            return "'*'";
+        case TokenKind::Slash:
+            return "'/'";
+        case TokenKind::Percent:
+            return "'%'";
+        case TokenKind::Less:
+            return "'<'";
+        case TokenKind::LessEq:
+            return "'<='";
+        case TokenKind::Greater:
+            return "'>'";
+        case TokenKind::GreaterEq:
+            return "'>='";
+        case TokenKind::EqEq:
+            return "'=='";
+        case TokenKind::NotEq:
+            return "'!='";
+        case TokenKind::AndAnd:
+            return "'&&'";
+        case TokenKind::OrOr:
+            return "'||'";
+        case TokenKind::Bang:
+            return "'!'";
+        case TokenKind::Question:
+            return "'?'";
     }
     return "token";
 }
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kReserved{"tessera", "model",  "opset",  "input", "output",
-                                                     "param",   "schedule", "fuse", "anchor", "as",
-                                                     "graph",   "tensor", "_"};
+constexpr std::array<std::string_view, 13> kReserved{"tessera", "model",    "opset", "input",  "output",
+                                                     "param",   "schedule", "fuse",  "anchor", "as",
+                                                     "graph",   "tensor",   "_"};
 
 bool identStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool identChar(char c) { return identStart(c) || (c >= '0' && c <= '9'); }
@@ -91,7 +126,8 @@ public:
             Token t = next();
             const bool end = t.kind == TokenKind::End;
             if (!end && out.size() >= kMaxTokens) {
-                error(t.range.begin, t.range.begin, "more than " + std::to_string(kMaxTokens) + " tokens; the rest of the file is ignored");
+                error(t.range.begin, t.range.begin,
+                      "more than " + std::to_string(kMaxTokens) + " tokens; the rest of the file is ignored");
                 Token e;
                 e.kind = TokenKind::End;
                 e.range = t.range;
@@ -112,7 +148,9 @@ private:
     std::size_t m_pos = 0;
     int m_line = 1, m_col = 1;
 
-    char peek(std::size_t ahead = 0) const { return m_pos + ahead < m_text.size() ? m_text[m_pos + ahead] : '\0'; }
+    char peek(std::size_t ahead = 0) const {
+        return m_pos + ahead < m_text.size() ? m_text[m_pos + ahead] : '\0';
+    }
     bool atEnd() const { return m_pos >= m_text.size(); }
     void advance() {
         if (atEnd()) return;
@@ -195,33 +233,54 @@ private:
         };
         const char d = peek(1);
         switch (c) {
-            case ';': return punct(TokenKind::Semi, 1);
-            case ',': return punct(TokenKind::Comma, 1);
-            case ':': return d == ':' ? punct(TokenKind::ColonColon, 2) : punct(TokenKind::Colon, 1);
-            case '=': return d == '=' ? punct(TokenKind::EqEq, 2) : punct(TokenKind::Assign, 1);
-            case '(': return punct(TokenKind::LParen, 1);
-            case ')': return punct(TokenKind::RParen, 1);
-            case '[': return punct(TokenKind::LBracket, 1);
-            case ']': return punct(TokenKind::RBracket, 1);
-            case '{': return punct(TokenKind::LBrace, 1);
-            case '}': return punct(TokenKind::RBrace, 1);
-            case '-': return d == '>' ? punct(TokenKind::Arrow, 2) : punct(TokenKind::Minus, 1);
-            case '.': return punct(TokenKind::Dot, 1);
-            case '+': return punct(TokenKind::Plus, 1);
-            case '*': return punct(TokenKind::Star, 1);
-            case '/': return punct(TokenKind::Slash, 1);
-            case '%': return punct(TokenKind::Percent, 1);
-            case '<': return d == '=' ? punct(TokenKind::LessEq, 2) : punct(TokenKind::Less, 1);
-            case '>': return d == '=' ? punct(TokenKind::GreaterEq, 2) : punct(TokenKind::Greater, 1);
-            case '!': return d == '=' ? punct(TokenKind::NotEq, 2) : punct(TokenKind::Bang, 1);
+            case ';':
+                return punct(TokenKind::Semi, 1);
+            case ',':
+                return punct(TokenKind::Comma, 1);
+            case ':':
+                return d == ':' ? punct(TokenKind::ColonColon, 2) : punct(TokenKind::Colon, 1);
+            case '=':
+                return d == '=' ? punct(TokenKind::EqEq, 2) : punct(TokenKind::Assign, 1);
+            case '(':
+                return punct(TokenKind::LParen, 1);
+            case ')':
+                return punct(TokenKind::RParen, 1);
+            case '[':
+                return punct(TokenKind::LBracket, 1);
+            case ']':
+                return punct(TokenKind::RBracket, 1);
+            case '{':
+                return punct(TokenKind::LBrace, 1);
+            case '}':
+                return punct(TokenKind::RBrace, 1);
+            case '-':
+                return d == '>' ? punct(TokenKind::Arrow, 2) : punct(TokenKind::Minus, 1);
+            case '.':
+                return punct(TokenKind::Dot, 1);
+            case '+':
+                return punct(TokenKind::Plus, 1);
+            case '*':
+                return punct(TokenKind::Star, 1);
+            case '/':
+                return punct(TokenKind::Slash, 1);
+            case '%':
+                return punct(TokenKind::Percent, 1);
+            case '<':
+                return d == '=' ? punct(TokenKind::LessEq, 2) : punct(TokenKind::Less, 1);
+            case '>':
+                return d == '=' ? punct(TokenKind::GreaterEq, 2) : punct(TokenKind::Greater, 1);
+            case '!':
+                return d == '=' ? punct(TokenKind::NotEq, 2) : punct(TokenKind::Bang, 1);
             case '&':
                 if (d == '&') return punct(TokenKind::AndAnd, 2);
                 break;
             case '|':
                 if (d == '|') return punct(TokenKind::OrOr, 2);
                 break;
-            case '?': return punct(TokenKind::Question, 1);
-            default: break;
+            case '?':
+                return punct(TokenKind::Question, 1);
+            default:
+                break;
         }
         // A stray character (or a lone & or |): skip one UTF-8 sequence so the column stays sane.
         take(1);
@@ -230,15 +289,19 @@ private:
         finish(t, startPos, start, last);
         std::string shown;
         const unsigned char uc = static_cast<unsigned char>(c);
-        if (uc >= 0x20 && uc < 0x7F) shown = std::string("'") + c + "'";
+        if (uc >= 0x20 && uc < 0x7F)
+            shown = std::string("'") + c + "'";
         else {
             static const char* hex = "0123456789abcdef";
             shown = std::string("byte 0x") + hex[uc >> 4] + hex[uc & 15];
         }
         std::string hint;
-        if (c == '&') hint = "logical and is '&&'";
-        else if (c == '|') hint = "logical or is '||'";
-        else if (c == '\'') hint = "strings use double quotes; names with odd characters use backticks";
+        if (c == '&')
+            hint = "logical and is '&&'";
+        else if (c == '|')
+            hint = "logical or is '||'";
+        else if (c == '\'')
+            hint = "strings use double quotes; names with odd characters use backticks";
         error(start, last, "unexpected character " + shown, hint);
         return t;
     }
@@ -277,7 +340,8 @@ private:
             t.floatValue = std::strtod(t.text.c_str(), nullptr);
             if (!std::isfinite(t.floatValue)) {
                 t.kind = TokenKind::Error;
-                error(start, last, "number " + t.text + " is out of range of a 64-bit float", "use inf for infinity");
+                error(start, last, "number " + t.text + " is out of range of a 64-bit float",
+                      "use inf for infinity");
             }
             return t;
         }
@@ -322,13 +386,27 @@ private:
                 const char e = peek();
                 take();
                 switch (e) {
-                    case '\\': value += '\\'; break;
-                    case '`': value += '`'; break;
-                    case '"': value += '"'; break;
-                    case 'n': value += '\n'; break;
-                    case 't': value += '\t'; break;
-                    case 'r': value += '\r'; break;
-                    case '0': value += '\0'; break;
+                    case '\\':
+                        value += '\\';
+                        break;
+                    case '`':
+                        value += '`';
+                        break;
+                    case '"':
+                        value += '"';
+                        break;
+                    case 'n':
+                        value += '\n';
+                        break;
+                    case 't':
+                        value += '\t';
+                        break;
+                    case 'r':
+                        value += '\r';
+                        break;
+                    case '0':
+                        value += '\0';
+                        break;
                     case 'x': {
                         const int h1 = hexValue(peek()), h2 = h1 >= 0 ? hexValue(peek(1)) : -1;
                         if (h1 < 0 || h2 < 0) {
@@ -342,9 +420,10 @@ private:
                         break;
                     }
                     default: {
-                        std::string shown = (static_cast<unsigned char>(e) >= 0x20 && static_cast<unsigned char>(e) < 0x7F)
-                                                ? std::string(1, e)
-                                                : std::string("?");
+                        std::string shown =
+                            (static_cast<unsigned char>(e) >= 0x20 && static_cast<unsigned char>(e) < 0x7F)
+                                ? std::string(1, e)
+                                : std::string("?");
                         error(escAt, last, "unknown escape '\\" + shown + "'",
                               "escapes are \\\\ \\` \\\" \\n \\t \\r \\0 \\xHH");
                         ok = false;
@@ -357,8 +436,9 @@ private:
             if (value.size() > kMaxTokenBytes && !tooLong) {
                 tooLong = true;
                 ok = false;
-                error(start, start, std::string(q == '`' ? "quoted name" : "string") + " longer than " +
-                                        std::to_string(kMaxTokenBytes) + " bytes");
+                error(start, start,
+                      std::string(q == '`' ? "quoted name" : "string") + " longer than " +
+                          std::to_string(kMaxTokenBytes) + " bytes");
             }
         }
         finish(t, startPos, start, last);

@@ -22,14 +22,39 @@ namespace tessera::frontend::dsl {
 enum class TokenKind {
     End,
     Error,
-    Ident,     ///< plain identifier (reserved words too: see isReserved)
-    QIdent,    ///< backtick-quoted identifier; `text` is the decoded name
+    Ident,   ///< plain identifier (reserved words too: see isReserved)
+    QIdent,  ///< backtick-quoted identifier; `text` is the decoded name
     Int,
     Float,
-    String,    ///< `text` is the decoded string
-    Semi, Comma, Colon, Assign, LParen, RParen, LBracket, RBracket, LBrace, RBrace,
-    Arrow, ColonColon, Dot, Plus, Minus, Star, Slash, Percent,
-    Less, LessEq, Greater, GreaterEq, EqEq, NotEq, AndAnd, OrOr, Bang, Question,
+    String,  ///< `text` is the decoded string
+    Semi,
+    Comma,
+    Colon,
+    Assign,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Arrow,
+    ColonColon,
+    Dot,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Less,
+    LessEq,
+    Greater,
+    GreaterEq,
+    EqEq,
+    NotEq,
+    AndAnd,
+    OrOr,
+    Bang,
+    Question,
 };
 
 /// Human-readable token kind for messages: "';'", "identifier", "end of file".
@@ -37,7 +62,7 @@ const char* tokenKindName(TokenKind k);
 
 struct Token {
     TokenKind kind = TokenKind::End;
-    std::string text;        ///< identifier / decoded string / spelling of a number
+    std::string text;  ///< identifier / decoded string / spelling of a number
     std::int64_t intValue = 0;
     double floatValue = 0.0;
     SourceRange range;

@@ -17,9 +17,10 @@ using TK = TokenKind;
 /// Thrown inside the parser only, to unwind to the statement loop; never escapes parseSource.
 struct SyntaxError {};
 
-const std::vector<std::string> kStatementWords{"tessera", "model", "opset", "input", "output", "param", "schedule", "fuse"};
+const std::vector<std::string> kStatementWords{"tessera", "model", "opset",    "input",
+                                               "output",  "param", "schedule", "fuse"};
 const std::vector<std::string> kInitWords{"random", "zeros", "ones", "fill", "npy", "onnx"};
-const std::vector<std::string> kScheduleWords{"target", "grid",  "block", "warp",      "thread",
+const std::vector<std::string> kScheduleWords{"target", "grid",  "block",  "warp",      "thread",
                                               "tile",   "stage", "unroll", "vectorize", "parallel"};
 
 class Parser {
@@ -40,7 +41,9 @@ public:
                 if (cur().kind == TK::Float || cur().kind == TK::Int) {
                     prog.version = cur().text;
                     if (cur().text != "0.1")
-                        warning(cur().range, "this parser implements language version 0.1, the file asks for " + cur().text);
+                        warning(
+                            cur().range,
+                            "this parser implements language version 0.1, the file asks for " + cur().text);
                     advance();
                 } else {
                     errorHere("expected a version number after 'tessera', e.g. 'tessera 0.1;'");
@@ -102,7 +105,8 @@ private:
         return true;
     }
 
-    void report(support::Severity sev, const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
+    void report(support::Severity sev, const SourceRange& r, std::string msg,
+                std::vector<std::string> notes = {}) {
         support::Diagnostic d;
         d.severity = sev;
         d.file = m_file;
@@ -115,16 +119,23 @@ private:
     void error(const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
         report(support::Severity::Error, r, std::move(msg), std::move(notes));
     }
-    void warning(const SourceRange& r, std::string msg) { report(support::Severity::Warning, r, std::move(msg)); }
+    void warning(const SourceRange& r, std::string msg) {
+        report(support::Severity::Warning, r, std::move(msg));
+    }
 
     std::string describe(const Token& t) const {
         switch (t.kind) {
-            case TK::Ident: return "'" + t.text + "'";
+            case TK::Ident:
+                return "'" + t.text + "'";
             case TK::Int:
-            case TK::Float: return "number " + t.text;
-            case TK::String: return "a string";
-            case TK::QIdent: return "quoted name";
-            default: return tokenKindName(t.kind);
+            case TK::Float:
+                return "number " + t.text;
+            case TK::String:
+                return "a string";
+            case TK::QIdent:
+                return "quoted name";
+            default:
+                return tokenKindName(t.kind);
         }
     }
 
@@ -142,7 +153,8 @@ private:
     void expectSemi(const std::string& after) {
         if (accept(TK::Semi)) return;
         const Token& prev = prevTok();
-        if (cur().kind == TK::End || cur().kind == TK::RBrace || cur().range.begin.line > prev.range.end.line) {
+        if (cur().kind == TK::End || cur().kind == TK::RBrace ||
+            cur().range.begin.line > prev.range.end.line) {
             SourceRange r = prev.range;
             r.begin = r.end;
             r.begin.column = r.end.column + 1;
@@ -178,7 +190,9 @@ private:
         }
     }
 
-    SourceRange rangeFrom(const SourceRange& start) const { return SourceRange::merge(start, prevTok().range); }
+    SourceRange rangeFrom(const SourceRange& start) const {
+        return SourceRange::merge(start, prevTok().range);
+    }
 
     // ---- names ----------------------------------------------------------------------------
     bool atName() const {
@@ -191,8 +205,8 @@ private:
             return n;
         }
         if (cur().kind == TK::Ident && isReserved(cur().text))
-            errorHere("expected " + what, {"hint: '" + cur().text + "' is a reserved word; write `" + cur().text +
-                                               "` in backticks to use it as a name"});
+            errorHere("expected " + what, {"hint: '" + cur().text + "' is a reserved word; write `" +
+                                           cur().text + "` in backticks to use it as a name"});
         errorHere("expected " + what);
     }
     ast::Name parseIdent(const std::string& what) {
@@ -286,7 +300,9 @@ private:
                 expect(TK::Colon, "and a type after the parameter name (param w: f32[3, 3] = zeros;)");
                 s.param.type = parseType();
                 if (!at(TK::Assign))
-                    errorHere("expected '=' and an initializer (random(seed=1), zeros, npy(\"w.npy\"), [1, 2], ...)");
+                    errorHere(
+                        "expected '=' and an initializer (random(seed=1), zeros, npy(\"w.npy\"), [1, 2], "
+                        "...)");
                 advance();
                 s.param.init = parseInitializer();
                 expectSemi("the parameter declaration");
@@ -321,7 +337,9 @@ private:
         if (!atName() && !(cur().kind == TK::Ident && cur().text == "_")) {
             if (cur().kind == TK::Ident && isReserved(cur().text))
                 errorHere("expected a statement", {"hint: '" + cur().text + "' is a reserved word"});
-            errorHere("expected a statement (input, output, param, an op call, a compute definition, schedule or fuse)");
+            errorHere(
+                "expected a statement (input, output, param, an op call, a compute definition, schedule or "
+                "fuse)");
         }
         // name '[' -> compute definition
         if (atName() && peekTok().kind == TK::LBracket) {
@@ -355,7 +373,8 @@ private:
         const SourceRange start = cur().range;
         // A call without targets: name '(' or domain '::' / '.' ...
         const TK next = peekTok().kind;
-        const bool directCall = next == TK::LParen || next == TK::ColonColon || (next == TK::Dot && at(TK::Ident));
+        const bool directCall =
+            next == TK::LParen || next == TK::ColonColon || (next == TK::Dot && at(TK::Ident));
         if (!directCall) {
             for (;;) {
                 ast::Target t;
@@ -403,8 +422,9 @@ private:
         }
         if (!at(TK::LParen)) {
             if (at(TK::LBracket) || at(TK::Plus) || at(TK::Minus) || at(TK::Star) || at(TK::Slash))
-                errorHere("expected '(' after the op name",
-                          {"hint: expressions in index notation need an index list on the left: y[i] = x[i] + 1;"});
+                errorHere(
+                    "expected '(' after the op name",
+                    {"hint: expressions in index notation need an index list on the left: y[i] = x[i] + 1;"});
             errorHere("expected '(' after the op name");
         }
         advance();
@@ -445,8 +465,9 @@ private:
             a.kind = ast::Arg::Kind::Value;
             a.name = parseName("an input name");
             if (at(TK::LBracket) || at(TK::LParen))
-                errorHere("expected ',' or ')' after an input",
-                          {"hint: op inputs are tensor names; index expressions belong in compute definitions"});
+                errorHere(
+                    "expected ',' or ')' after an input",
+                    {"hint: op inputs are tensor names; index expressions belong in compute definitions"});
         } else {
             errorHere("expected an input name, '_' or name=value");
         }
@@ -471,7 +492,8 @@ private:
         if (at(TK::Ident) && (cur().text == "inf" || cur().text == "nan")) return true;
         if (at(TK::Minus)) {
             const Token& n = peekTok();
-            return n.kind == TK::Int || n.kind == TK::Float || (n.kind == TK::Ident && (n.text == "inf" || n.text == "nan"));
+            return n.kind == TK::Int || n.kind == TK::Float ||
+                   (n.kind == TK::Ident && (n.text == "inf" || n.text == "nan"));
         }
         return false;
     }
@@ -533,16 +555,18 @@ private:
         const SourceRange start = cur().range;
         if (atNumberStart()) {
             ast::Literal l = parseNumber();
-            v.kind = l.kind == ast::Literal::Kind::Int ? ast::AttrValue::Kind::Int : ast::AttrValue::Kind::Float;
+            v.kind =
+                l.kind == ast::Literal::Kind::Int ? ast::AttrValue::Kind::Int : ast::AttrValue::Kind::Float;
             v.i = l.i;
             v.f = l.f;
         } else if (at(TK::String)) {
             v.kind = ast::AttrValue::Kind::String;
             v.s = cur().text;
             advance();
-        } else if (at(TK::LBracket) || (at(TK::Ident) && peekTok().kind == TK::LBracket &&
-                                        (cur().text == "ints" || cur().text == "floats" || cur().text == "strings" ||
-                                         cur().text == "tensors" || cur().text == "graphs"))) {
+        } else if (at(TK::LBracket) ||
+                   (at(TK::Ident) && peekTok().kind == TK::LBracket &&
+                    (cur().text == "ints" || cur().text == "floats" || cur().text == "strings" ||
+                     cur().text == "tensors" || cur().text == "graphs"))) {
             v.kind = ast::AttrValue::Kind::List;
             if (at(TK::Ident)) {
                 v.listType = cur().text;
@@ -644,7 +668,8 @@ private:
                         d.symbol = cur().text;
                         advance();
                     } else if (at(TK::Minus)) {
-                        errorHere("expected a dimension", {"hint: extents cannot be negative; write ? for an unknown extent"});
+                        errorHere("expected a dimension",
+                                  {"hint: extents cannot be negative; write ? for an unknown extent"});
                     } else {
                         errorHere("expected a dimension (an integer, a symbol such as N, or ?)");
                     }
@@ -710,9 +735,12 @@ private:
             } else {
                 std::vector<std::string> notes;
                 if (auto m = closestMatch(w, kInitWords)) notes.push_back("hint: did you mean '" + *m + "'?");
-                error(cur().range, "unknown initializer '" + w + "'", notes.empty()
-                                                                        ? std::vector<std::string>{"hint: initializers are random(seed=N), zeros, ones, fill(v), npy(\"f.npy\"), onnx(\"m.onnx\", \"name\") or a literal"}
-                                                                        : notes);
+                error(cur().range, "unknown initializer '" + w + "'",
+                      notes.empty()
+                          ? std::vector<
+                                std::string>{"hint: initializers are random(seed=N), zeros, ones, fill(v), "
+                                             "npy(\"f.npy\"), onnx(\"m.onnx\", \"name\") or a literal"}
+                          : notes);
                 throw SyntaxError{};
             }
         } else {
@@ -752,7 +780,8 @@ private:
                 ast::IndexDecl d;
                 if (!(at(TK::Ident) && !isReserved(cur().text)))
                     errorHere("expected an index variable name",
-                              {"hint: the left-hand side of a compute definition lists index variables, e.g. C[i, j] = ..."});
+                              {"hint: the left-hand side of a compute definition lists index variables, e.g. "
+                               "C[i, j] = ..."});
                 d.name = parseIdent("an index variable");
                 d.extent = parseOptExtent();
                 c.indices.push_back(std::move(d));
@@ -791,10 +820,12 @@ private:
         while (i < m_tokens.size()) {
             const TK k = m_tokens[i].kind;
             if (k == TK::End) return false;
-            if (k == TK::LParen || k == TK::LBracket) ++depth, axesOnly = false;
+            if (k == TK::LParen || k == TK::LBracket)
+                ++depth, axesOnly = false;
             else if (k == TK::RParen || k == TK::RBracket) {
                 if (--depth == 0) break;
-            } else if (!(k == TK::Ident || k == TK::Comma || k == TK::Colon || k == TK::Int || k == TK::QIdent))
+            } else if (!(k == TK::Ident || k == TK::Comma || k == TK::Colon || k == TK::Int ||
+                         k == TK::QIdent))
                 axesOnly = false;
             ++i;
         }
@@ -823,20 +854,26 @@ private:
 
     static int precedence(TK k) {
         switch (k) {
-            case TK::OrOr: return 1;
-            case TK::AndAnd: return 2;
+            case TK::OrOr:
+                return 1;
+            case TK::AndAnd:
+                return 2;
             case TK::Less:
             case TK::LessEq:
             case TK::Greater:
             case TK::GreaterEq:
             case TK::EqEq:
-            case TK::NotEq: return 3;
+            case TK::NotEq:
+                return 3;
             case TK::Plus:
-            case TK::Minus: return 4;
+            case TK::Minus:
+                return 4;
             case TK::Star:
             case TK::Slash:
-            case TK::Percent: return 5;
-            default: return 0;
+            case TK::Percent:
+                return 5;
+            default:
+                return 0;
         }
     }
 
@@ -870,7 +907,8 @@ private:
             advance();
             ast::Expr operand = parseUnary();
             // Fold '-' into a numeric literal so that -1 is a constant.
-            if (op == "-" && operand.kind == ast::Expr::Kind::Int && operand.i != std::numeric_limits<std::int64_t>::min()) {
+            if (op == "-" && operand.kind == ast::Expr::Kind::Int &&
+                operand.i != std::numeric_limits<std::int64_t>::min()) {
                 operand.i = -operand.i;
                 operand.range = SourceRange::merge(start, operand.range);
                 return operand;
@@ -957,7 +995,8 @@ private:
                 e.b = n.text == "true";
             } else if ((n.text == "inf" || n.text == "nan") && !at(TK::LBracket)) {
                 e.kind = ast::Expr::Kind::Float;
-                e.f = n.text == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+                e.f = n.text == "inf" ? std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::quiet_NaN();
             } else if (accept(TK::LBracket)) {
                 e.kind = ast::Expr::Kind::Access;
                 e.name = n;
@@ -1005,7 +1044,8 @@ private:
     ast::ScheduleItem parseScheduleItem() {
         ast::ScheduleItem it;
         const SourceRange start = cur().range;
-        if (!at(TK::Ident)) errorHere("expected a schedule item (target, grid, block, tile, stage, unroll, ...)");
+        if (!at(TK::Ident))
+            errorHere("expected a schedule item (target, grid, block, tile, stage, unroll, ...)");
         const std::string w = cur().text;
         it.word = {w, cur().range};
         auto parseFactor = [&]() -> std::int64_t {
@@ -1024,11 +1064,13 @@ private:
                 it.arch = cur().text;
                 advance();
             }
-        } else if ((w == "grid" || w == "block" || w == "warp" || w == "thread") && peekTok().kind == TK::Assign) {
+        } else if ((w == "grid" || w == "block" || w == "warp" || w == "thread") &&
+                   peekTok().kind == TK::Assign) {
             it.kind = ast::ScheduleItem::Kind::Mapping;
             advance();
             advance();
-            if (at(TK::Semi) || at(TK::RBrace) || at(TK::End)) errorHere("expected a task mapping (e.g. spatial(16, 16))");
+            if (at(TK::Semi) || at(TK::RBrace) || at(TK::End))
+                errorHere("expected a task mapping (e.g. spatial(16, 16))");
             const std::size_t first = m_pos;
             int depth = 0;
             while (!at(TK::End)) {
@@ -1061,7 +1103,7 @@ private:
             advance();
             it.memory = parseIdent("a memory (shared, local or register)");
         } else if (w == "unroll" || w == "vectorize" || w == "parallel") {
-            it.kind = w == "unroll" ? ast::ScheduleItem::Kind::Unroll
+            it.kind = w == "unroll"      ? ast::ScheduleItem::Kind::Unroll
                       : w == "vectorize" ? ast::ScheduleItem::Kind::Vectorize
                                          : ast::ScheduleItem::Kind::Parallel;
             advance();
@@ -1071,8 +1113,12 @@ private:
             it.axes.emplace_back(std::move(axis), f);
         } else {
             std::vector<std::string> notes;
-            if (auto m = closestMatch(w, kScheduleWords)) notes.push_back("hint: did you mean '" + *m + "'?");
-            else notes.push_back("hint: schedule items are target, grid/block/warp/thread = mapping, tile, stage, unroll, vectorize, parallel");
+            if (auto m = closestMatch(w, kScheduleWords))
+                notes.push_back("hint: did you mean '" + *m + "'?");
+            else
+                notes.push_back(
+                    "hint: schedule items are target, grid/block/warp/thread = mapping, tile, stage, unroll, "
+                    "vectorize, parallel");
             error(cur().range, "unknown schedule item '" + w + "'", notes);
             throw SyntaxError{};
         }

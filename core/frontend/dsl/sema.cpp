@@ -33,19 +33,41 @@ using support::Severity;
 
 const std::map<std::string, std::string>& extraAliases() {
     static const std::map<std::string, std::string> m{
-        {"conv1d", "Conv"},          {"conv2d", "Conv"},           {"conv3d", "Conv"},
-        {"conv_transpose", "ConvTranspose"}, {"conv_transpose2d", "ConvTranspose"},
-        {"max_pool", "MaxPool"},     {"max_pool2d", "MaxPool"},    {"avg_pool", "AveragePool"},
-        {"avg_pool2d", "AveragePool"}, {"avgpool", "AveragePool"}, {"global_avg_pool", "GlobalAveragePool"},
-        {"global_average_pool", "GlobalAveragePool"}, {"global_max_pool", "GlobalMaxPool"},
-        {"batchnorm", "BatchNormalization"}, {"batch_norm", "BatchNormalization"},
-        {"layernorm", "LayerNormalization"}, {"layer_norm", "LayerNormalization"},
-        {"leaky_relu", "LeakyRelu"}, {"hard_sigmoid", "HardSigmoid"}, {"hard_swish", "HardSwish"},
-        {"hardswish", "HardSwish"},  {"log_softmax", "LogSoftmax"}, {"reduce_mean", "ReduceMean"},
-        {"reduce_sum", "ReduceSum"}, {"reduce_max", "ReduceMax"}, {"reduce_min", "ReduceMin"},
-        {"reduce_prod", "ReduceProd"}, {"reduce_l2", "ReduceL2"}, {"arg_max", "ArgMax"},
-        {"arg_min", "ArgMin"},       {"cast_like", "CastLike"},   {"constant_of_shape", "ConstantOfShape"},
-        {"greater_equal", "GreaterOrEqual"}, {"less_equal", "LessOrEqual"}, {"linear", "Gemm"},
+        {"conv1d", "Conv"},
+        {"conv2d", "Conv"},
+        {"conv3d", "Conv"},
+        {"conv_transpose", "ConvTranspose"},
+        {"conv_transpose2d", "ConvTranspose"},
+        {"max_pool", "MaxPool"},
+        {"max_pool2d", "MaxPool"},
+        {"avg_pool", "AveragePool"},
+        {"avg_pool2d", "AveragePool"},
+        {"avgpool", "AveragePool"},
+        {"global_avg_pool", "GlobalAveragePool"},
+        {"global_average_pool", "GlobalAveragePool"},
+        {"global_max_pool", "GlobalMaxPool"},
+        {"batchnorm", "BatchNormalization"},
+        {"batch_norm", "BatchNormalization"},
+        {"layernorm", "LayerNormalization"},
+        {"layer_norm", "LayerNormalization"},
+        {"leaky_relu", "LeakyRelu"},
+        {"hard_sigmoid", "HardSigmoid"},
+        {"hard_swish", "HardSwish"},
+        {"hardswish", "HardSwish"},
+        {"log_softmax", "LogSoftmax"},
+        {"reduce_mean", "ReduceMean"},
+        {"reduce_sum", "ReduceSum"},
+        {"reduce_max", "ReduceMax"},
+        {"reduce_min", "ReduceMin"},
+        {"reduce_prod", "ReduceProd"},
+        {"reduce_l2", "ReduceL2"},
+        {"arg_max", "ArgMax"},
+        {"arg_min", "ArgMin"},
+        {"cast_like", "CastLike"},
+        {"constant_of_shape", "ConstantOfShape"},
+        {"greater_equal", "GreaterOrEqual"},
+        {"less_equal", "LessOrEqual"},
+        {"linear", "Gemm"},
     };
     return m;
 }
@@ -64,19 +86,21 @@ std::vector<std::string> opCandidates() {
     return c;
 }
 
-const std::vector<std::string> kFunctions{"exp",  "log",   "sqrt",  "rsqrt", "sin",  "cos",   "tan",   "tanh",
-                                          "sigmoid", "abs", "floor", "ceil", "round", "erf", "min", "max",
-                                          "pow", "atan2", "select", "where", "cast"};
+const std::vector<std::string> kFunctions{"exp",  "log",     "sqrt", "rsqrt", "sin",    "cos",   "tan",
+                                          "tanh", "sigmoid", "abs",  "floor", "ceil",   "round", "erf",
+                                          "min",  "max",     "pow",  "atan2", "select", "where", "cast"};
 
 std::vector<std::string> dtypeCandidates() {
-    return {"f16",   "bf16",    "f32",     "f64",     "i8",    "i16",   "i32",   "i64",   "u8",    "u16",
-            "u32",   "u64",     "bool",    "string",  "c64",   "c128",  "float", "double", "half", "int",
-            "int32", "int64",   "float32", "float16", "float64", "uint8", "bfloat16", "boolean"};
+    return {"f16",   "bf16",  "f32",     "f64",     "i8",      "i16",   "i32",      "i64",    "u8",   "u16",
+            "u32",   "u64",   "bool",    "string",  "c64",     "c128",  "float",    "double", "half", "int",
+            "int32", "int64", "float32", "float16", "float64", "uint8", "bfloat16", "boolean"};
 }
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-std::string locText(const SourceRange& r) { return std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column); }
+std::string locText(const SourceRange& r) {
+    return std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
 
 // ---- the converter ---------------------------------------------------------------------------
 
@@ -91,8 +115,10 @@ class Sema {
 public:
     Sema(const std::string& file, const ParseOptions& opt, support::DiagnosticList& diags)
         : m_file(file), m_opt(opt), m_diags(diags) {
-        if (!m_opt.baseDir.empty()) m_baseDir = m_opt.baseDir;
-        else m_baseDir = std::filesystem::path(file).parent_path().string();
+        if (!m_opt.baseDir.empty())
+            m_baseDir = m_opt.baseDir;
+        else
+            m_baseDir = std::filesystem::path(file).parent_path().string();
     }
 
     ir::Model run(const ast::Program& prog) {
@@ -106,17 +132,33 @@ public:
         std::vector<const ast::FuseStmt*> fusions;
         for (const auto& s : prog.statements) {
             switch (s.kind) {
-                case ast::Statement::Kind::Model: modelStmt(s.model, m); break;
-                case ast::Statement::Kind::Opset: opsetStmt(s.opset, m); break;
-                case ast::Statement::Kind::Input: inputDecl(s.input, ctx); break;
+                case ast::Statement::Kind::Model:
+                    modelStmt(s.model, m);
+                    break;
+                case ast::Statement::Kind::Opset:
+                    opsetStmt(s.opset, m);
+                    break;
+                case ast::Statement::Kind::Input:
+                    inputDecl(s.input, ctx);
+                    break;
                 case ast::Statement::Kind::Output:
                     for (const auto& it : s.output.items) outputs.push_back(it);
                     break;
-                case ast::Statement::Kind::Param: paramDecl(s.param, ctx); break;
-                case ast::Statement::Kind::Op: opStmt(s.op, ctx); break;
-                case ast::Statement::Kind::Compute: computeStmt(s.compute, ctx); break;
-                case ast::Statement::Kind::Schedule: schedules.push_back(&s.schedule); break;
-                case ast::Statement::Kind::Fuse: fusions.push_back(&s.fuse); break;
+                case ast::Statement::Kind::Param:
+                    paramDecl(s.param, ctx);
+                    break;
+                case ast::Statement::Kind::Op:
+                    opStmt(s.op, ctx);
+                    break;
+                case ast::Statement::Kind::Compute:
+                    computeStmt(s.compute, ctx);
+                    break;
+                case ast::Statement::Kind::Schedule:
+                    schedules.push_back(&s.schedule);
+                    break;
+                case ast::Statement::Kind::Fuse:
+                    fusions.push_back(&s.fuse);
+                    break;
             }
         }
         if (!m.opsets.count("")) m.opsets[""] = 17;
@@ -169,7 +211,8 @@ private:
     void warning(const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
         report(Severity::Warning, r, std::move(msg), std::move(notes));
     }
-    static std::vector<std::string> didYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+    static std::vector<std::string> didYouMean(const std::string& word,
+                                               const std::vector<std::string>& candidates) {
         if (auto m = closestMatch(word, candidates)) return {"hint: did you mean " + quote(*m) + "?"};
         return {};
     }
@@ -196,7 +239,10 @@ private:
         }
         if (auto dt = ir::parseDType(n.text)) return dt;
         auto notes = didYouMean(n.text, dtypeCandidates());
-        if (notes.empty()) notes.push_back("hint: element types are f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool string c64 c128");
+        if (notes.empty())
+            notes.push_back(
+                "hint: element types are f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool string c64 "
+                "c128");
         error(n.range, "unknown element type " + quote(n.text), notes);
         return std::nullopt;
     }
@@ -212,20 +258,25 @@ private:
         }
         std::vector<ir::Dim> dims;
         for (const auto& d : t.dims) {
-            if (d.kind == ast::Dim::Kind::Known) dims.push_back(ir::Dim::known(d.value));
-            else if (d.kind == ast::Dim::Kind::Symbol) dims.push_back(ir::Dim::symbolic(d.symbol));
-            else dims.push_back(ir::Dim::unknown());
+            if (d.kind == ast::Dim::Kind::Known)
+                dims.push_back(ir::Dim::known(d.value));
+            else if (d.kind == ast::Dim::Kind::Symbol)
+                dims.push_back(ir::Dim::symbolic(d.symbol));
+            else
+                dims.push_back(ir::Dim::unknown());
         }
         out.shape = ir::Shape(std::move(dims));
         return out;
     }
 
     static bool compatible(const ir::TensorType& a, const ir::TensorType& b) {
-        if (a.dtype != ir::DType::Undefined && b.dtype != ir::DType::Undefined && a.dtype != b.dtype) return false;
+        if (a.dtype != ir::DType::Undefined && b.dtype != ir::DType::Undefined && a.dtype != b.dtype)
+            return false;
         if (!a.shape.rankKnown() || !b.shape.rankKnown()) return true;
         if (a.shape.rank() != b.shape.rank()) return false;
         for (std::size_t i = 0; i < a.shape.rank(); ++i)
-            if (a.shape[i].isKnown() && b.shape[i].isKnown() && a.shape[i].value != b.shape[i].value) return false;
+            if (a.shape[i].isKnown() && b.shape[i].isKnown() && a.shape[i].value != b.shape[i].value)
+                return false;
         return true;
     }
 
@@ -237,13 +288,17 @@ private:
             return;
         }
         if (!compatible(v.type, declared))
-            error(where, "declared type " + declared.str() + " of " + quote(v.name) + " does not match the inferred " + v.type.str(),
+            error(where,
+                  "declared type " + declared.str() + " of " + quote(v.name) +
+                      " does not match the inferred " + v.type.str(),
                   {"note: Tessera infers " + v.type.str() + " for " + quote(v.name)});
     }
 
-    std::optional<std::vector<std::int64_t>> staticDims(const ir::TensorType& t, const std::string& what, const SourceRange& r) {
+    std::optional<std::vector<std::int64_t>> staticDims(const ir::TensorType& t, const std::string& what,
+                                                        const SourceRange& r) {
         if (!t.shape.rankKnown() || !t.shape.isStatic()) {
-            error(r, what + " needs a static shape, got " + t.str(), {"hint: constants need known extents, e.g. f32[32, 3, 3, 3]"});
+            error(r, what + " needs a static shape, got " + t.str(),
+                  {"hint: constants need known extents, e.g. f32[32, 3, 3, 3]"});
             return std::nullopt;
         }
         return t.shape.knownDims();
@@ -260,11 +315,13 @@ private:
 
     /// Nested literal lists must match the shape exactly; returns an error or empty.
     std::string checkNesting(const ast::Literal& l, const std::vector<std::int64_t>& dims, std::size_t d) {
-        if (l.kind != ast::Literal::Kind::List) return d == dims.size() ? "" : "nesting does not match the shape";
-        if (d >= dims.size()) return "the literal is nested deeper than the shape's rank " + std::to_string(dims.size());
+        if (l.kind != ast::Literal::Kind::List)
+            return d == dims.size() ? "" : "nesting does not match the shape";
+        if (d >= dims.size())
+            return "the literal is nested deeper than the shape's rank " + std::to_string(dims.size());
         if (static_cast<std::int64_t>(l.items.size()) != dims[d])
-            return "dimension " + std::to_string(d) + " has " + std::to_string(l.items.size()) + " elements in the literal but " +
-                   std::to_string(dims[d]) + " in the type";
+            return "dimension " + std::to_string(d) + " has " + std::to_string(l.items.size()) +
+                   " elements in the literal but " + std::to_string(dims[d]) + " in the type";
         for (const auto& it : l.items)
             if (auto e = checkNesting(it, dims, d + 1); !e.empty()) return e;
         return {};
@@ -277,7 +334,8 @@ private:
             return nullptr;
         }
         if (type.dtype == ir::DType::Complex64 || type.dtype == ir::DType::Complex128) {
-            error(init.range, what + ": complex constants are not supported", {"hint: keep real and imaginary parts as two tensors"});
+            error(init.range, what + ": complex constants are not supported",
+                  {"hint: keep real and imaginary parts as two tensors"});
             return nullptr;
         }
         auto dims = staticDims(type, what, init.range);
@@ -293,7 +351,8 @@ private:
         }
         const std::int64_t n = t->numElements();
         switch (init.kind) {
-            case K::Zeros: break;
+            case K::Zeros:
+                break;
             case K::Ones:
             case K::Fill: {
                 if (type.dtype == ir::DType::String) {
@@ -302,9 +361,12 @@ private:
                 }
                 const ast::Literal& l = init.literal;
                 for (std::int64_t i = 0; i < n; ++i) {
-                    if (init.kind == K::Ones) storeElement(*t, i, 1.0);
-                    else if (l.kind == ast::Literal::Kind::Int) storeIntElement(*t, i, l.i);
-                    else storeElement(*t, i, l.f);
+                    if (init.kind == K::Ones)
+                        storeElement(*t, i, 1.0);
+                    else if (l.kind == ast::Literal::Kind::Int)
+                        storeIntElement(*t, i, l.i);
+                    else
+                        storeElement(*t, i, l.f);
                 }
                 break;
             }
@@ -317,13 +379,18 @@ private:
                 double low = -1.0, high = 1.0;
                 for (const auto& kw : init.kwargs) {
                     const ast::AttrValue& v = *kw.value;
-                    const bool isNum = v.kind == ast::AttrValue::Kind::Int || v.kind == ast::AttrValue::Kind::Float;
+                    const bool isNum =
+                        v.kind == ast::AttrValue::Kind::Int || v.kind == ast::AttrValue::Kind::Float;
                     if (kw.name.text == "seed") {
-                        if (v.kind != ast::AttrValue::Kind::Int || v.i < 0) error(kw.range, "seed must be a non-negative integer");
-                        else seed = static_cast<std::uint64_t>(v.i);
+                        if (v.kind != ast::AttrValue::Kind::Int || v.i < 0)
+                            error(kw.range, "seed must be a non-negative integer");
+                        else
+                            seed = static_cast<std::uint64_t>(v.i);
                     } else if (kw.name.text == "low" || kw.name.text == "high") {
-                        if (!isNum || !std::isfinite(v.f)) error(kw.range, kw.name.text + " must be a finite number");
-                        else (kw.name.text == "low" ? low : high) = v.f;
+                        if (!isNum || !std::isfinite(v.f))
+                            error(kw.range, kw.name.text + " must be a finite number");
+                        else
+                            (kw.name.text == "low" ? low : high) = v.f;
                     } else {
                         error(kw.name.range, "random() has no argument " + quote(kw.name.text),
                               didYouMean(kw.name.text, {"seed", "low", "high"}));
@@ -338,7 +405,8 @@ private:
             }
             case K::Literal: {
                 const ast::Literal& l = init.literal;
-                if (l.kind == ast::Literal::Kind::List && !l.items.empty() && l.items[0].kind == ast::Literal::Kind::List) {
+                if (l.kind == ast::Literal::Kind::List && !l.items.empty() &&
+                    l.items[0].kind == ast::Literal::Kind::List) {
                     if (auto e = checkNesting(l, *dims, 0); !e.empty()) {
                         error(l.range, what + ": " + e);
                         return nullptr;
@@ -348,7 +416,8 @@ private:
                 flattenLiteral(l, flat, 0);
                 if (static_cast<std::int64_t>(flat.size()) != n) {
                     error(l.range, what + ": the literal has " + std::to_string(flat.size()) + " element" +
-                                       (flat.size() == 1 ? "" : "s") + " but " + type.str() + " needs " + std::to_string(n));
+                                       (flat.size() == 1 ? "" : "s") + " but " + type.str() + " needs " +
+                                       std::to_string(n));
                     return nullptr;
                 }
                 for (std::int64_t i = 0; i < n; ++i) {
@@ -362,15 +431,19 @@ private:
                         continue;
                     }
                     if (e.kind == ast::Literal::Kind::String) {
-                        error(e.range, what + ": a " + std::string(ir::dtypeName(type.dtype)) + " tensor cannot hold a string");
+                        error(e.range, what + ": a " + std::string(ir::dtypeName(type.dtype)) +
+                                           " tensor cannot hold a string");
                         return nullptr;
                     }
-                    if (e.kind == ast::Literal::Kind::Int) storeIntElement(*t, i, e.i);
-                    else storeElement(*t, i, e.f);
+                    if (e.kind == ast::Literal::Kind::Int)
+                        storeIntElement(*t, i, e.i);
+                    else
+                        storeElement(*t, i, e.f);
                 }
                 break;
             }
-            default: break;
+            default:
+                break;
         }
         m_totalBytes += static_cast<std::int64_t>(t->bytes.size());
         return std::make_shared<const ir::TensorData>(std::move(*t));
@@ -395,8 +468,10 @@ private:
         return (std::filesystem::path(m_baseDir.empty() ? "." : m_baseDir) / path).string();
     }
 
-    std::shared_ptr<const ir::TensorData> loadExternal(const ir::TensorType& type, const std::vector<std::int64_t>& dims,
-                                                       const ast::Initializer& init, const std::string& what) {
+    std::shared_ptr<const ir::TensorData> loadExternal(const ir::TensorType& type,
+                                                       const std::vector<std::int64_t>& dims,
+                                                       const ast::Initializer& init,
+                                                       const std::string& what) {
         auto full = resolvePath(init.path, init.range);
         if (!full) return nullptr;
         ir::TensorData data;
@@ -407,7 +482,8 @@ private:
                 error(init.range, "cannot read " + quote(init.path) + ": " + ec.message());
                 return nullptr;
             }
-            if (static_cast<std::int64_t>(size) > std::min(m_opt.maxTensorBytes, m_opt.maxTotalBytes - m_totalBytes) + (1 << 20)) {
+            if (static_cast<std::int64_t>(size) >
+                std::min(m_opt.maxTensorBytes, m_opt.maxTotalBytes - m_totalBytes) + (1 << 20)) {
                 error(init.range, quote(init.path) + " is larger than the constant size limit");
                 return nullptr;
             }
@@ -422,7 +498,8 @@ private:
             data = std::move(*t);
         } else {
             if (!m_opt.onnxLoader) {
-                error(init.range, "onnx(...) initializers need the ONNX frontend, which this tool does not provide");
+                error(init.range,
+                      "onnx(...) initializers need the ONNX frontend, which this tool does not provide");
                 return nullptr;
             }
             if (m_onnxFailed.count(*full)) return nullptr;
@@ -431,7 +508,8 @@ private:
                 auto loaded = m_opt.onnxLoader(*full);
                 if (!loaded.ok() || !loaded.value()) {
                     std::vector<std::string> notes;
-                    if (const auto* e = loaded.diagnostics().firstError()) notes.push_back("note: " + e->format());
+                    if (const auto* e = loaded.diagnostics().firstError())
+                        notes.push_back("note: " + e->format());
                     error(init.range, "cannot load ONNX model " + quote(init.path), notes);
                     m_onnxFailed.insert(*full);
                     return nullptr;
@@ -453,7 +531,8 @@ private:
                 std::vector<std::string> names;
                 for (const auto& v : g.values())
                     if (v.data) names.push_back(v.name);
-                error(init.range, quote(init.path) + " has no initializer or Constant named " + quote(init.tensorName),
+                error(init.range,
+                      quote(init.path) + " has no initializer or Constant named " + quote(init.tensorName),
                       didYouMean(init.tensorName, names));
                 return nullptr;
             }
@@ -461,7 +540,8 @@ private:
         }
         if (data.dtype != type.dtype || data.dims != dims) {
             ir::TensorType got = data.type();
-            error(init.range, what + " is declared " + type.str() + " but " + quote(init.path) + " holds " + got.str());
+            error(init.range,
+                  what + " is declared " + type.str() + " but " + quote(init.path) + " holds " + got.str());
             return nullptr;
         }
         if (!data.sizeConsistent()) {
@@ -482,8 +562,10 @@ private:
         if (ctx.g->findValue(n.text) != ir::kNoValue) {
             auto it = ctx.definedAt.find(n.text);
             std::vector<std::string> notes;
-            if (it != ctx.definedAt.end()) notes.push_back("note: first defined at " + locText(it->second));
-            else notes.push_back("note: it is a value of an enclosing graph already used here");
+            if (it != ctx.definedAt.end())
+                notes.push_back("note: first defined at " + locText(it->second));
+            else
+                notes.push_back("note: it is a value of an enclosing graph already used here");
             error(n.range, quote(n.text) + " is already defined", notes);
             return ir::kNoValue;
         }
@@ -516,8 +598,10 @@ private:
             const ast::AttrValue& v = *kw.value;
             const std::string& k = kw.name.text;
             if (k == "ir_version") {
-                if (v.kind != ast::AttrValue::Kind::Int || v.i < 0) error(kw.range, "ir_version must be a non-negative integer");
-                else m.irVersion = v.i;
+                if (v.kind != ast::AttrValue::Kind::Int || v.i < 0)
+                    error(kw.range, "ir_version must be a non-negative integer");
+                else
+                    m.irVersion = v.i;
                 continue;
             }
             if (k == "name" || k == "producer" || k == "producer_version" || k == "doc") {
@@ -525,10 +609,14 @@ private:
                     error(kw.range, quote(k) + " must be a string");
                     continue;
                 }
-                if (k == "name") m.graph.name = v.s;
-                else if (k == "producer") m.producerName = v.s;
-                else if (k == "producer_version") m.producerVersion = v.s;
-                else m.graph.docString = v.s;
+                if (k == "name")
+                    m.graph.name = v.s;
+                else if (k == "producer")
+                    m.producerName = v.s;
+                else if (k == "producer_version")
+                    m.producerVersion = v.s;
+                else
+                    m.graph.docString = v.s;
                 continue;
             }
             error(kw.name.range, "unknown model field " + quote(k),
@@ -544,7 +632,8 @@ private:
             return;
         }
         if (m.opsets.count(domain)) {
-            error(s.range, "opset for domain " + quote(domain.empty() ? "ai.onnx" : domain) + " is given twice");
+            error(s.range,
+                  "opset for domain " + quote(domain.empty() ? "ai.onnx" : domain) + " is given twice");
             return;
         }
         m.opsets[domain] = s.version;
@@ -589,12 +678,14 @@ private:
     }
 
     /// Converts an attribute value; `want` is the schema's type (Undefined when unknown).
-    std::optional<ir::Attribute> convertAttr(const ast::AttrValue& v, ir::AttrType want, const std::string& attrName,
-                                             const std::string& opName, GraphCtx& ctx) {
+    std::optional<ir::Attribute> convertAttr(const ast::AttrValue& v, ir::AttrType want,
+                                             const std::string& attrName, const std::string& opName,
+                                             GraphCtx& ctx) {
         using AK = ast::AttrValue::Kind;
         using AT = ir::AttrType;
         auto mismatch = [&](const char* got) {
-            error(v.range, opName + ": attribute " + quote(attrName) + " must be " + ir::attrTypeName(want) + ", got " + got);
+            error(v.range, opName + ": attribute " + quote(attrName) + " must be " + ir::attrTypeName(want) +
+                               ", got " + got);
             return std::nullopt;
         };
         switch (v.kind) {
@@ -626,7 +717,8 @@ private:
                 if (!g) return std::nullopt;
                 return ir::Attribute::ofGraph(std::move(g));
             }
-            case AK::List: break;
+            case AK::List:
+                break;
         }
         // Lists: the element kinds decide unless a prefix or the schema says otherwise.
         std::string kind = v.listType;
@@ -640,15 +732,24 @@ private:
                 allGraph = allGraph && it.kind == AK::Graph;
             }
             if (v.items.empty()) {
-                kind = want == AT::Floats ? "floats" : want == AT::Strings ? "strings" : want == AT::Tensors ? "tensors"
-                       : want == AT::Graphs ? "graphs" : "ints";
-            } else if (allInt) kind = want == AT::Floats ? "floats" : "ints";
-            else if (allNum) kind = "floats";
-            else if (allStr) kind = "strings";
-            else if (allTensor) kind = "tensors";
-            else if (allGraph) kind = "graphs";
+                kind = want == AT::Floats    ? "floats"
+                       : want == AT::Strings ? "strings"
+                       : want == AT::Tensors ? "tensors"
+                       : want == AT::Graphs  ? "graphs"
+                                             : "ints";
+            } else if (allInt)
+                kind = want == AT::Floats ? "floats" : "ints";
+            else if (allNum)
+                kind = "floats";
+            else if (allStr)
+                kind = "strings";
+            else if (allTensor)
+                kind = "tensors";
+            else if (allGraph)
+                kind = "graphs";
             else {
-                error(v.range, opName + ": attribute " + quote(attrName) + " mixes element kinds in one list");
+                error(v.range,
+                      opName + ": attribute " + quote(attrName) + " mixes element kinds in one list");
                 return std::nullopt;
             }
         }
@@ -657,7 +758,8 @@ private:
             a.type = AT::Ints;
             for (const auto& it : v.items) {
                 if (it.kind != AK::Int) {
-                    error(it.range, opName + ": attribute " + quote(attrName) + " is a list of ints; this element is not an int");
+                    error(it.range, opName + ": attribute " + quote(attrName) +
+                                        " is a list of ints; this element is not an int");
                     return std::nullopt;
                 }
                 a.ints.push_back(it.i);
@@ -666,7 +768,8 @@ private:
             a.type = AT::Floats;
             for (const auto& it : v.items) {
                 if (it.kind != AK::Int && it.kind != AK::Float) {
-                    error(it.range, opName + ": attribute " + quote(attrName) + " is a list of floats; this element is not a number");
+                    error(it.range, opName + ": attribute " + quote(attrName) +
+                                        " is a list of floats; this element is not a number");
                     return std::nullopt;
                 }
                 a.floats.push_back(it.kind == AK::Int ? static_cast<double>(it.i) : it.f);
@@ -675,7 +778,8 @@ private:
             a.type = AT::Strings;
             for (const auto& it : v.items) {
                 if (it.kind != AK::String) {
-                    error(it.range, opName + ": attribute " + quote(attrName) + " is a list of strings; this element is not a string");
+                    error(it.range, opName + ": attribute " + quote(attrName) +
+                                        " is a list of strings; this element is not a string");
                     return std::nullopt;
                 }
                 a.strings.push_back(it.s);
@@ -683,7 +787,8 @@ private:
         } else if (kind == "tensors") {
             a.type = AT::Tensors;
             for (const auto& it : v.items) {
-                auto e = it.kind == AK::Tensor ? convertAttr(it, AT::Tensor, attrName, opName, ctx) : std::nullopt;
+                auto e =
+                    it.kind == AK::Tensor ? convertAttr(it, AT::Tensor, attrName, opName, ctx) : std::nullopt;
                 if (!e) {
                     if (it.kind != AK::Tensor) error(it.range, "expected tensor(...) in a list of tensors");
                     return std::nullopt;
@@ -693,7 +798,8 @@ private:
         } else {
             a.type = AT::Graphs;
             for (const auto& it : v.items) {
-                auto e = it.kind == AK::Graph ? convertAttr(it, AT::Graph, attrName, opName, ctx) : std::nullopt;
+                auto e =
+                    it.kind == AK::Graph ? convertAttr(it, AT::Graph, attrName, opName, ctx) : std::nullopt;
                 if (!e) {
                     if (it.kind != AK::Graph) error(it.range, "expected graph ... in a list of graphs");
                     return std::nullopt;
@@ -703,13 +809,15 @@ private:
         }
         if (want != AT::Undefined && a.type != want) {
             const char* got = ir::attrTypeName(a.type);
-            error(v.range, opName + ": attribute " + quote(attrName) + " must be " + ir::attrTypeName(want) + ", got " + got);
+            error(v.range, opName + ": attribute " + quote(attrName) + " must be " + ir::attrTypeName(want) +
+                               ", got " + got);
             return std::nullopt;
         }
         return a;
     }
 
-    std::shared_ptr<ir::Graph> convertGraph(const ast::GraphLit& gl, const std::string& attrName, GraphCtx& outer) {
+    std::shared_ptr<ir::Graph> convertGraph(const ast::GraphLit& gl, const std::string& attrName,
+                                            GraphCtx& outer) {
         if (outer.depth + 1 > 64) {
             error(gl.range, "subgraphs nested more than 64 deep");
             return nullptr;
@@ -733,10 +841,19 @@ private:
         }
         for (const auto& s : gl.body) {
             switch (s.kind) {
-                case ast::Statement::Kind::Op: opStmt(s.op, ctx); break;
-                case ast::Statement::Kind::Compute: computeStmt(s.compute, ctx); break;
-                case ast::Statement::Kind::Param: paramDecl(s.param, ctx); break;
-                default: error(gl.range, "only op calls, compute definitions and params may appear in a graph body"); break;
+                case ast::Statement::Kind::Op:
+                    opStmt(s.op, ctx);
+                    break;
+                case ast::Statement::Kind::Compute:
+                    computeStmt(s.compute, ctx);
+                    break;
+                case ast::Statement::Kind::Param:
+                    paramDecl(s.param, ctx);
+                    break;
+                default:
+                    error(gl.range,
+                          "only op calls, compute definitions and params may appear in a graph body");
+                    break;
             }
         }
         const bool bodyFailed = errorCount() > errorsBefore;
@@ -795,9 +912,11 @@ private:
         if (notes.empty()) {
             // Case-insensitive exact match against registry names (e.g. "CONV").
             for (const auto* sc : reg.all())
-                if (sc->domain.empty() && lowerStr(sc->opType) == lowerStr(s.op.text)) notes.push_back("hint: did you mean " + quote(sc->opType) + "?");
+                if (sc->domain.empty() && lowerStr(sc->opType) == lowerStr(s.op.text))
+                    notes.push_back("hint: did you mean " + quote(sc->opType) + "?");
         }
-        notes.push_back("hint: ops Tessera does not know are written with their domain, e.g. ai.onnx::" + s.op.text + "(...)");
+        notes.push_back("hint: ops Tessera does not know are written with their domain, e.g. ai.onnx::" +
+                        s.op.text + "(...)");
         error(s.op.range, "unknown op " + quote(s.op.text), notes);
         return std::nullopt;
     }
@@ -817,9 +936,10 @@ private:
                     for (std::size_t k = 0; k < r; ++k) {
                         const ir::Dim da = k < r - sa.rank() ? ir::Dim::known(1) : sa[k - (r - sa.rank())];
                         const ir::Dim db = k < r - sb.rank() ? ir::Dim::known(1) : sb[k - (r - sb.rank())];
-                        if (da.isKnown() && db.isKnown() && da.value != db.value && da.value != 1 && db.value != 1)
-                            return "cannot broadcast " + ins[a].second.str() + " (" + ins[a].first + ") and " + ins[b].second.str() +
-                                   " (" + ins[b].first + ")";
+                        if (da.isKnown() && db.isKnown() && da.value != db.value && da.value != 1 &&
+                            db.value != 1)
+                            return "cannot broadcast " + ins[a].second.str() + " (" + ins[a].first +
+                                   ") and " + ins[b].second.str() + " (" + ins[b].first + ")";
                     }
                 }
         }
@@ -839,7 +959,8 @@ private:
                 node.inputs.push_back(ir::kNoValue);
             } else if (a.kind == ast::Arg::Kind::Value) {
                 if (!kwargs.empty())
-                    warning(a.range, "input " + quote(a.name.text) + " follows attributes; inputs are numbered in written order");
+                    warning(a.range, "input " + quote(a.name.text) +
+                                         " follows attributes; inputs are numbered in written order");
                 const ir::ValueId id = lookup(ctx, a.name.text);
                 if (id == ir::kNoValue) {
                     undefinedName(a.name, ctx, "input");
@@ -859,7 +980,8 @@ private:
         for (const auto& [name, kw] : kwargs) {
             ir::AttrType want = ir::AttrType::Undefined;
             if (op && op->schema) {
-                if (const auto* as = op->schema->findAttr(name)) want = as->type;
+                if (const auto* as = op->schema->findAttr(name))
+                    want = as->type;
                 else {
                     std::vector<std::string> cands;
                     for (const auto& sa : op->schema->attributes) cands.push_back(sa.name);
@@ -869,7 +991,9 @@ private:
                         for (const auto& c : cands) all += (all.empty() ? "" : ", ") + c;
                         notes.push_back("note: " + opName + " has attributes " + all);
                     }
-                    warning(kw->name.range, opName + " has no attribute " + quote(name) + " (kept, but ignored by Tessera)", notes);
+                    warning(kw->name.range,
+                            opName + " has no attribute " + quote(name) + " (kept, but ignored by Tessera)",
+                            notes);
                 }
             }
             auto attr = convertAttr(*kw->value, want, name, opName, ctx);
@@ -930,7 +1054,8 @@ private:
         support::DiagnosticList schemaDiags;
         const bool schemaOk = ir::checkNodeAgainstSchema(g, id, m_file, schemaDiags);
         for (auto d : schemaDiags.items()) {
-            if (d.severity != Severity::Error) continue;  // unknown-attribute warnings were reported with a hint
+            if (d.severity != Severity::Error)
+                continue;  // unknown-attribute warnings were reported with a hint
             SourceRange where = s.callRange;
             const auto p = d.message.find("attribute '");
             if (p != std::string::npos) {
@@ -961,7 +1086,8 @@ private:
             for (std::size_t i = 0; i < n.inputs.size(); ++i) {
                 if (n.inputs[i] == ir::kNoValue) continue;
                 const ir::Value& v = g.value(n.inputs[i]);
-                notes.push_back("note: input " + std::to_string(i) + " is " + quote(v.name) + ": " + v.type.str());
+                notes.push_back("note: input " + std::to_string(i) + " is " + quote(v.name) + ": " +
+                                v.type.str());
             }
             (void)unknownInput;
             error(s.callRange, n.opType + ": " + explainError(n, g, r.error), notes);
@@ -975,7 +1101,8 @@ private:
     struct ComputeBuild {
         ir::ComputeDef def;
         std::vector<ir::ValueId> inputs;
-        std::vector<std::pair<std::string, int>> scope;  ///< visible index names -> axis number (innermost last)
+        std::vector<std::pair<std::string, int>>
+            scope;  ///< visible index names -> axis number (innermost last)
         bool ok = true;
     };
 
@@ -1010,13 +1137,19 @@ private:
             return e;
         }
         switch (x.kind) {
-            case EK::Int: e = ir::ComputeExpr::integer(x.i); break;
-            case EK::Float: e = ir::ComputeExpr::constant(x.f, ir::DType::F32); break;
+            case EK::Int:
+                e = ir::ComputeExpr::integer(x.i);
+                break;
+            case EK::Float:
+                e = ir::ComputeExpr::constant(x.f, ir::DType::F32);
+                break;
             case EK::Bool:
                 e = ir::ComputeExpr::constant(x.b ? 1.0 : 0.0, ir::DType::Bool);
                 e.intValue = x.b ? 1 : 0;
                 break;
-            case EK::Pi: e = ir::ComputeExpr::constant(3.14159265358979323846, ir::DType::F32); break;
+            case EK::Pi:
+                e = ir::ComputeExpr::constant(3.14159265358979323846, ir::DType::F32);
+                break;
             case EK::Var: {
                 const int axis = findIndex(b, x.name.text);
                 if (axis >= 0) {
@@ -1025,7 +1158,8 @@ private:
                 }
                 b.ok = false;
                 if (lookup(ctx, x.name.text) != ir::kNoValue) {
-                    error(x.range, quote(x.name.text) + " is a tensor; read an element with " + x.name.text + "[...]");
+                    error(x.range,
+                          quote(x.name.text) + " is a tensor; read an element with " + x.name.text + "[...]");
                 } else {
                     auto notes = didYouMean(x.name.text, indexNames(b));
                     if (notes.empty()) notes = didYouMean(x.name.text, visibleNames(ctx));
@@ -1039,8 +1173,10 @@ private:
                 for (const auto& s : x.args) subs.push_back(convertExpr(s, b, ctx, depth + 1));
                 if (id == ir::kNoValue) {
                     b.ok = false;
-                    if (findIndex(b, x.name.text) >= 0) error(x.name.range, quote(x.name.text) + " is an index variable, not a tensor");
-                    else undefinedName(x.name, ctx, "tensor");
+                    if (findIndex(b, x.name.text) >= 0)
+                        error(x.name.range, quote(x.name.text) + " is an index variable, not a tensor");
+                    else
+                        undefinedName(x.name, ctx, "tensor");
                     break;
                 }
                 int slot = -1;
@@ -1055,20 +1191,24 @@ private:
             }
             case EK::Unary: {
                 ir::ComputeExpr a = convertExpr(x.args.at(0), b, ctx, depth + 1);
-                e = ir::ComputeExpr::unaryOp(x.op == "!" ? ir::ComputeUnary::Not : ir::ComputeUnary::Neg, std::move(a));
+                e = ir::ComputeExpr::unaryOp(x.op == "!" ? ir::ComputeUnary::Not : ir::ComputeUnary::Neg,
+                                             std::move(a));
                 break;
             }
             case EK::Binary: {
                 static const std::map<std::string, ir::ComputeBinary> ops{
-                    {"+", ir::ComputeBinary::Add}, {"-", ir::ComputeBinary::Sub}, {"*", ir::ComputeBinary::Mul},
-                    {"/", ir::ComputeBinary::Div}, {"%", ir::ComputeBinary::Mod}, {"<", ir::ComputeBinary::Lt},
-                    {"<=", ir::ComputeBinary::Le}, {">", ir::ComputeBinary::Gt},  {">=", ir::ComputeBinary::Ge},
-                    {"==", ir::ComputeBinary::Eq}, {"!=", ir::ComputeBinary::Ne}, {"&&", ir::ComputeBinary::And},
+                    {"+", ir::ComputeBinary::Add}, {"-", ir::ComputeBinary::Sub},
+                    {"*", ir::ComputeBinary::Mul}, {"/", ir::ComputeBinary::Div},
+                    {"%", ir::ComputeBinary::Mod}, {"<", ir::ComputeBinary::Lt},
+                    {"<=", ir::ComputeBinary::Le}, {">", ir::ComputeBinary::Gt},
+                    {">=", ir::ComputeBinary::Ge}, {"==", ir::ComputeBinary::Eq},
+                    {"!=", ir::ComputeBinary::Ne}, {"&&", ir::ComputeBinary::And},
                     {"||", ir::ComputeBinary::Or}};
                 ir::ComputeExpr l = convertExpr(x.args.at(0), b, ctx, depth + 1);
                 ir::ComputeExpr r = convertExpr(x.args.at(1), b, ctx, depth + 1);
                 auto it = ops.find(x.op);
-                e = ir::ComputeExpr::binaryOp(it == ops.end() ? ir::ComputeBinary::Add : it->second, std::move(l), std::move(r));
+                e = ir::ComputeExpr::binaryOp(it == ops.end() ? ir::ComputeBinary::Add : it->second,
+                                              std::move(l), std::move(r));
                 break;
             }
             case EK::Ternary: {
@@ -1096,16 +1236,19 @@ private:
                     if (args.size() == n) return true;
                     std::vector<std::string> notes;
                     if ((fn == "max" || fn == "min") && args.size() == 1)
-                        notes.push_back("hint: for a reduction write " + fn + "(k) x[k]; a negated body needs parentheses: " + fn +
-                                        "(k) (-x[k])");
-                    error(x.range, quote(fn) + " takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " +
-                                       std::to_string(args.size()),
+                        notes.push_back("hint: for a reduction write " + fn +
+                                        "(k) x[k]; a negated body needs parentheses: " + fn + "(k) (-x[k])");
+                    error(x.range,
+                          quote(fn) + " takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") +
+                              ", got " + std::to_string(args.size()),
                           notes);
                     b.ok = false;
                     return false;
                 };
                 if (fn == "select" || fn == "where") {
-                    if (arity(3)) e = ir::ComputeExpr::select(std::move(args[0]), std::move(args[1]), std::move(args[2]));
+                    if (arity(3))
+                        e = ir::ComputeExpr::select(std::move(args[0]), std::move(args[1]),
+                                                    std::move(args[2]));
                 } else if (auto u = ir::computeUnaryFromName(fn)) {
                     if (arity(1)) e = ir::ComputeExpr::unaryOp(*u, std::move(args[0]));
                 } else if (auto bi = ir::computeBinaryFromName(fn)) {
@@ -1113,11 +1256,15 @@ private:
                 } else {
                     b.ok = false;
                     auto notes = didYouMean(fn, kFunctions);
-                    if (notes.empty()) notes.push_back("hint: functions are exp log sqrt rsqrt sin cos tan tanh sigmoid abs floor ceil round erf min max pow atan2 select where cast");
+                    if (notes.empty())
+                        notes.push_back(
+                            "hint: functions are exp log sqrt rsqrt sin cos tan tanh sigmoid abs floor ceil "
+                            "round erf min max pow atan2 select where cast");
                     const std::string canon = resolveOpAlias(fn);
                     if (!canon.empty() || ir::OpRegistry::instance().find("", fn))
                         notes.push_back("note: ops such as " + (canon.empty() ? fn : canon) +
-                                        " are called in their own statement: y = " + (canon.empty() ? fn : canon) + "(x);");
+                                        " are called in their own statement: y = " +
+                                        (canon.empty() ? fn : canon) + "(x);");
                     error(x.name.range, "unknown function " + quote(fn), notes);
                 }
                 break;
@@ -1131,12 +1278,14 @@ private:
                 const std::size_t scopeBefore = b.scope.size();
                 for (const auto& ad : x.axes) {
                     if (findIndex(b, ad.name.text) >= 0) {
-                        error(ad.name.range, "reduction axis " + quote(ad.name.text) + " shadows an index variable of the same name");
+                        error(ad.name.range, "reduction axis " + quote(ad.name.text) +
+                                                 " shadows an index variable of the same name");
                         b.ok = false;
                     }
                     for (int a : axes)
                         if (b.def.axes[static_cast<std::size_t>(a)].name == ad.name.text) {
-                            error(ad.name.range, "reduction axis " + quote(ad.name.text) + " is listed twice");
+                            error(ad.name.range,
+                                  "reduction axis " + quote(ad.name.text) + " is listed twice");
                             b.ok = false;
                         }
                     ir::ComputeAxis ax;
@@ -1146,11 +1295,13 @@ private:
                     axes.push_back(static_cast<int>(b.def.axes.size()));
                     b.def.axes.push_back(std::move(ax));
                 }
-                for (std::size_t i = 0; i < axes.size(); ++i) b.scope.emplace_back(x.axes[i].name.text, axes[i]);
+                for (std::size_t i = 0; i < axes.size(); ++i)
+                    b.scope.emplace_back(x.axes[i].name.text, axes[i]);
                 ir::ComputeExpr body = convertExpr(x.args.at(0), b, ctx, depth + 1);
                 b.scope.resize(scopeBefore);
                 auto it = kinds.find(x.op);
-                e = ir::ComputeExpr::reduction(it == kinds.end() ? ir::ReduceKind::Sum : it->second, std::move(axes), std::move(body));
+                e = ir::ComputeExpr::reduction(it == kinds.end() ? ir::ReduceKind::Sum : it->second,
+                                               std::move(axes), std::move(body));
                 break;
             }
         }
@@ -1175,8 +1326,10 @@ private:
         b.def.numOutputAxes = b.def.axes.size();
         if (s.dtype) {
             auto dt = convertDType(*s.dtype, false);
-            if (!dt) b.ok = false;
-            else b.def.forcedDType = *dt;
+            if (!dt)
+                b.ok = false;
+            else
+                b.def.forcedDType = *dt;
         }
         // Reduction axes are appended while converting; keep them after the output axes.
         b.def.body = convertExpr(s.expr, b, ctx, 0);
@@ -1250,7 +1403,8 @@ private:
         for (const auto& mem : s.members) {
             const ir::NodeId id = findNodeOrProducer(g, mem.text);
             if (id == ir::kNoNode) {
-                error(mem.range, "fusion member " + quote(mem.text) + " is not a node", didYouMean(mem.text, nodeNames(g)));
+                error(mem.range, "fusion member " + quote(mem.text) + " is not a node",
+                      didYouMean(mem.text, nodeNames(g)));
                 ok = false;
                 continue;
             }
@@ -1262,7 +1416,8 @@ private:
             for (const auto& other : m.program.fusions)
                 for (const auto& om : other.members)
                     if (om == g.node(id).name) {
-                        error(mem.range, "node " + quote(om) + " is already in fusion group " + quote(other.name));
+                        error(mem.range,
+                              "node " + quote(om) + " is already in fusion group " + quote(other.name));
                         ok = false;
                     }
             order.push_back(id);
@@ -1271,7 +1426,8 @@ private:
         if (s.anchor) {
             const ir::NodeId a = findNodeOrProducer(g, s.anchor->text);
             if (a == ir::kNoNode || !members.count(a)) {
-                error(s.anchor->range, "anchor " + quote(s.anchor->text) + " is not a member of fusion group " + quote(f.name),
+                error(s.anchor->range,
+                      "anchor " + quote(s.anchor->text) + " is not a member of fusion group " + quote(f.name),
                       didYouMean(s.anchor->text, f.members));
                 ok = false;
             } else {
@@ -1291,7 +1447,8 @@ private:
                     if (reached.count(other)) continue;
                     bool edge = false;
                     for (ir::ValueId o : g.node(cur).outputs)
-                        for (ir::ValueId i : g.node(other).inputs) edge = edge || (o != ir::kNoValue && o == i);
+                        for (ir::ValueId i : g.node(other).inputs)
+                            edge = edge || (o != ir::kNoValue && o == i);
                     for (ir::ValueId o : g.node(other).outputs)
                         for (ir::ValueId i : g.node(cur).inputs) edge = edge || (o != ir::kNoValue && o == i);
                     if (edge) {
@@ -1302,7 +1459,8 @@ private:
             }
             for (std::size_t i = 0; i < order.size(); ++i)
                 if (!reached.count(order[i])) {
-                    error(s.members[i].range, "fusion group " + quote(f.name) + " is not connected: " + quote(f.members[i]) +
+                    error(s.members[i].range, "fusion group " + quote(f.name) +
+                                                  " is not connected: " + quote(f.members[i]) +
                                                   " neither reads nor feeds the other members");
                     ok = false;
                     break;
@@ -1326,7 +1484,8 @@ private:
             if (id == ir::kNoNode) {
                 std::vector<std::string> cands = nodeNames(g);
                 for (const auto& f2 : m.program.fusions) cands.push_back(f2.name);
-                error(s.subject.range, "schedule for " + quote(s.subject.text) + ": no node or fusion group of that name",
+                error(s.subject.range,
+                      "schedule for " + quote(s.subject.text) + ": no node or fusion group of that name",
                       didYouMean(s.subject.text, cands));
                 return;
             }
@@ -1354,7 +1513,8 @@ private:
         }
         auto checkAxis = [&](const ast::Name& a) {
             if (anyOpaque || std::find(axes.begin(), axes.end(), a.text) != axes.end()) return true;
-            error(a.range, "kernel " + quote(k.subject) + " has no axis " + quote(a.text), didYouMean(a.text, axes));
+            error(a.range, "kernel " + quote(k.subject) + " has no axis " + quote(a.text),
+                  didYouMean(a.text, axes));
             return false;
         };
         std::set<std::string> levels;
@@ -1366,7 +1526,8 @@ private:
                     if (haveTarget) error(it.range, "target is given twice");
                     haveTarget = true;
                     if (it.word.text != "cuda" && it.word.text != "cpu") {
-                        error(it.word.range, "unknown target " + quote(it.word.text), didYouMean(it.word.text, {"cuda", "cpu"}));
+                        error(it.word.range, "unknown target " + quote(it.word.text),
+                              didYouMean(it.word.text, {"cuda", "cpu"}));
                         break;
                     }
                     k.target = it.word.text;
@@ -1377,7 +1538,9 @@ private:
                         error(it.word.range, quote(it.word.text) + " mapping is given twice");
                         break;
                     }
-                    if (checkMapping(it)) k.mappings.push_back({it.word.text, it.mappingText, it.mappingRange.begin, it.mappingRange.end});
+                    if (checkMapping(it))
+                        k.mappings.push_back(
+                            {it.word.text, it.mappingText, it.mappingRange.begin, it.mappingRange.end});
                     break;
                 }
                 case IK::Tile:
@@ -1404,7 +1567,8 @@ private:
                     st.begin = it.range.begin;
                     st.end = it.range.end;
                     bool okStage = true;
-                    if (it.memory.text != "shared" && it.memory.text != "local" && it.memory.text != "register") {
+                    if (it.memory.text != "shared" && it.memory.text != "local" &&
+                        it.memory.text != "register") {
                         error(it.memory.range, "unknown memory " + quote(it.memory.text),
                               didYouMean(it.memory.text, {"shared", "local", "register"}));
                         okStage = false;
@@ -1412,7 +1576,8 @@ private:
                     for (const auto& n : it.names) {
                         if (!readable.count(n.text)) {
                             error(n.range, "kernel " + quote(k.subject) + " does not read " + quote(n.text),
-                                  didYouMean(n.text, std::vector<std::string>(readable.begin(), readable.end())));
+                                  didYouMean(n.text,
+                                             std::vector<std::string>(readable.begin(), readable.end())));
                             okStage = false;
                             continue;
                         }
@@ -1433,14 +1598,16 @@ private:
         if (parsed.ok()) {
             const std::int64_t workers = parsed->numWorkers();
             if (it.word.text == "block" && workers > 1024)
-                error(it.mappingRange, "block mapping has " + std::to_string(workers) + " workers; a CUDA block holds at most 1024 threads");
+                error(it.mappingRange, "block mapping has " + std::to_string(workers) +
+                                           " workers; a CUDA block holds at most 1024 threads");
             return true;
         }
         for (auto d : parsed.diagnostics().items()) {
             // Map the expression's own line:column onto the .tsr file.
             auto shift = [&](support::SourceLocation& loc) {
                 if (loc.line <= 1) {
-                    loc.column = loc.column > 0 ? it.mappingRange.begin.column + loc.column - 1 : it.mappingRange.begin.column;
+                    loc.column = loc.column > 0 ? it.mappingRange.begin.column + loc.column - 1
+                                                : it.mappingRange.begin.column;
                     loc.line = it.mappingRange.begin.line;
                 } else {
                     loc.line = it.mappingRange.begin.line + loc.line - 1;
@@ -1478,7 +1645,8 @@ std::string resolveOpAlias(std::string_view name) {
     return {};
 }
 
-support::Expected<ir::Model> parseProgram(std::string_view text, const std::string& file, const ParseOptions& options) {
+support::Expected<ir::Model> parseProgram(std::string_view text, const std::string& file,
+                                          const ParseOptions& options) {
     support::DiagnosticList diags;
     try {
         ast::Program prog = parseSource(text, file, diags);
@@ -1491,11 +1659,12 @@ support::Expected<ir::Model> parseProgram(std::string_view text, const std::stri
                 if (d.severity == Severity::Error) diags.add(d);
         }
         // Syntax errors are found before semantic ones; report in source order.
-        std::stable_sort(diags.items().begin(), diags.items().end(), [](const Diagnostic& a, const Diagnostic& b) {
-            const int la = a.begin.line > 0 ? a.begin.line : std::numeric_limits<int>::max();
-            const int lb = b.begin.line > 0 ? b.begin.line : std::numeric_limits<int>::max();
-            return la != lb ? la < lb : a.begin.column < b.begin.column;
-        });
+        std::stable_sort(diags.items().begin(), diags.items().end(),
+                         [](const Diagnostic& a, const Diagnostic& b) {
+                             const int la = a.begin.line > 0 ? a.begin.line : std::numeric_limits<int>::max();
+                             const int lb = b.begin.line > 0 ? b.begin.line : std::numeric_limits<int>::max();
+                             return la != lb ? la < lb : a.begin.column < b.begin.column;
+                         });
         if (diags.hasErrors()) return diags;
         return support::Expected<ir::Model>(std::move(m), std::move(diags));
     } catch (const std::exception& e) {
@@ -1516,7 +1685,8 @@ support::Expected<ir::Model> parseProgramFile(const std::string& path, const Par
         return diags;
     }
     if (size > kMaxSourceBytes) {
-        diags.error(path, {}, "file is larger than " + std::to_string(kMaxSourceBytes / (1024 * 1024)) + " MiB");
+        diags.error(path, {},
+                    "file is larger than " + std::to_string(kMaxSourceBytes / (1024 * 1024)) + " MiB");
         return diags;
     }
     std::ifstream in(path, std::ios::binary);

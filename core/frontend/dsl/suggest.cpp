@@ -17,7 +17,8 @@ std::size_t editDistance(std::string_view a, std::string_view b, std::size_t lim
         for (std::size_t j = 1; j <= m; ++j) {
             const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
             cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                cur[j] = std::min(cur[j], prev2[j - 2] + 1);
             rowMin = std::min(rowMin, cur[j]);
         }
         if (rowMin > limit) return limit + 1;
@@ -48,7 +49,8 @@ std::optional<std::string> closestMatch(std::string_view word, const std::vector
         if (c == word) return std::nullopt;
         const std::string lc = lower(c);
         std::size_t d = lc == lw ? 0 : editDistance(lw, lc, limit);
-        if (shortWord && d == 1 && lc.find(lw) == std::string::npos && lw.find(lc) == std::string::npos) continue;
+        if (shortWord && d == 1 && lc.find(lw) == std::string::npos && lw.find(lc) == std::string::npos)
+            continue;
         if (d < bestDist) {
             bestDist = d;
             best = c;

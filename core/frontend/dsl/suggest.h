@@ -15,8 +15,9 @@ namespace tessera::frontend::dsl {
 /// `limit` or either string is longer than 256 bytes.
 std::size_t editDistance(std::string_view a, std::string_view b, std::size_t limit = 8);
 
-/// Closest candidate within max(1, |word| / 3) edits (words of 1-2 letters: case differences, or one edit when one word contains the other) (case differences count 0 when the words
-/// differ only in case); nullopt when none is close enough or `word` is itself a candidate.
+/// Closest candidate within max(1, |word| / 3) edits (words of 1-2 letters: case differences, or one edit
+/// when one word contains the other) (case differences count 0 when the words differ only in case); nullopt
+/// when none is close enough or `word` is itself a candidate.
 std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace tessera::frontend::dsl

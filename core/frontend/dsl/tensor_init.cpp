@@ -14,7 +14,8 @@ std::uint16_t floatToHalf(float f) {
     std::memcpy(&x, &f, 4);
     const std::uint32_t sign = (x >> 16) & 0x8000u;
     const std::uint32_t absx = x & 0x7FFFFFFFu;
-    if (absx >= 0x7F800000u) return static_cast<std::uint16_t>(sign | (absx > 0x7F800000u ? 0x7E00u : 0x7C00u));
+    if (absx >= 0x7F800000u)
+        return static_cast<std::uint16_t>(sign | (absx > 0x7F800000u ? 0x7E00u : 0x7C00u));
     if (absx >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // rounds to inf
     if (absx < 0x38800000u) {
         // Subnormal half (or zero): value = absx as float / 2^-24, rounded to nearest even.
@@ -61,19 +62,22 @@ template <typename T>
 T clampInt(std::int64_t v) {
     if constexpr (std::is_unsigned_v<T>) {
         if (v < 0) return 0;
-        if (static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
+        if (static_cast<std::uint64_t>(v) > std::numeric_limits<T>::max())
+            return std::numeric_limits<T>::max();
         return static_cast<T>(v);
     } else {
-        if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
-        if (v > static_cast<std::int64_t>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+        if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()))
+            return std::numeric_limits<T>::min();
+        if (v > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
+            return std::numeric_limits<T>::max();
         return static_cast<T>(v);
     }
 }
 
 }  // namespace
 
-std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<std::int64_t>& dims, std::int64_t maxBytes,
-                                             std::string& error) {
+std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<std::int64_t>& dims,
+                                             std::int64_t maxBytes, std::string& error) {
     ir::TensorData t;
     t.dtype = dtype;
     t.dims = dims;
@@ -103,8 +107,8 @@ std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<
         return std::nullopt;
     }
     if (n > maxBytes / size) {
-        error = "tensor of " + std::to_string(n) + " elements (" + std::string(ir::dtypeName(dtype)) + ") exceeds the limit of " +
-                std::to_string(maxBytes) + " bytes";
+        error = "tensor of " + std::to_string(n) + " elements (" + std::string(ir::dtypeName(dtype)) +
+                ") exceeds the limit of " + std::to_string(maxBytes) + " bytes";
         return std::nullopt;
     }
     t.bytes.assign(static_cast<std::size_t>(n * size), 0);
@@ -114,35 +118,80 @@ std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<
 void storeElement(ir::TensorData& t, std::int64_t i, double v) {
     using D = ir::DType;
     switch (t.dtype) {
-        case D::F32: put(t, i, static_cast<float>(v)); break;
-        case D::F64: put(t, i, v); break;
-        case D::F16: put(t, i, floatToHalf(static_cast<float>(v))); break;
-        case D::BF16: put(t, i, floatToBf16(static_cast<float>(v))); break;
-        case D::I8: put(t, i, clampTo<std::int8_t>(v)); break;
-        case D::I16: put(t, i, clampTo<std::int16_t>(v)); break;
-        case D::I32: put(t, i, clampTo<std::int32_t>(v)); break;
-        case D::I64: put(t, i, clampTo<std::int64_t>(v)); break;
-        case D::U8: put(t, i, clampTo<std::uint8_t>(v)); break;
-        case D::U16: put(t, i, clampTo<std::uint16_t>(v)); break;
-        case D::U32: put(t, i, clampTo<std::uint32_t>(v)); break;
-        case D::U64: put(t, i, clampTo<std::uint64_t>(v)); break;
-        case D::Bool: put(t, i, static_cast<std::uint8_t>(v != 0.0 ? 1 : 0)); break;
-        default: break;
+        case D::F32:
+            put(t, i, static_cast<float>(v));
+            break;
+        case D::F64:
+            put(t, i, v);
+            break;
+        case D::F16:
+            put(t, i, floatToHalf(static_cast<float>(v)));
+            break;
+        case D::BF16:
+            put(t, i, floatToBf16(static_cast<float>(v)));
+            break;
+        case D::I8:
+            put(t, i, clampTo<std::int8_t>(v));
+            break;
+        case D::I16:
+            put(t, i, clampTo<std::int16_t>(v));
+            break;
+        case D::I32:
+            put(t, i, clampTo<std::int32_t>(v));
+            break;
+        case D::I64:
+            put(t, i, clampTo<std::int64_t>(v));
+            break;
+        case D::U8:
+            put(t, i, clampTo<std::uint8_t>(v));
+            break;
+        case D::U16:
+            put(t, i, clampTo<std::uint16_t>(v));
+            break;
+        case D::U32:
+            put(t, i, clampTo<std::uint32_t>(v));
+            break;
+        case D::U64:
+            put(t, i, clampTo<std::uint64_t>(v));
+            break;
+        case D::Bool:
+            put(t, i, static_cast<std::uint8_t>(v != 0.0 ? 1 : 0));
+            break;
+        default:
+            break;
     }
 }
 
 void storeIntElement(ir::TensorData& t, std::int64_t i, std::int64_t v) {
     using D = ir::DType;
     switch (t.dtype) {
-        case D::I8: put(t, i, clampInt<std::int8_t>(v)); break;
-        case D::I16: put(t, i, clampInt<std::int16_t>(v)); break;
-        case D::I32: put(t, i, clampInt<std::int32_t>(v)); break;
-        case D::I64: put(t, i, v); break;
-        case D::U8: put(t, i, clampInt<std::uint8_t>(v)); break;
-        case D::U16: put(t, i, clampInt<std::uint16_t>(v)); break;
-        case D::U32: put(t, i, clampInt<std::uint32_t>(v)); break;
-        case D::U64: put(t, i, clampInt<std::uint64_t>(v)); break;
-        default: storeElement(t, i, static_cast<double>(v)); break;
+        case D::I8:
+            put(t, i, clampInt<std::int8_t>(v));
+            break;
+        case D::I16:
+            put(t, i, clampInt<std::int16_t>(v));
+            break;
+        case D::I32:
+            put(t, i, clampInt<std::int32_t>(v));
+            break;
+        case D::I64:
+            put(t, i, v);
+            break;
+        case D::U8:
+            put(t, i, clampInt<std::uint8_t>(v));
+            break;
+        case D::U16:
+            put(t, i, clampInt<std::uint16_t>(v));
+            break;
+        case D::U32:
+            put(t, i, clampInt<std::uint32_t>(v));
+            break;
+        case D::U64:
+            put(t, i, clampInt<std::uint64_t>(v));
+            break;
+        default:
+            storeElement(t, i, static_cast<double>(v));
+            break;
     }
 }
 
@@ -160,9 +209,12 @@ void fillRandom(ir::TensorData& t, std::uint64_t seed, double low, double high) 
     const std::int64_t n = t.numElements();
     for (std::int64_t i = 0; i < n; ++i) {
         const double v = low + rng.uniform() * (high - low);
-        if (t.dtype == ir::DType::Bool) storeElement(t, i, v >= 0 ? 1.0 : 0.0);
-        else if (ir::isInteger(t.dtype)) storeElement(t, i, std::floor(v));
-        else storeElement(t, i, v);
+        if (t.dtype == ir::DType::Bool)
+            storeElement(t, i, v >= 0 ? 1.0 : 0.0);
+        else if (ir::isInteger(t.dtype))
+            storeElement(t, i, std::floor(v));
+        else
+            storeElement(t, i, v);
     }
 }
 
@@ -174,14 +226,16 @@ std::optional<ir::TensorData> parseNpy(const std::string& bytes, std::string& er
     const unsigned major = static_cast<unsigned char>(bytes[6]);
     std::size_t headerLen = 0, pos = 0;
     if (major == 1) {
-        headerLen = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+        headerLen = static_cast<unsigned char>(bytes[8]) |
+                    (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
         pos = 10;
     } else if (major == 2 || major == 3) {
         if (bytes.size() < 12) {
             error = "truncated .npy header";
             return std::nullopt;
         }
-        for (int k = 3; k >= 0; --k) headerLen = (headerLen << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(k)]);
+        for (int k = 3; k >= 0; --k)
+            headerLen = (headerLen << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(k)]);
         pos = 12;
     } else {
         error = ".npy format version " + std::to_string(major) + " is not supported";
@@ -226,18 +280,30 @@ std::optional<ir::TensorData> parseNpy(const std::string& bytes, std::string& er
     const std::string code = descr.substr(1);
     using D = ir::DType;
     D dt = D::Undefined;
-    if (code == "f2") dt = D::F16;
-    else if (code == "f4") dt = D::F32;
-    else if (code == "f8") dt = D::F64;
-    else if (code == "i1") dt = D::I8;
-    else if (code == "i2") dt = D::I16;
-    else if (code == "i4") dt = D::I32;
-    else if (code == "i8") dt = D::I64;
-    else if (code == "u1") dt = D::U8;
-    else if (code == "u2") dt = D::U16;
-    else if (code == "u4") dt = D::U32;
-    else if (code == "u8") dt = D::U64;
-    else if (code == "b1") dt = D::Bool;
+    if (code == "f2")
+        dt = D::F16;
+    else if (code == "f4")
+        dt = D::F32;
+    else if (code == "f8")
+        dt = D::F64;
+    else if (code == "i1")
+        dt = D::I8;
+    else if (code == "i2")
+        dt = D::I16;
+    else if (code == "i4")
+        dt = D::I32;
+    else if (code == "i8")
+        dt = D::I64;
+    else if (code == "u1")
+        dt = D::U8;
+    else if (code == "u2")
+        dt = D::U16;
+    else if (code == "u4")
+        dt = D::U32;
+    else if (code == "u8")
+        dt = D::U64;
+    else if (code == "b1")
+        dt = D::Bool;
     if (dt == D::Undefined) {
         error = ".npy dtype '" + descr + "' is not supported";
         return std::nullopt;

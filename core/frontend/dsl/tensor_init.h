@@ -17,8 +17,8 @@ namespace tessera::frontend::dsl {
 
 /// A zero-filled tensor of `dtype` and `dims`, or an error when the size exceeds maxBytes or
 /// the dtype has no fixed size (string tensors get empty strings).
-std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<std::int64_t>& dims, std::int64_t maxBytes,
-                                             std::string& error);
+std::optional<ir::TensorData> makeZeroTensor(ir::DType dtype, const std::vector<std::int64_t>& dims,
+                                             std::int64_t maxBytes, std::string& error);
 
 /// Stores element i: floats rounded to nearest (f16/bf16 round to nearest even), integers
 /// truncated toward zero and clamped to the type's range, bool = (v != 0).
