@@ -8,30 +8,10 @@
 #include "app/cli/inspect.h"
 #include "core/frontend/dsl/diagnostic_render.h"
 #include "core/frontend/dsl/lexer.h"
-#include "core/frontend/onnx/onnx_importer.h"
 #include "core/ir/shape_inference.h"
+#include "core/pipeline/load_model.h"
 
 namespace tessera::cli {
-
-frontend::dsl::ParseOptions dslParseOptions() {
-    frontend::dsl::ParseOptions o;
-    o.onnxLoader = [](const std::string& path) -> support::Expected<std::shared_ptr<const ir::Model>> {
-        frontend::onnx::ImportOptions io;
-        io.runOnnxShapeInference = false;  // only the constants are needed
-        auto r = frontend::onnx::importModel(path, io);
-        if (!r.ok()) return r.diagnostics();
-        return std::shared_ptr<const ir::Model>(std::make_shared<ir::Model>(std::move(r.value())));
-    };
-    return o;
-}
-
-bool isDslPath(const std::string& path) {
-    return path.size() >= 4 && path.compare(path.size() - 4, 4, ".tsr") == 0;
-}
-
-support::Expected<ir::Model> loadDslProgram(const std::string& path) {
-    return frontend::dsl::parseProgramFile(path, dslParseOptions());
-}
 
 int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
     std::ifstream in(options.path, std::ios::binary);
@@ -48,7 +28,7 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     std::ostringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
-    auto result = frontend::dsl::parseProgram(text, options.path, dslParseOptions());
+    auto result = frontend::dsl::parseProgram(text, options.path, pipeline::dslParseOptions());
     err << frontend::dsl::renderDiagnostics(result.diagnostics(), text);
     int errors = 0, warnings = 0;
     for (const auto& d : result.diagnostics().items()) {

@@ -2,7 +2,6 @@
 /// @file
 /// `tessera-cli check FILE.tsr`: parses and type-checks a DSL program and prints every diagnostic
 /// with its source line and a caret (docs/dsl.md §6), then a one-line summary on success.
-/// Also the loader `inspect` uses for `.tsr` files.
 ///
 /// Exit codes: 0 no errors (warnings may be printed), 2 errors in the program, 1 internal error.
 /// Thread rules: none (runs on the caller's thread).
@@ -22,13 +21,5 @@ struct CheckOptions {
 
 int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
-/// Parse options for the CLI: `onnx(...)` initializers load through the ONNX importer.
-frontend::dsl::ParseOptions dslParseOptions();
-
-/// True when `path` names a DSL program (ends in ".tsr").
-bool isDslPath(const std::string& path);
-
-/// parseProgramFile with dslParseOptions().
-support::Expected<ir::Model> loadDslProgram(const std::string& path);
 
 }  // namespace tessera::cli

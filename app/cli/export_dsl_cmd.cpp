@@ -8,6 +8,7 @@
 #include "app/cli/dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "core/frontend/dsl/dsl_printer.h"
+#include "core/pipeline/load_model.h"
 #include "core/frontend/onnx/onnx_importer.h"
 
 namespace tessera::cli {
@@ -33,7 +34,7 @@ std::string referencePath(const std::string& modelPath, const std::string& outpu
 int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostream& err) {
     // A .tsr program is parsed and printed back in canonical form (constants inline: the parsed
     // model does not remember where they came from).
-    auto result = isDslPath(options.modelPath) ? loadDslProgram(options.modelPath) : frontend::onnx::importModel(options.modelPath);
+    auto result = pipeline::loadModel(options.modelPath);
     if (!result) {
         for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
         if (!result.diagnostics().hasErrors()) err << options.modelPath << ": error: import failed\n";

@@ -7,11 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/cli/dsl_cmd.h"
 #include "core/ir/dot_export.h"
-#include "core/frontend/onnx/onnx_importer.h"
 #include "core/ir/printer.h"
 #include "core/ir/shape_inference.h"
+#include "core/pipeline/load_model.h"
 
 namespace tessera::cli {
 
@@ -223,10 +222,9 @@ json buildJson(const ir::Model& m, const support::DiagnosticList& diags) {
 }  // namespace
 
 int runInspect(const InspectOptions& options, std::ostream& out, std::ostream& err) {
-    frontend::onnx::ImportOptions io;
-    io.runOnnxShapeInference = !options.skipOnnxInference;
-    auto result = isDslPath(options.modelPath) ? loadDslProgram(options.modelPath)
-                                               : frontend::onnx::importModel(options.modelPath, io);
+    pipeline::LoadOptions lo;
+    lo.onnx.runOnnxShapeInference = !options.skipOnnxInference;
+    auto result = pipeline::loadModel(options.modelPath, lo);
     if (!result.ok()) {
         for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
         if (!result.diagnostics().hasErrors()) err << options.modelPath << ": error: import failed\n";

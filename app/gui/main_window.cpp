@@ -31,7 +31,11 @@ const char* const kRecentKey = "recentFiles";
 
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-bool isModelFile(const QString& path) { return path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive); }
+bool isModelFile(const QString& path)
+{
+    return path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) ||
+           path.endsWith(QStringLiteral(".tsr"), Qt::CaseInsensitive);
+}
 
 }  // namespace
 
@@ -192,7 +196,8 @@ void MainWindow::openDialog()
 {
     const QString dir = m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath();
     const QString path =
-        QFileDialog::getOpenFileName(this, tr("Open Model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+        QFileDialog::getOpenFileName(this, tr("Open Model or Program"), dir,
+                                     tr("Models and programs (*.onnx *.tsr);;ONNX models (*.onnx);;Tessera programs (*.tsr);;All files (*)"));
     if (!path.isEmpty())
         openFile(path);
 }

@@ -5,7 +5,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "core/frontend/onnx/onnx_importer.h"
+#include "core/pipeline/load_model.h"
 
 namespace tessera::app {
 
@@ -63,7 +63,7 @@ quint64 Session::load(const QString& path)
         stage->path = path;
         const auto t0 = std::chrono::steady_clock::now();
         const std::string file = path.toStdString();
-        support::Expected<ir::Model> result = frontend::onnx::importModel(file, {}, &token);
+        support::Expected<ir::Model> result = pipeline::loadModel(file, {}, &token);
         stage->diagnostics = result.diagnostics();
         if (token.isCancelled()) {
             stage->cancelled = true;

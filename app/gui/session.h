@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The GUI's model-loading job channel: import (ONNX -> IR, snapshot) on a worker thread, then
+/// The GUI's model-loading job channel: load (ONNX model or DSL program -> IR, snapshot) on a worker thread, then
 /// Graphviz layout on a single dedicated layout thread, results delivered on the UI thread.
 ///
 /// Every load gets a generation number. Starting a new load or calling cancel() cancels the
@@ -8,7 +8,7 @@
 /// load are dropped and never reach the window.
 ///
 /// Thread rules: all public functions and signals belong to the UI thread (the thread that owns
-/// the Session). Workers only run the pure functions importModel(), makeGraphSnapshot() and
+/// the Session). Workers only run the pure functions pipeline::loadModel(), makeGraphSnapshot() and
 /// layoutGraph() on data they own; the layout pool has one thread, so Graphviz is only ever
 /// called from one worker at a time.
 

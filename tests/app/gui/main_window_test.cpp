@@ -106,6 +106,41 @@ private slots:
         QCOMPARE(w.model(), before);
     }
 
+    void opensDslProgramAndReportsItsErrors()
+    {
+        app::MainWindow w;
+        QStringList errors;
+        w.setErrorReporter([&](const QString&, const QStringList& lines) { errors += lines; });
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy finished(w.session(), &app::Session::finished);
+
+        // fft_radix2.tsr: 2 twiddle tables, 2 bit-reversal gathers, 3 butterfly stages x (re, im).
+        w.openFile(kSamples + QStringLiteral("/fft_radix2.tsr"));
+        QVERIFY(waitFinished(w, finished));
+        QVERIFY2(finished.first().at(1).toBool(), qPrintable(errors.join('\n')));
+        QCOMPARE(static_cast<int>(w.model()->graph.numNodes()), 10);
+        QCOMPARE(operatorItems(w.graphView()), 10);
+
+        // A program with a misspelled op: the error names file:line:column, the model stays.
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("typo.tsr"));
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("input x: f32[4];\ny = Rleu(x);\noutput y;\n");
+        }
+        const auto before = w.model();
+        finished.clear();
+        w.openFile(bad);
+        QVERIFY(waitFinished(w, finished));
+        QCOMPARE(finished.first().at(1).toBool(), false);
+        QVERIFY(!errors.isEmpty());
+        QVERIFY2(errors.first().contains(QStringLiteral("typo.tsr:2:5")), qPrintable(errors.join('\n')));
+        QVERIFY2(errors.first().contains(QStringLiteral("Rleu")), qPrintable(errors.first()));
+        QCOMPARE(w.model(), before);
+    }
+
     void newerLoadSupersedesOlder()
     {
         app::MainWindow w;
