@@ -78,6 +78,7 @@ const char* opCategoryName(OpCategory c) {
         case OpCategory::DataMovement: return "data-movement";
         case OpCategory::Constant: return "constant";
         case OpCategory::ControlFlow: return "control-flow";
+        case OpCategory::Compute: return "compute definition";
         case OpCategory::Other: return "other";
     }
     return "other";
@@ -95,6 +96,7 @@ OpRegistry::OpRegistry() {
     ops::registerReductionOps(m_schemas);
     ops::registerDataMovementOps(m_schemas);
     ops::registerControlFlowOps(m_schemas);
+    ops::registerComputeOps(m_schemas);
     std::sort(m_schemas.begin(), m_schemas.end(), [](const OpSchema& a, const OpSchema& b) {
         return a.domain != b.domain ? a.domain < b.domain : a.opType < b.opType;
     });

@@ -60,7 +60,8 @@ using ShapeFn = std::function<InferResult(const InferContext&)>;
 /// FLOPs for one execution of the node given the inferred output types; nullopt when shapes are not static.
 using FlopFn = std::function<std::optional<std::int64_t>(const InferContext&, const std::vector<TensorType>& outputs)>;
 
-enum class OpCategory { Elementwise, Reduction, Normalization, Convolution, MatMul, Pooling, DataMovement, Constant, ControlFlow, Other };
+/// Compute: a Tessera DSL compute definition in index notation (node.compute, core/ir/compute.h).
+enum class OpCategory { Elementwise, Reduction, Normalization, Convolution, MatMul, Pooling, DataMovement, Constant, ControlFlow, Compute, Other };
 const char* opCategoryName(OpCategory c);
 
 struct OpSchema {

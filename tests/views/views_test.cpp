@@ -7,6 +7,7 @@
 #include <QTest>
 #include <QTreeWidget>
 
+#include "core/frontend/dsl/dsl.h"
 #include "core/ir/graph.h"
 #include "views/graph/graph_items.h"
 #include "core/support/dot_escape.h"
@@ -286,6 +287,31 @@ private slots:
         QCOMPARE(panel.weightCount(), 0);
         panel.showValue(m->graph.findValue("x"));
         QCOMPARE(panel.fieldText(QStringLiteral("type")), QStringLiteral("f32[1,3,8,8]"));
+    }
+
+    void propertiesShowComputeDefinitionAndSchedule()
+    {
+        const char* program =
+            "input A: f32[8, 4];\n"
+            "input B: f32[4, 6];\n"
+            "C[i, j] = sum(k) A[i, k] * B[k, j];\n"
+            "output C;\n"
+            "schedule C { target cuda; block = spatial(8, 6); tile k by 2; }\n";
+        auto parsed = frontend::dsl::parseProgram(program, "mm.tsr");
+        QVERIFY(parsed.ok());
+        views::PropertiesPanel panel;
+        panel.resize(400, 800);
+        panel.setModel(std::make_shared<const ir::Model>(std::move(parsed.value())));
+        panel.showNode(0);
+        QCOMPARE(panel.fieldText(QStringLiteral("op")), QStringLiteral("Compute"));
+        QCOMPARE(panel.fieldText(QStringLiteral("category")), QStringLiteral("compute definition"));
+        QCOMPARE(panel.fieldText(QStringLiteral("definition")),
+                 QStringLiteral("C[i: 8, j: 6] = sum(k: 4) A[i, k] * B[k, j]"));
+        QCOMPARE(panel.fieldText(QStringLiteral("schedule")),
+                 QStringLiteral("target cuda\nblock = spatial(8, 6)\ntile k by 2"));
+        // 2 FLOPs (multiply-add) per reduction step: 8 * 6 * 4 * 2.
+        QVERIFY2(panel.fieldText(QStringLiteral("flops")).contains(QStringLiteral("(384)")),
+                 qPrintable(panel.fieldText(QStringLiteral("flops"))));
     }
 
     void largeChainLaysOut()

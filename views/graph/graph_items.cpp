@@ -70,6 +70,7 @@ QColor GraphStyle::accentColor(const SnapshotNode& n)
     case ir::OpCategory::DataMovement: return QColor(0x60, 0x6b, 0x78);
     case ir::OpCategory::Constant: return QColor(0x8d, 0x8d, 0x8d);
     case ir::OpCategory::ControlFlow: return QColor(0x8e, 0x44, 0xad);
+    case ir::OpCategory::Compute: return QColor(0x1f, 0x7a, 0x6d);
     case ir::OpCategory::Other: break;
     }
     return QColor(0x75, 0x6a, 0x5c);

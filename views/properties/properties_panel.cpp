@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QFontDatabase>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHeaderView>
@@ -12,6 +13,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 #include "core/ir/shape_inference.h"
 #include "views/properties/histogram_widget.h"
@@ -204,6 +206,49 @@ void PropertiesPanel::showNode(ir::NodeId id)
     addField(form, tr("Code generator"), QStringLiteral("codegen"),
              schema && schema->hasCodegen ? tr("available") : tr("no code generator yet"));
     page->layout()->addWidget(head);
+
+    // A DSL compute definition and the schedule written for this kernel, as DSL text.
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    if (node.compute) {
+        auto* box = section(page, tr("Definition"));
+        auto* lay = new QVBoxLayout(box);
+        const std::string out = node.outputs.empty() || node.outputs[0] < 0 ? node.name : g.value(node.outputs[0]).name;
+        const std::string text = ir::printCompute(*node.compute, out, [&](int slot) {
+            const auto i = static_cast<std::size_t>(slot);
+            return i < node.inputs.size() && node.inputs[i] >= 0 ? g.value(node.inputs[i]).name : std::string("?");
+        });
+        auto* def = new QLabel(fromStd(text), box);
+        def->setObjectName(QStringLiteral("field_definition"));
+        def->setFont(mono);
+        def->setWordWrap(true);
+        def->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        lay->addWidget(def);
+    }
+    if (const ir::KernelScheduleDecl* sched = m_model->program.scheduleFor(node.name)) {
+        auto* box = section(page, tr("Schedule"));
+        auto* lay = new QVBoxLayout(box);
+        QStringList lines;
+        if (!sched->target.empty())
+            lines << QStringLiteral("target %1%2").arg(fromStd(sched->target),
+                                                        sched->arch.empty() ? QString() : QStringLiteral(" ") + fromStd(sched->arch));
+        for (const auto& m : sched->mappings) lines << QStringLiteral("%1 = %2").arg(fromStd(m.level), fromStd(m.text));
+        for (const auto& t : sched->tiles) lines << QStringLiteral("tile %1 by %2").arg(fromStd(t.axis)).arg(t.factor);
+        for (const auto& st : sched->stages) {
+            QStringList names;
+            for (const auto& n : st.tensors) names << fromStd(n);
+            lines << QStringLiteral("stage %1 in %2").arg(names.join(QStringLiteral(", ")), fromStd(st.memory));
+        }
+        for (const auto& u : sched->unrolls)
+            lines << (u.factor > 0 ? QStringLiteral("unroll %1 by %2").arg(fromStd(u.axis)).arg(u.factor)
+                                   : QStringLiteral("unroll %1").arg(fromStd(u.axis)));
+        for (const auto& v : sched->vectorizes) lines << QStringLiteral("vectorize %1 by %2").arg(fromStd(v.axis)).arg(v.factor);
+        for (const auto& p : sched->parallels) lines << QStringLiteral("parallel %1").arg(fromStd(p.axis));
+        auto* text = new QLabel(lines.join(QLatin1Char('\n')), box);
+        text->setObjectName(QStringLiteral("field_schedule"));
+        text->setFont(mono);
+        text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        lay->addWidget(text);
+    }
 
     // Attributes: name, type, value.
     auto* attrBox = section(page, tr("Attributes (%1)").arg(node.attributes.size()));

@@ -66,6 +66,7 @@ void registerNnOps(std::vector<OpSchema>& out);
 void registerReductionOps(std::vector<OpSchema>& out);
 void registerDataMovementOps(std::vector<OpSchema>& out);
 void registerControlFlowOps(std::vector<OpSchema>& out);
+void registerComputeOps(std::vector<OpSchema>& out);
 
 /// Shorthand for building attribute schemas.
 AttrSchema attr(std::string name, AttrType type, bool required = false);
