@@ -303,10 +303,35 @@ void MainWindow::onNodeSelected(int nodeId)
         m_properties->clear();
         return;
     }
-    if (n->kind == views::SnapshotNodeKind::Operator)
+    if (n->kind == views::SnapshotNodeKind::Operator) {
         m_properties->showNode(n->irNode);
-    else
+        showKernelSchedule(n->irNode);
+    } else {
         m_properties->showValue(n->value);
+    }
+}
+
+void MainWindow::showKernelSchedule(ir::NodeId node)
+{
+    // A kernel with a schedule written in the program: its task mappings go to the Task Mapping
+    // dock (grid -> block -> thread levels), so picking a node shows who computes what.
+    if (!m_model || node < 0 || static_cast<std::size_t>(node) >= m_model->graph.numNodes())
+        return;
+    const ir::KernelScheduleDecl* sched = m_model->program.scheduleFor(m_model->graph.node(node).name);
+    if (sched == nullptr)
+        return;
+    const ir::ScheduleMappingDecl* grid = sched->mapping("grid");
+    const ir::ScheduleMappingDecl* block = sched->mapping("block");
+    if (block == nullptr)
+        block = sched->mapping("thread");
+    if (grid == nullptr && block == nullptr)
+        return;
+    const QString gridText = grid ? QString::fromStdString(grid->text) : QString::fromStdString(block->text);
+    const QString blockText = grid && block ? QString::fromStdString(block->text) : QString();
+    m_mapping->setExpressions(gridText, blockText);
+    statusBar()->showMessage(tr("Schedule of '%1' is in the Task Mapping dock (Ctrl+M)")
+                                 .arg(QString::fromStdString(sched->subject)),
+                             5000);
 }
 
 QStringList MainWindow::recentFiles() const { return QSettings().value(QLatin1String(kRecentKey)).toStringList(); }

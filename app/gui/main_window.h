@@ -83,6 +83,7 @@ private:
     void onStage(quint64 generation, const QString& stage);
     void onLoadFinished(quint64 generation, bool ok);
     void onNodeSelected(int nodeId);
+    void showKernelSchedule(ir::NodeId node);
     void showProblems(const support::DiagnosticList& diagnostics);
     void addRecent(const QString& path);
     void rebuildRecentMenu();

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include "app/gui/main_window.h"
+#include "views/mapping/mapping_panel.h"
 #include "app/gui/session.h"
 #include "views/graph/graph_items.h"
 #include "views/graph/graph_view.h"
@@ -121,6 +122,15 @@ private slots:
         QVERIFY2(finished.first().at(1).toBool(), qPrintable(errors.join('\n')));
         QCOMPARE(static_cast<int>(w.model()->graph.numNodes()), 10);
         QCOMPARE(operatorItems(w.graphView()), 10);
+
+        // Picking a scheduled kernel puts its grid and block mappings into the Task Mapping dock.
+        finished.clear();
+        w.openFile(kSamples + QStringLiteral("/matmul_tiled.tsr"));
+        QVERIFY(waitFinished(w, finished));
+        QVERIFY2(finished.first().at(1).toBool(), qPrintable(errors.join('\n')));
+        QVERIFY(w.graphView()->findNext(QStringLiteral("C")));
+        QCOMPARE(w.mappingPanel()->gridExpression(), QStringLiteral("spatial(2, 2)"));
+        QCOMPARE(w.mappingPanel()->blockExpression(), QStringLiteral("spatial(16, 16) * repeat(8, 8)"));
 
         // A program with a misspelled op: the error names file:line:column, the model stays.
         QTemporaryDir dir;
