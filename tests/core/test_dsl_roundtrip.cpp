@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/core/golden.h"
 #include "core/frontend/dsl/dsl.h"
 #include "core/frontend/dsl/dsl_printer.h"
 #include "core/frontend/onnx/onnx_importer.h"
@@ -88,44 +89,13 @@ RoundTrip roundTrip(const ir::Model& m, const dsl::PrintOptions& po, const std::
 }
 
 /// First differing line of two texts, for failure messages.
-std::string firstDifference(const std::string& a, const std::string& b) {
-    std::istringstream sa(a), sb(b);
-    std::string la, lb;
-    for (int line = 1;; ++line) {
-        const bool ea = !std::getline(sa, la), eb = !std::getline(sb, lb);
-        if (ea && eb) return "(no difference)";
-        if (ea != eb || la != lb)
-            return "line " + std::to_string(line) + ":\n  first:  " + (ea ? "<end>" : la.substr(0, 300)) +
-                   "\n  second: " + (eb ? "<end>" : lb.substr(0, 300));
-    }
-}
-
-void checkGolden(const std::string& name, const std::string& actual) {
-    const std::string path = std::string(TESSERA_GOLDEN) + "/dsl/" + name;
-    const char* update = std::getenv("TESSERA_UPDATE_GOLDEN");
-    if (update && std::string(update) == "1") {
-        fs::create_directories(fs::path(path).parent_path());
-        std::ofstream out(path, std::ios::binary);
-        out << actual;
-        ASSERT_TRUE(out.good()) << "cannot write " << path;
-        std::cout << "updated golden file " << path << "\n";
-        return;
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with TESSERA_UPDATE_GOLDEN=1 to create it)";
-    std::stringstream ss;
-    ss << in.rdbuf();
-    EXPECT_TRUE(ss.str() == actual) << "golden file " << path << " differs (TESSERA_UPDATE_GOLDEN=1 rewrites it); "
-                                    << firstDifference(ss.str(), actual);
-}
-
 void expectRoundTrip(const ir::Model& m, const dsl::PrintOptions& po, const std::string& baseDir, const std::string& label) {
     const RoundTrip rt = roundTrip(m, po, baseDir, "roundtrip.tsr");
     ASSERT_TRUE(rt.parsed) << label << ": the printed program does not parse:\n"
                            << diagnosticsText(rt.diags) << "--- text (first 4000 bytes) ---\n"
                            << rt.text.substr(0, 4000);
     EXPECT_TRUE(rt.equal) << label << ": not structurally equal after the round trip: " << rt.why;
-    EXPECT_TRUE(rt.text == rt.reprinted) << label << ": printing is not stable; " << firstDifference(rt.text, rt.reprinted);
+    EXPECT_TRUE(rt.text == rt.reprinted) << label << ": printing is not stable; " << tessera::test::firstDifferingLine(rt.text, rt.reprinted);
 }
 
 ir::Model importFile(const std::string& path) {
@@ -244,8 +214,8 @@ TEST(DslRoundTrip, DslSamplesPrintAndReparse) {
                                << diagnosticsText(rt.diags) << "--- text (first 4000 bytes) ---\n"
                                << rt.text.substr(0, 4000);
         EXPECT_TRUE(rt.equal) << rt.why;
-        EXPECT_TRUE(rt.text == rt.reprinted) << "printing is not stable; " << firstDifference(rt.text, rt.reprinted);
-        checkGolden("tsr/" + p.filename().string(), rt.text);
+        EXPECT_TRUE(rt.text == rt.reprinted) << "printing is not stable; " << tessera::test::firstDifferingLine(rt.text, rt.reprinted);
+        tessera::test::checkGolden("dsl/tsr/" + p.filename().string(), rt.text);
     }
     EXPECT_GE(programs.size(), 7u);
 }

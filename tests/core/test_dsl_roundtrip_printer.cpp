@@ -18,6 +18,7 @@
 #include <limits>
 #include <sstream>
 
+#include "tests/core/golden.h"
 #include "core/frontend/dsl/dsl_printer.h"
 #include "core/frontend/onnx/onnx_importer.h"
 #include "tests/core/test_ir_helpers.h"
@@ -44,29 +45,12 @@ ir::Model importSample(const std::string& rel) {
     return r.ok() ? std::move(r.value()) : ir::Model{};
 }
 
-void checkGolden(const std::string& name, const std::string& actual) {
-    const std::string path = std::string(TESSERA_GOLDEN) + "/dsl/" + name;
-    const char* update = std::getenv("TESSERA_UPDATE_GOLDEN");
-    if (update && std::string(update) == "1") {
-        std::ofstream out(path, std::ios::binary);
-        out << actual;
-        ASSERT_TRUE(out.good()) << "cannot write " << path;
-        std::cout << "updated golden file " << path << "\n";
-        return;
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with TESSERA_UPDATE_GOLDEN=1 to create it)";
-    std::stringstream ss;
-    ss << in.rdbuf();
-    EXPECT_EQ(ss.str(), actual) << "golden file " << path << " differs; TESSERA_UPDATE_GOLDEN=1 rewrites it";
-}
-
 class DslPrinterGolden : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DslPrinterGolden, MatchesGoldenFile) {
     const std::string sample = GetParam();
     const ir::Model m = importSample(sample + ".onnx");
-    checkGolden(sample + ".tsr", dsl::printDsl(m));
+    tessera::test::checkGolden("dsl/" + sample + ".tsr", dsl::printDsl(m));
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, DslPrinterGolden,

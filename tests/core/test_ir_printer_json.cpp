@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/core/golden.h"
 #include "core/ir/json.h"
 #include "core/ir/printer.h"
 #include "core/ir/verifier.h"
@@ -20,23 +21,6 @@ using namespace tessera::ir;
 using namespace tessera::ir::test;
 
 namespace {
-
-void checkGolden(const std::string& name, const std::string& actual) {
-    const std::string path = std::string(TESSERA_GOLDEN) + "/ir/" + name;
-    const char* update = std::getenv("TESSERA_UPDATE_GOLDEN");
-    if (update && std::string(update) == "1") {
-        std::ofstream out(path, std::ios::binary);
-        out << actual;
-        ASSERT_TRUE(out.good()) << "cannot write " << path;
-        std::cout << "updated golden file " << path << "\n";
-        return;
-    }
-    std::ifstream in(path, std::ios::binary);
-    ASSERT_TRUE(in.good()) << "missing golden file " << path << " (run with TESSERA_UPDATE_GOLDEN=1 to create it)";
-    std::stringstream ss;
-    ss << in.rdbuf();
-    EXPECT_EQ(ss.str(), actual) << "golden file " << path << " differs; TESSERA_UPDATE_GOLDEN=1 rewrites it";
-}
 
 /// Depthwise + pointwise block with a symbolic batch, a Constant-fed Reshape, an unregistered
 /// op, a declared-type disagreement and an If with subgraphs: every printer feature once.
@@ -114,7 +98,7 @@ Graph oddNamesGraph() {
 TEST(IrPrinter, BlockGolden) {
     const Model m = blockModel();
     const std::string text = printModel(m);
-    checkGolden("dw_block.txt", text);
+    tessera::test::checkGolden("ir/dw_block.txt", text);
     // Stable: printing twice gives identical text; the facts are where the format promises.
     EXPECT_EQ(printModel(m), text);
     EXPECT_NE(text.find("%dw_out: f32[N,8,8,8] = Conv \"dw\" (%x, %dw_w)"), std::string::npos) << text;
@@ -125,7 +109,7 @@ TEST(IrPrinter, BlockGolden) {
 TEST(IrPrinter, OddNamesGolden) {
     const Graph g = oddNamesGraph();
     const std::string text = printGraph(g);
-    checkGolden("odd_names.txt", text);
+    tessera::test::checkGolden("ir/odd_names.txt", text);
     EXPECT_NE(text.find("%\"in put\""), std::string::npos) << text;
     EXPECT_NE(text.find("\"quote\\\"d */\""), std::string::npos) << text;
     EXPECT_NE(text.find("%\"out\\x0a\""), std::string::npos) << text;
