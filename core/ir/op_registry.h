@@ -73,7 +73,7 @@ struct OpSchema {
     std::vector<AttrSchema> attributes;
     ShapeFn inferShapes;
     FlopFn flops;
-    bool injective = false;     ///< Hidet's notion: no reduction in the compute definition (semantics.md §2.3)
+    bool injective = false;     ///< Hidet's notion: no reduction in the compute definition (Hidet's fuse_operator pass, ASPLOS 2023)
     bool hasCodegen = false;    ///< a code generator exists (none yet in this milestone)
     std::string summary;        ///< one line
 

@@ -6,7 +6,7 @@
 /// Source: hidet-org/hidet `python/hidet/ir/mapping.py` (SpatialTaskMapping, RepeatTaskMapping,
 /// ComposedTaskMapping, ProjectedTaskMapping, auto_map), `python/hidet/ir/stmt.py` (ForStmtAttr) and
 /// Ding et al., "Hidet: Task-Mapping Programming Paradigm for Deep Learning Tensor Programs",
-/// ASPLOS 2023. Summarised in shared/reference/semantics.md §2.1. The semantics below match Hidet
+/// ASPLOS 2023. The semantics below match Hidet
 /// exactly; they are re-implemented here, not translated.
 ///
 /// Semantics

@@ -1109,7 +1109,13 @@ private:
             advance();
             ast::Name axis = parseName("an axis name");
             std::int64_t f = 0;
-            if (w == "vectorize" || (w == "unroll" && isWord("by"))) f = parseFactor();
+            if (w == "vectorize" || (w == "unroll" && isWord("by"))) {
+                const SourceRange byAt = cur().range;
+                f = parseFactor();
+                // 0 is how the AST says "no factor" (unroll fully); an explicit `by 0` is a mistake.
+                if (w == "unroll" && f == 0)
+                    error(byAt, "unroll factor must be positive", {"hint: write `unroll " + axis.text + "` to unroll fully"});
+            }
             it.axes.emplace_back(std::move(axis), f);
         } else {
             std::vector<std::string> notes;

@@ -21,6 +21,7 @@
 #include "core/ir/op_registry.h"
 #include "core/ir/verifier.h"
 #include "core/schedule/mapping_parser.h"
+#include "core/schedule/task_mapping.h"
 
 namespace tessera::frontend::dsl {
 
@@ -1589,7 +1590,59 @@ private:
                 }
             }
         }
+        checkKernelMappings(k, nodes, g);
         m.program.schedules.push_back(std::move(k));
+    }
+
+    /// A compute kernel's grid and block (or thread) mappings compose as grid * block (Hidet's
+    /// composition: the grid is the outer level, each block subdivides a grid task), and the
+    /// composed task shape must have the output's rank and cover it (validateMapping).
+    void checkKernelMappings(const ir::KernelScheduleDecl& k, const std::vector<ir::NodeId>& nodes,
+                             const ir::Graph& g) {
+        if (!m_opt.checkMappings || nodes.size() != 1 || nodes[0] == ir::kNoNode) return;
+        const ir::Node& n = g.node(nodes[0]);
+        if (!n.compute || n.outputs.empty() || n.outputs[0] == ir::kNoValue) return;
+        const ir::Value& out = g.value(n.outputs[0]);
+        // The definition's output axes carry the extents checkCompute inferred (value types are
+        // completed by whole-graph inference only later).
+        const ir::Shape outShape = out.type.shape.isStatic() ? out.type.shape : n.compute->outputShape();
+        const auto dims = outShape.knownDims();
+        if (!dims) return;
+        const ir::ScheduleMappingDecl* grid = k.mapping("grid");
+        const ir::ScheduleMappingDecl* block = k.mapping("block");
+        if (!block) block = k.mapping("thread");
+        if (!grid && !block) return;
+        const ir::ScheduleMappingDecl* at = block ? block : grid;
+        SourceRange range;
+        range.begin = at->begin;
+        range.end = at->end;
+        auto gridMap = grid ? schedule::parseMapping(grid->text, m_file) : support::Expected<schedule::TaskMapping>(support::DiagnosticList{});
+        auto blockMap = block ? schedule::parseMapping(block->text, m_file) : support::Expected<schedule::TaskMapping>(support::DiagnosticList{});
+        if ((grid && !gridMap.ok()) || (block && !blockMap.ok())) return;  // reported by checkMapping
+        const std::string what = grid && block ? "grid * block" : grid ? "grid" : "block";
+        support::Expected<schedule::TaskMapping> composed =
+            grid && block ? schedule::TaskMapping::compose(*gridMap, *blockMap) : grid ? gridMap : blockMap;
+        if (!composed.ok()) {
+            const auto* e = composed.diagnostics().firstError();
+            error(range, what + " mapping of " + quote(k.subject) + ": " + (e ? e->message : "cannot compose"),
+                  {"hint: the grid and block mappings compose (grid * block), so both need the rank of " +
+                   quote(out.name) + " " + outShape.str()});
+            return;
+        }
+        schedule::ValidationOptions vo;
+        vo.tensorShape = *dims;
+        vo.maxWorkers = 0;  // the block's thread limit is checked on the block mapping alone
+        const support::DiagnosticList problems = schedule::validateMapping(*composed, vo);
+        for (const auto& d : problems.items()) {
+            const std::string msg = what + " mapping of " + quote(k.subject) + " " + outShape.str() + ": " + d.message;
+            std::vector<std::string> notes;
+            for (const auto& note : d.notes)
+                notes.push_back(note.rfind("hint:", 0) == 0 || note.rfind("note:", 0) == 0 ? note : "hint: " + note);
+            if (d.severity == support::Severity::Error)
+                error(range, msg, notes);
+            else if (d.severity == support::Severity::Warning)
+                warning(range, msg, notes);
+        }
     }
 
     bool checkMapping(const ast::ScheduleItem& it) {
