@@ -97,6 +97,7 @@ OpRegistry::OpRegistry() {
     ops::registerDataMovementOps(m_schemas);
     ops::registerControlFlowOps(m_schemas);
     ops::registerComputeOps(m_schemas);
+    ops::applyDtypeRules(m_schemas);
     std::sort(m_schemas.begin(), m_schemas.end(), [](const OpSchema& a, const OpSchema& b) {
         return a.domain != b.domain ? a.domain < b.domain : a.opType < b.opType;
     });

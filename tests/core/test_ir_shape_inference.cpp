@@ -486,3 +486,30 @@ TEST(IrShapeRobustness, EveryOpSurvivesMalformedNodes) {
     }
     EXPECT_GT(ran, 1000);
 }
+
+// ONNX type constraints applied by the registry (core/ir/ops/dtype_rules.cpp).
+TEST(IrDtypeRules, SameTypeAndTypeClasses) {
+    using tessera::ir::test::in;
+    using tessera::ir::test::runOne;
+    auto add = runOne("Add", {in("f16[4,4]"), in("f32[4,4]")});
+    EXPECT_EQ(add.error(), "input 0 ('x0') is f16[4,4] but input 1 ('x1') is f32[4,4]: they must have one element "
+                           "type (insert a Cast)");
+    auto mm = runOne("MatMul", {in("f16[4,4]"), in("f32[4,4]")});
+    EXPECT_NE(mm.error().find("they must have one element type"), std::string::npos) << mm.error();
+    auto exp = runOne("Exp", {in("i32[4]")});
+    EXPECT_EQ(exp.error(), "input 0 ('x0') is i32[4]: a floating-point element type is required");
+    auto relu = runOne("Relu", {in("string[4]")});
+    EXPECT_NE(relu.error().find("is string[4]: a numeric element type is required"), std::string::npos) << relu.error();
+    auto where = runOne("Where", {in("f32[4]"), in("f32[4]"), in("f32[4]")});
+    EXPECT_NE(where.error().find("input 0 ('x0') is f32[4]: a bool element type is required"), std::string::npos)
+        << where.error();
+    auto where2 = runOne("Where", {in("bool[4]"), in("f16[4]"), in("f32[4]")});
+    EXPECT_NE(where2.error().find("input 1 ('x1') is f16[4] but input 2 ('x2') is f32[4]"), std::string::npos)
+        << where2.error();
+    auto concat = runOne("Concat", {in("f32[2]"), in("f32[3]"), in("i64[1]")}, {{"axis", tessera::ir::Attribute::ofInt(0)}});
+    EXPECT_NE(concat.error().find("input 2 ('x2') is i64[1]"), std::string::npos) << concat.error();
+    // Valid mixes stay valid: Pow's exponent has its own type parameter; integer Relu is allowed.
+    EXPECT_EQ(runOne("Pow", {in("f32[4]"), in("i64[]")}).error(), "");
+    EXPECT_EQ(runOne("Relu", {in("i32[4]")}).error(), "");
+    EXPECT_EQ(runOne("Add", {in("i64[4]"), in("i64[1]")}).out(), "i64[4]");
+}

@@ -406,7 +406,9 @@ TEST(OnnxImporter, TypeConstraintConflictNamesBothInputs) {
     auto r = importProto(m);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(firstError(r).find("node 'add' (Add)"), std::string::npos) << firstError(r);
-    EXPECT_NE(firstError(r).find("dtype i64"), std::string::npos) << firstError(r);
+    // Tessera's registry applies ONNX's type constraints itself (for every opset, not only <= 17).
+    EXPECT_NE(firstError(r).find("input 0 ('r') is f32[2,3] but input 1 ('w') is i64[2,3]"), std::string::npos)
+        << firstError(r);
 }
 
 }  // namespace

@@ -67,6 +67,8 @@ void registerReductionOps(std::vector<OpSchema>& out);
 void registerDataMovementOps(std::vector<OpSchema>& out);
 void registerControlFlowOps(std::vector<OpSchema>& out);
 void registerComputeOps(std::vector<OpSchema>& out);
+/// Wraps the shape functions of ops with ONNX type constraints (same T, float-only ...); dtype_rules.cpp.
+void applyDtypeRules(std::vector<OpSchema>& schemas);
 
 /// Shorthand for building attribute schemas.
 AttrSchema attr(std::string name, AttrType type, bool required = false);
