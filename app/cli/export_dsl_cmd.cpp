@@ -1,6 +1,7 @@
 #include "app/cli/export_dsl_cmd.h"
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <ostream>
 #include <system_error>
@@ -8,6 +9,7 @@
 #include "app/cli/dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "core/frontend/dsl/dsl_printer.h"
+#include "core/frontend/dsl/lexer.h"
 #include "core/pipeline/load_model.h"
 #include "core/frontend/onnx/onnx_importer.h"
 
@@ -43,18 +45,35 @@ int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostrea
     for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
 
     frontend::dsl::PrintOptions po;
+    const bool fromDsl = pipeline::sourceKindOf(options.modelPath) == pipeline::SourceKind::Dsl;
     po.onnxReference = referencePath(options.modelPath, options.outputPath);
-    po.maxInlineElements = options.maxInlineElements;
+    // A parsed program does not remember where its constants came from (random, npy, onnx ...),
+    // and onnx("prog.tsr", ...) would be wrong: its constants are always written inline.
+    po.maxInlineElements = fromDsl ? std::numeric_limits<std::int64_t>::max() : options.maxInlineElements;
     const std::string text = frontend::dsl::printDsl(*result, po);
-    if (text.find("onnx(\"") != std::string::npos) {
+    const std::string where = options.outputPath.empty() ? std::string("<stdout>") : options.outputPath;
+    // Refuse to write a program that would not parse back.
+    if (!fromDsl && text.find("onnx(\"") != std::string::npos) {
         const fs::path ref(po.onnxReference);
         bool leaves = ref.is_absolute();
         for (const auto& part : ref) leaves = leaves || part == "..";
+        if (leaves && !options.outputPath.empty()) {
+            err << where << ": error: the weights would be referenced as onnx(\"" << po.onnxReference
+                << "\", ...), outside the program's folder, which the DSL refuses: write the program into the "
+                   "model's folder or a folder above it, or inline the weights with --inline-max\n";
+            return kExitBadInput;
+        }
+        // On stdout the program's final folder is unknown: say what it needs.
         if (leaves)
-            err << (options.outputPath.empty() ? std::string("<stdout>") : options.outputPath)
-                << ": warning: weights are referenced as onnx(\"" << po.onnxReference
-                << "\", ...), outside the program's folder, which the DSL parser refuses; save the program in "
-                   "the model's folder or raise --inline-max\n";
+            err << where << ": warning: the weights are referenced as onnx(\"" << po.onnxReference
+                << "\", ...), relative to the current folder; the DSL accepts only paths inside the program's "
+                   "folder, so save the output where that path has no '..' (or use --inline-max)\n";
+    }
+    if (text.size() > frontend::dsl::kMaxSourceBytes) {
+        err << where << ": error: the program would be " << text.size() / (1024 * 1024) << " MiB, above the DSL's "
+            << frontend::dsl::kMaxSourceBytes / (1024 * 1024) << " MiB file limit"
+            << (fromDsl ? "" : ": lower --inline-max so that large weights stay references to the model") << "\n";
+        return kExitBadInput;
     }
 
     if (options.outputPath.empty()) {
