@@ -25,6 +25,9 @@
 
 namespace tessera::frontend::dsl {
 
+/// At most this many diagnostics are returned; one more line says how many were left out.
+constexpr std::size_t kMaxReportedDiagnostics = 100;
+
 struct ParseOptions {
     /// Folder that `npy("...")` and `onnx("...", ...)` paths are relative to. Empty: the folder of
     /// the file name given to parseProgram, or no file access at all when that has no folder and

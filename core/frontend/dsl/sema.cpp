@@ -1718,6 +1718,17 @@ support::Expected<ir::Model> parseProgram(std::string_view text, const std::stri
                              const int lb = b.begin.line > 0 ? b.begin.line : std::numeric_limits<int>::max();
                              return la != lb ? la < lb : a.begin.column < b.begin.column;
                          });
+        // A binary or badly broken file can give thousands of errors; the first ones are the useful ones.
+        if (diags.items().size() > kMaxReportedDiagnostics) {
+            const std::size_t more = diags.items().size() - kMaxReportedDiagnostics;
+            diags.items().resize(kMaxReportedDiagnostics);
+            Diagnostic d;
+            d.severity = diags.hasErrors() ? Severity::Error : Severity::Warning;
+            d.file = file;
+            d.message = "stopped after " + std::to_string(kMaxReportedDiagnostics) + " problems (" +
+                        std::to_string(more) + " more not shown); fix these first";
+            diags.add(std::move(d));
+        }
         if (diags.hasErrors()) return diags;
         return support::Expected<ir::Model>(std::move(m), std::move(diags));
     } catch (const std::exception& e) {
