@@ -30,6 +30,10 @@ Expected<MemoryReport> analyzeMemory(const TaskMapping& mapping, const MemoryAcc
         spec.numBanks < 1 || spec.numBanks > 1024 || spec.bankBytes < 1 || spec.bankBytes > 64)
         return oneError("warp size, sector size, bank count or bank width out of range");
     if (spec.step < 0) return oneError("step " + std::to_string(spec.step) + " must not be negative");
+    if (spec.step >= mapping.tasksPerWorker())
+        return oneError("step " + std::to_string(spec.step) + " is past the last step: each worker runs " +
+                        std::to_string(mapping.tasksPerWorker()) + " task(s), steps 0.." +
+                        std::to_string(mapping.tasksPerWorker() - 1));
     if (mapping.numWorkers() > spec.maxWorkers)
         return oneError("the mapping has " + std::to_string(mapping.numWorkers()) + " workers, over the analysis limit of " +
                         std::to_string(spec.maxWorkers));

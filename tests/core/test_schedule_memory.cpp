@@ -145,10 +145,7 @@ TEST(ScheduleMemory, StepsFollowEachWorkersList) {
     EXPECT_EQ(blocked.warps.at(0).idealSectors, 4);
     EXPECT_EQ(blocked.warps.at(0).wavefronts, 4);
     EXPECT_EQ(blocked.warps.at(0).conflictDegree, 4);
-    auto past = run("spatial(32)", {}, 4, 1);
-    EXPECT_EQ(past.warps.at(0).activeLanes, 0);
-    EXPECT_EQ(past.warps.at(0).sectors, 0);
-    EXPECT_EQ(past.badWarps, 0);
+    // A step past the end is an error (StepPastTheEndIsAnError), not an empty report.
 }
 
 TEST(ScheduleMemory, PartialWarpsAndPredicatedLanes) {
@@ -184,3 +181,16 @@ TEST(ScheduleMemory, BadSpecsAreErrors) {
 }
 
 }  // namespace
+
+TEST(ScheduleMemory, StepPastTheEndIsAnError) {
+    auto m = tessera::schedule::parseMapping("spatial(4,8).repeat(2,2)");
+    ASSERT_TRUE(m.ok());
+    tessera::schedule::MemoryAccessSpec spec;
+    spec.step = 4;  // steps are 0..3
+    auto r = tessera::schedule::analyzeMemory(*m, spec);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.diagnostics().firstError()->message,
+              "step 4 is past the last step: each worker runs 4 task(s), steps 0..3");
+    spec.step = 3;
+    EXPECT_TRUE(tessera::schedule::analyzeMemory(*m, spec).ok());
+}
