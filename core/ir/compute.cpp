@@ -547,7 +547,7 @@ private:
 
     Ty type(ComputeExpr& e, int depth) {
         if (depth > 1000) {
-            errorAt(e, "expression nested too deeply");
+            errorAt(e, "expression nested too deeply (more than 1000 levels; split long chains into partial results)");
             return {};
         }
         Ty r;

@@ -78,7 +78,8 @@ private:
         explicit DepthGuard(Parser& parser) : p(parser) {
             if (++p.m_depth > kMaxNestingDepth) {
                 --p.m_depth;
-                p.error(p.cur().range, "nesting deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+                p.error(p.cur().range, "nesting deeper than " + std::to_string(kMaxNestingDepth) +
+                                           " parser levels (each parenthesis, call or subscript uses several)");
                 throw SyntaxError{};
             }
         }

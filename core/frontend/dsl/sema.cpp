@@ -1133,7 +1133,10 @@ private:
         using EK = ast::Expr::Kind;
         ir::ComputeExpr e;
         if (depth > 4 * kMaxNestingDepth) {
-            error(x.range, "expression nested too deeply");
+            error(x.range, "expression nested too deeply (more than " + std::to_string(4 * kMaxNestingDepth) +
+                               " levels)",
+                  {"hint: every operator of a long chain such as a + b + c + ... adds a level: split it into "
+                   "partial results"});
             b.ok = false;
             return e;
         }
