@@ -42,12 +42,16 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
         return kExitBadInput;
     }
     const ir::Model& m = result.value();
-    int computes = 0;
-    for (const auto& n : m.graph.nodes()) computes += n.compute ? 1 : 0;
+    int computes = 0, unknownFlops = 0;
+    for (std::size_t i = 0; i < m.graph.numNodes(); ++i) {
+        computes += m.graph.node(static_cast<ir::NodeId>(i)).compute ? 1 : 0;
+        unknownFlops += ir::nodeFlops(m.graph, static_cast<ir::NodeId>(i)) ? 0 : 1;
+    }
     out << options.path << ": ok: " << m.graph.numNodes() << " node" << (m.graph.numNodes() == 1 ? "" : "s")
         << " (" << computes << " compute), " << m.program.schedules.size() << " schedule"
         << (m.program.schedules.size() == 1 ? "" : "s") << ", " << m.program.fusions.size() << " fusion group"
-        << (m.program.fusions.size() == 1 ? "" : "s") << ", " << ir::totalFlops(m.graph) << " FLOPs";
+        << (m.program.fusions.size() == 1 ? "" : "s") << ", " << (unknownFlops ? "at least " : "")
+        << ir::totalFlops(m.graph) << " FLOPs" << (unknownFlops ? " (" + std::to_string(unknownFlops) + " nodes unknown)" : "");
     if (warnings) out << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
     out << "\n";
     return kExitOk;

@@ -30,6 +30,15 @@ int main(int argc, char** argv) {
 
         MappingOptions mapping;
         auto* mapCmd = app.add_subcommand("mapping", "Show a Hidet task mapping: worker ids on the task grid, JSON, loops or memory");
+        mapCmd->footer(
+            "Expressions (Hidet's task mappings):\n"
+            "  spatial(d0, ...)       one task per worker, d0*d1*... workers (row-major: last dim fastest)\n"
+            "  repeat(d0, ...)        one worker runs all tasks in order; attrs=\"u2.\" sets unroll per dim\n"
+            "  row_/col_spatial, row_/col_repeat   row- or column-major; ranks=[1,0] gives any order\n"
+            "  A * B, A.spatial(...), A.repeat(...)   composition: A is the outer level, B splits each A task\n"
+            "  auto_map(8, 32, workers=64)          repeat * spatial chosen for the shape and worker count\n"
+            "  M.projection({0: 0})                 collapse dim 0 (broadcast loads)\n"
+            "Example: tessera-cli mapping \"spatial(2,5).repeat(3,4)\" --memory --tensor 6,20 --step 0");
         mapCmd->add_option("EXPR", mapping.expression, "mapping expression, e.g. \"spatial(2,5).repeat(3,4)\"")->required();
         auto* mapJson = mapCmd->add_flag("--json", mapping.json, "print {num_workers, task_shape, workers: ordered task lists}");
         auto* mapLoops = mapCmd->add_flag("--loops", mapping.loops, "print the lowered index expressions and loops");
