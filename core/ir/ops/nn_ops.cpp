@@ -125,7 +125,10 @@ const Dim& dimOr(const Shape& s, std::size_t i) {
 
 // ------------------------------------------------------------------------------------ Conv
 
-InferResult inferConv(const InferContext& c) {
+/// Checks shared by Conv and ConvTranspose: X and W present, positive group, ranks >= 3 and equal.
+/// Sets `n` (spatial dims) and reads the window attributes into `w` (kernel unset: -1).
+/// Returns a result to return at once (an error, or an unknown-rank output), or nullopt to go on.
+std::optional<InferResult> convPrelude(const InferContext& c, std::size_t& n, WindowAttrs& w) {
     if (!hasInput(c, 0) || !hasInput(c, 1)) return fail("inputs X and W are required");
     const TensorType& x = inputType(c, 0);
     const TensorType& wt = inputType(c, 1);
@@ -138,12 +141,19 @@ InferResult inferConv(const InferContext& c) {
     if (x.shape.rankKnown() && wt.shape.rankKnown() && x.shape.rank() != wt.shape.rank())
         return fail("input X " + x.shape.str() + " and weight W " + wt.shape.str() + " have different ranks");
     if (!x.shape.rankKnown() && !wt.shape.rankKnown()) return single(makeType(x.dtype, Shape::unknownRank()));
-    const std::size_t rank = x.shape.rankKnown() ? x.shape.rank() : wt.shape.rank();
-    const std::size_t n = rank - 2;
-
-    WindowAttrs w;
+    n = (x.shape.rankKnown() ? x.shape.rank() : wt.shape.rank()) - 2;
     if (auto e = readWindowAttrs(c, n, w)) return fail(*e);
     w.kernel.assign(n, -1);
+    return std::nullopt;
+}
+
+InferResult inferConv(const InferContext& c) {
+    std::size_t n = 0;
+    WindowAttrs w;
+    if (auto early = convPrelude(c, n, w)) return *early;
+    const TensorType& x = inputType(c, 0);
+    const TensorType& wt = inputType(c, 1);
+    const std::int64_t group = c.node.attrInt("group", 1);
     if (const Attribute* ks = c.node.attr("kernel_shape"); ks && ks->type == A::Ints) {
         if (ks->ints.size() != n)
             return fail("attribute 'kernel_shape' has " + std::to_string(ks->ints.size()) + " values, expected " +
@@ -198,21 +208,12 @@ std::optional<std::int64_t> convFlops(const InferContext& c, const std::vector<T
 }
 
 InferResult inferConvTranspose(const InferContext& c) {
-    if (!hasInput(c, 0) || !hasInput(c, 1)) return fail("inputs X and W are required");
+    std::size_t n = 0;
+    WindowAttrs w;
+    if (auto early = convPrelude(c, n, w)) return *early;
     const TensorType& x = inputType(c, 0);
     const TensorType& wt = inputType(c, 1);
     const std::int64_t group = c.node.attrInt("group", 1);
-    if (group <= 0 || group > kMaxExtent) return fail("attribute 'group' must be positive, got " + std::to_string(group));
-    if (x.shape.rankKnown() && x.shape.rank() < 3) return fail("input X must have rank >= 3, got " + x.shape.str());
-    if (wt.shape.rankKnown() && wt.shape.rank() < 3) return fail("weight W must have rank >= 3, got " + wt.shape.str());
-    if (x.shape.rankKnown() && wt.shape.rankKnown() && x.shape.rank() != wt.shape.rank())
-        return fail("input X " + x.shape.str() + " and weight W " + wt.shape.str() + " have different ranks");
-    if (!x.shape.rankKnown() && !wt.shape.rankKnown()) return single(makeType(x.dtype, Shape::unknownRank()));
-    const std::size_t rank = x.shape.rankKnown() ? x.shape.rank() : wt.shape.rank();
-    const std::size_t n = rank - 2;
-    WindowAttrs w;
-    if (auto e = readWindowAttrs(c, n, w)) return fail(*e);
-    w.kernel.assign(n, -1);
     if (const Attribute* ks = c.node.attr("kernel_shape"); ks && ks->type == A::Ints && ks->ints.size() == n) {
         for (auto v : ks->ints)
             if (v <= 0 || v > kMaxExtent) return fail("attribute 'kernel_shape' value " + std::to_string(v) + " is invalid");
