@@ -1,5 +1,6 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT]
-// [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]]`.
+// [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
+// [--mapping-tensor DIMS]]`.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,6 +8,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QLineEdit>
 #include <QPixmap>
 #include <QTimer>
 
@@ -14,6 +16,7 @@
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
+#include "views/mapping/memory_view.h"
 
 namespace {
 
@@ -113,8 +116,13 @@ int main(int argc, char** argv)
                                              QStringLiteral("With --mapping-block, colour cells by 'blocks' "
                                                             "(default), 'threads' or 'workers'."),
                                              QStringLiteral("LEVEL"));
+    const QCommandLineOption mappingTensorOpt(QStringLiteral("mapping-tensor"),
+                                              QStringLiteral("Tensor shape for the memory analysis, e.g. 32,32 "
+                                                             "(default: the task shape)."),
+                                              QStringLiteral("DIMS"));
     parser.addOption(mappingWorkerOpt);
     parser.addOption(mappingLevelOpt);
+    parser.addOption(mappingTensorOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
     parser.process(app);
@@ -198,6 +206,8 @@ int main(int argc, char** argv)
             panel->setFocusWorker(parser.value(mappingWorkerOpt).toLongLong());
         if (parser.isSet(mappingStepOpt))
             panel->setStep(parser.value(mappingStepOpt).toLongLong());
+        if (parser.isSet(mappingTensorOpt))
+            panel->memoryView()->shapeEdit()->setText(parser.value(mappingTensorOpt));
     }
     if (!file.isEmpty())
         window.openFile(QFileInfo(file).absoluteFilePath());
