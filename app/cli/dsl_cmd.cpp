@@ -14,15 +14,35 @@
 namespace tessera::cli {
 
 int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
+    // Only regular files of bounded size: a directory, a FIFO or /dev/zero must not be read.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(options.path, ec);
+    if (ec || !fs::exists(st)) {
+        err << options.path << ": error: cannot open file: no such file\n";
+        return kExitBadInput;
+    }
+    if (fs::is_directory(st)) {
+        err << options.path << ": error: is a directory, not a program\n";
+        return kExitBadInput;
+    }
+    if (!fs::is_regular_file(st)) {
+        err << options.path << ": error: not a regular file\n";
+        return kExitBadInput;
+    }
+    const auto size = fs::file_size(options.path, ec);
+    if (ec) {
+        err << options.path << ": error: cannot read file: " << ec.message() << "\n";
+        return kExitBadInput;
+    }
+    if (size > frontend::dsl::kMaxSourceBytes) {
+        err << options.path << ": error: file is " << size / (1024 * 1024) << " MiB, above the DSL's "
+            << frontend::dsl::kMaxSourceBytes / (1024 * 1024) << " MiB limit\n";
+        return kExitBadInput;
+    }
     std::ifstream in(options.path, std::ios::binary);
     if (!in) {
         err << options.path << ": error: cannot open file\n";
-        return kExitBadInput;
-    }
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(options.path, ec);
-    if (!ec && size > frontend::dsl::kMaxSourceBytes) {
-        err << options.path << ": error: file is too large\n";
         return kExitBadInput;
     }
     std::ostringstream ss;

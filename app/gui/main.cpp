@@ -79,7 +79,7 @@ int main(int argc, char** argv)
     parser.setApplicationDescription(QStringLiteral("Tessera: an IDE for tensor programs."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("ONNX model to open."), QStringLiteral("[FILE]"));
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("ONNX model (.onnx) or Tessera program (.tsr) to open."), QStringLiteral("[FILE]"));
     const QCommandLineOption screenshotOpt(
         QStringLiteral("screenshot"),
         QStringLiteral("Open FILE, save a PNG of the window once the graph is drawn, and quit "
