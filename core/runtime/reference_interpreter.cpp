@@ -1099,7 +1099,7 @@ std::vector<BufPtr> evalNode(Ctx& c) {
         const std::string approx = n.attrString("approximate", "none");
         if (approx == "tanh")
             return un([](double x) {
-                const double k = std::sqrt(2.0 / M_PI);
+                const double k = std::sqrt(2.0 / 3.14159265358979323846);
                 return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
             });
         if (approx != "none") fail("unknown approximate '" + approx + "'");

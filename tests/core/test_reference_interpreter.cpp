@@ -317,3 +317,49 @@ TEST(ReferenceErrors, CancelledBeforeTheFirstNode) {
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(firstError(out.diagnostics()), "node 'r' (Relu): cancelled");
 }
+
+TEST(ReferenceOps, ShapeGatherReshapeConcatCastClipBatchNorm) {
+    ir::test::Builder b;
+    b.input("X", "f32[1,2,2]");
+    b.node("Shape", "shape", {"X"}, {"S"});
+    b.init("idx", TensorData::fromInts({2, -3}, {2}));
+    b.node("Gather", "gather", {"S", "idx"}, {"G"});  // [2, 1]
+    b.node("Reshape", "reshape", {"X", "G"}, {"R"});
+    b.output("G");
+    ir::inferShapes(b.g);
+    auto out = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
+    // Reshape of 4 elements to [2,1] must fail and name the node.
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(firstError(out.diagnostics()), "node 'reshape' (Reshape): cannot reshape [1,2,2] to [2,1]");
+
+    ir::test::Builder c;
+    c.input("X", "f32[1,2,2]");
+    c.init("shape", TensorData::fromInts({0, -1}, {2}));
+    c.node("Reshape", "reshape", {"X", "shape"}, {"R"});                      // [1,4]
+    c.init("axes", TensorData::fromInts({0}, {1}));
+    c.node("Squeeze", "sq", {"R", "axes"}, {"Q"});                             // [4]
+    c.node("Unsqueeze", "usq", {"Q", "axes"}, {"U"});                          // [1,4]
+    c.node("Concat", "cat", {"U", "U"}, {"C"}, {{"axis", ir::Attribute::ofInt(0)}});  // [2,4]
+    c.node("Clip", "clip", {"C"}, {"K"}, {{"min", ir::Attribute::ofFloat(1.5)}, {"max", ir::Attribute::ofFloat(3.5)}});
+    c.node("Cast", "cast", {"K"}, {"I"}, {{"to", ir::Attribute::ofInt(7)}});  // i64, truncates
+    c.node("Flatten", "flat", {"X"}, {"F"}, {{"axis", ir::Attribute::ofInt(2)}});  // [2,2]
+    c.init("scale", TensorData::fromFloats({2, 1}, {2}));
+    c.init("bias", TensorData::fromFloats({0, 1}, {2}));
+    c.init("mean", TensorData::fromFloats({1, 0}, {2}));
+    c.init("var", TensorData::fromFloats({4, 1}, {2}));
+    c.node("BatchNormalization", "bn", {"F", "scale", "bias", "mean", "var"}, {"B"},
+           {{"epsilon", ir::Attribute::ofFloat(0.0)}});
+    c.init("raxes", TensorData::fromInts({1}, {1}));
+    c.node("ReduceMean", "mean_", {"B", "raxes"}, {"M"}, {{"keepdims", ir::Attribute::ofInt(0)}});
+    c.output("I");
+    c.output("M");
+    ir::inferShapes(c.g);
+    auto r = runtime::evaluate(c.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
+    ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
+    EXPECT_EQ((*r)[0].dtype, ir::DType::I64);
+    EXPECT_EQ((*r)[0].dims, (std::vector<std::int64_t>{2, 4}));
+    EXPECT_EQ((*r)[0].toInts(), (std::vector<std::int64_t>{1, 2, 3, 3, 1, 2, 3, 3}));
+    // F = [[1,2],[3,4]] with channels as columns: column 0 gives 2*(x-1)/2 = x-1, column 1 x+1,
+    // so B = [[0,3],[2,5]] and the row means are 1.5 and 3.5.
+    EXPECT_EQ((*r)[1].toDoubles(), (std::vector<double>{1.5, 3.5}));
+}
