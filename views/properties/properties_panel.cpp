@@ -119,7 +119,7 @@ void PropertiesPanel::setModel(std::shared_ptr<const ir::Model> model)
     clear();
 }
 
-QWidget* PropertiesPanel::beginPage()
+QWidget* PropertiesPanel::beginPage(const QString& title)
 {
     m_attributes = m_inputs = m_outputs = nullptr;
     m_weightCount = 0;
@@ -127,6 +127,15 @@ QWidget* PropertiesPanel::beginPage()
     auto* lay = new QVBoxLayout(page);
     lay->setContentsMargins(8, 8, 8, 8);
     lay->setSpacing(8);
+    if (!title.isEmpty()) {
+        auto* label = new QLabel(title, page);
+        label->setObjectName(QStringLiteral("field_op"));
+        QFont tf = label->font();
+        tf.setPointSizeF(tf.pointSizeF() * 1.5);
+        tf.setBold(true);
+        label->setFont(tf);
+        lay->addWidget(label);
+    }
     return page;
 }
 
@@ -168,7 +177,7 @@ void PropertiesPanel::showNode(ir::NodeId id)
     const ir::Node& node = g.node(id);
     const ir::OpSchema* schema = ir::OpRegistry::instance().find(node.domain, node.opType);
 
-    QWidget* page = beginPage();
+    QWidget* page = beginPage(fromStd(node.opType));
     auto addField = [](QFormLayout* form, const QString& label, const QString& key, const QString& text) {
         auto* v = new QLabel(text);
         v->setObjectName(QStringLiteral("field_") + key);
@@ -177,15 +186,6 @@ void PropertiesPanel::showNode(ir::NodeId id)
         form->addRow(label, v);
         return v;
     };
-
-    auto* title = new QLabel(page);
-    title->setObjectName(QStringLiteral("field_op"));
-    title->setText(fromStd(node.opType));
-    QFont tf = title->font();
-    tf.setPointSizeF(tf.pointSizeF() * 1.5);
-    tf.setBold(true);
-    title->setFont(tf);
-    page->layout()->addWidget(title);
 
     auto* head = new QWidget(page);
     auto* form = new QFormLayout(head);
@@ -378,14 +378,7 @@ void PropertiesPanel::showValue(ir::ValueId id)
     }
     const ir::Graph& g = m_model->graph;
     const ir::Value& val = g.value(id);
-    QWidget* page = beginPage();
-    auto* title = new QLabel(val.isGraphInput ? tr("Graph input") : tr("Graph output"), page);
-    title->setObjectName(QStringLiteral("field_op"));
-    QFont tf = title->font();
-    tf.setPointSizeF(tf.pointSizeF() * 1.5);
-    tf.setBold(true);
-    title->setFont(tf);
-    page->layout()->addWidget(title);
+    QWidget* page = beginPage(val.isGraphInput ? tr("Graph input") : tr("Graph output"));
     auto* head = new QWidget(page);
     auto* form = new QFormLayout(head);
     form->setContentsMargins(0, 0, 0, 0);

@@ -41,7 +41,8 @@ public:
     QString fieldText(const QString& key) const;
 
 private:
-    QWidget* beginPage();
+    /// A fresh page, with a large bold title (object name field_op) when `title` is not empty.
+    QWidget* beginPage(const QString& title = QString());
     void finishPage(QWidget* page);
 
     std::shared_ptr<const ir::Model> m_model;

@@ -197,14 +197,7 @@ private:
 
     // ---- diagnostics ---------------------------------------------------------------------------
     void report(Severity sev, const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
-        Diagnostic d;
-        d.severity = sev;
-        d.file = m_file;
-        d.begin = r.begin;
-        d.end = r.end;
-        d.message = std::move(msg);
-        d.notes = std::move(notes);
-        m_diags.add(std::move(d));
+        m_diags.add(makeDiagnostic(sev, m_file, r, std::move(msg), std::move(notes)));
     }
     void error(const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
         report(Severity::Error, r, std::move(msg), std::move(notes));

@@ -5,6 +5,9 @@
 /// `end` is inclusive (the last character of the range), as in support::Diagnostic.
 
 #include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/support/diagnostic.h"
 
@@ -19,5 +22,18 @@ struct SourceRange {
     /// The smallest range covering both (either may be empty: length 0 and line 0).
     static SourceRange merge(const SourceRange& a, const SourceRange& b);
 };
+
+/// A diagnostic about `r` in `file` (the lexer, parser and sema all report through this).
+inline support::Diagnostic makeDiagnostic(support::Severity severity, const std::string& file, const SourceRange& r,
+                                          std::string message, std::vector<std::string> notes = {}) {
+    support::Diagnostic d;
+    d.severity = severity;
+    d.file = file;
+    d.begin = r.begin;
+    d.end = r.end;
+    d.message = std::move(message);
+    d.notes = std::move(notes);
+    return d;
+}
 
 }  // namespace tessera::frontend::dsl
