@@ -1,0 +1,213 @@
+#pragma once
+/// @file
+/// Kernel IR: the loop-level program one kernel of a graph becomes (issue 4). Lowering
+/// (core/lower/lower.h) builds it from a graph group and its schedule; the code generators
+/// (core/codegen/cpp, core/codegen/cuda) print it; static counts (core/lower/counts.h) walk it.
+///
+/// Semantics
+/// - A Kernel owns buffers (`BufferDecl`): its parameters (graph tensors, `Global` scope, in
+///   `params` order: every input, then every output) and temporaries (`Shared` or `Local`) that
+///   an `Allocate` statement brings into scope. Buffers are dense, row-major, with the static
+///   shape given (every extent known: kernels are specialised to concrete shapes). A Local
+///   buffer of shape {} or {1} is a scalar (an accumulator, typically).
+/// - Loads and stores address a buffer with one index expression per dimension (row-major;
+///   the generator flattens). Indices are i64. An index outside the shape is undefined
+///   behaviour; lowering guards with `If` or `Select` where padding or predicates need it.
+/// - Expressions are immutable trees shared by pointer. Every expression has a dtype: indices
+///   and loop variables are I64, comparisons and logic are Bool, arithmetic follows its
+///   operands (lowering inserts explicit Casts; the builders below do not promote silently
+///   except that an integer immediate meeting a float operand becomes a float immediate).
+/// - Integer `Div` and `Mod` truncate toward zero (C semantics); `FloorDiv` and `FloorMod`
+///   round toward negative infinity (DSL semantics, docs/dsl.md). Float `Mod` is fmod.
+/// - `Select(c, a, b)` evaluates only the chosen branch (so it may guard a load).
+/// - `For` runs `var` over [0, extent) with step 1; `kind` is a request to the back end
+///   (Parallel: OpenMP `parallel for` on the CPU, workers on the GPU; Unroll: unroll by
+///   `factor` or fully when 0; Vectorize: SIMD by `factor`). Nested Parallel loops are allowed in
+///   the IR; the CPU generator parallelises the outermost one (collapsing directly nested
+///   Parallel loops) and runs inner ones serially.
+/// - `Let` binds an immutable variable for its body. `Allocate` declares a Shared or Local
+///   buffer for its body. `Barrier` synchronises the workers of a block (a no-op on the CPU).
+/// - Variables are identified by `Var::id`, unique within a kernel (`Kernel::newVar`). Names are
+///   hints for printing only; generators make them unique and valid identifiers.
+///
+/// Thread rules: expression and statement trees are immutable values once built and may be read
+/// from any thread. A Kernel under construction belongs to one thread.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/dtype.h"
+
+namespace tessera::lower {
+
+using ir::DType;
+
+enum class MemoryScope { Global, Shared, Local };
+const char* memoryScopeName(MemoryScope s);  ///< "global", "shared", "local"
+
+enum class BufferRole { Input, Output, Temp };
+
+struct BufferDecl {
+    std::string name;                 ///< source name (graph tensor or a temp's hint); data, not code
+    DType dtype = DType::F32;
+    std::vector<std::int64_t> shape;  ///< every extent >= 1 (scalars: {})
+    MemoryScope scope = MemoryScope::Global;
+    BufferRole role = BufferRole::Temp;
+
+    std::int64_t numElements() const;
+    std::int64_t bytes() const;  ///< numElements * dtypeSize
+};
+
+struct Var {
+    int id = -1;
+    std::string name;  ///< printing hint ("i", "w", "acc" ...)
+    DType dtype = DType::I64;
+    bool operator==(const Var& o) const { return id == o.id; }
+};
+
+enum class ExprKind { IntImm, FloatImm, VarRef, Unary, Binary, Select, Cast, Load, Call };
+enum class UnaryOp { Neg, Not };
+enum class BinaryOp {
+    Add, Sub, Mul, Div, Mod, FloorDiv, FloorMod, Min, Max,
+    Lt, Le, Gt, Ge, Eq, Ne, And, Or
+};
+/// Math intrinsics (the C library function of the operand's float type on the CPU: expf/exp ...).
+enum class Intrinsic {
+    Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Erf, Abs, Floor, Ceil, Round,  // 1 arg
+    Pow, Atan2,                                                                          // 2 args
+    Fma,                                                                                 // 3 args: a*b+c
+};
+const char* unaryOpName(UnaryOp op);        ///< "-", "!"
+const char* binaryOpName(BinaryOp op);      ///< "+", "-", "*", "/", "%", "floordiv", "floormod", "min", ...
+const char* intrinsicName(Intrinsic f);     ///< "exp", "log", ..., "fma"
+int intrinsicArity(Intrinsic f);
+bool isComparison(BinaryOp op);             ///< Lt..Ne
+bool isLogical(BinaryOp op);                ///< And, Or
+
+struct ExprNode;
+
+/// Handle to an immutable expression tree. Default-constructed = null (no expression).
+class Expr {
+public:
+    Expr() = default;
+    explicit Expr(std::shared_ptr<const ExprNode> n) : m_node(std::move(n)) {}
+    const ExprNode* operator->() const { return m_node.get(); }
+    const ExprNode& operator*() const { return *m_node; }
+    const ExprNode* get() const { return m_node.get(); }
+    explicit operator bool() const { return static_cast<bool>(m_node); }
+    DType dtype() const;
+    /// True for an IntImm (and sets *v).
+    bool isIntImm(std::int64_t* v = nullptr) const;
+
+private:
+    std::shared_ptr<const ExprNode> m_node;
+};
+
+struct ExprNode {
+    ExprKind kind = ExprKind::IntImm;
+    DType dtype = DType::I64;
+    std::int64_t intValue = 0;  ///< IntImm (Bool immediates too: 0/1)
+    double floatValue = 0.0;    ///< FloatImm
+    Var var;                    ///< VarRef
+    UnaryOp unary = UnaryOp::Neg;
+    BinaryOp binary = BinaryOp::Add;
+    Intrinsic intrinsic = Intrinsic::Exp;
+    int buffer = -1;            ///< Load: index into Kernel::buffers
+    std::vector<Expr> args;     ///< Unary 1, Binary 2, Select 3 (c, a, b), Cast 1, Load indices, Call args
+};
+
+// ---- expression builders (fold integer constants and the identities x+0, x*1, x*0 on integers,
+// so generated index arithmetic stays readable) ----
+Expr intImm(std::int64_t v, DType t = DType::I64);
+Expr boolImm(bool v);
+Expr floatImm(double v, DType t = DType::F32);
+/// An immediate of type t holding v (float or integer type).
+Expr constant(double v, DType t);
+Expr varRef(const Var& v);
+Expr unary(UnaryOp op, Expr a);
+Expr binary(BinaryOp op, Expr a, Expr b);
+Expr select(Expr cond, Expr a, Expr b);
+Expr cast(Expr a, DType to);  ///< no-op when a already has type `to`
+Expr load(int buffer, DType dtype, std::vector<Expr> indices);
+Expr call(Intrinsic f, std::vector<Expr> args);
+
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator/(Expr a, Expr b);  ///< Div
+Expr operator%(Expr a, Expr b);  ///< Mod
+Expr operator<(Expr a, Expr b);
+Expr operator<=(Expr a, Expr b);
+Expr operator>(Expr a, Expr b);
+Expr operator>=(Expr a, Expr b);
+Expr operator&&(Expr a, Expr b);
+Expr operator||(Expr a, Expr b);
+Expr operator+(Expr a, std::int64_t b);
+Expr operator*(Expr a, std::int64_t b);
+Expr minOf(Expr a, Expr b);
+Expr maxOf(Expr a, Expr b);
+
+// ---- statements ----
+enum class StmtKind { Seq, For, If, Let, Store, Allocate, Barrier, Evaluate, Comment };
+enum class ForKind { Serial, Parallel, Unroll, Vectorize };
+const char* forKindName(ForKind k);  ///< "serial", "parallel", "unroll", "vectorize"
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct StmtNode {
+    StmtKind kind = StmtKind::Seq;
+    std::vector<Stmt> body;       ///< Seq: statements; For/Let/Allocate: body[0]; If: then = body[0]
+    Stmt elseBody;                ///< If only (may be null)
+    Var var;                      ///< For loop variable, Let variable
+    Expr extent;                  ///< For: trip count (loop runs var = 0 .. extent-1)
+    ForKind forKind = ForKind::Serial;
+    std::int64_t factor = 0;      ///< Unroll / Vectorize factor; 0 = back end decides (full unroll)
+    Expr value;                   ///< Let value, Store value, Evaluate expression, If condition
+    int buffer = -1;              ///< Store target, Allocate buffer (index into Kernel::buffers)
+    std::vector<Expr> indices;    ///< Store indices
+    std::string text;             ///< Comment text; For: annotation (e.g. "grid spatial(4,16)")
+};
+
+Stmt seq(std::vector<Stmt> stmts);  ///< flattens nested Seqs, drops nulls
+Stmt forLoop(Var v, Expr extent, Stmt body, ForKind kind = ForKind::Serial, std::int64_t factor = 0,
+             std::string annotation = {});
+Stmt ifThen(Expr cond, Stmt thenBody, Stmt elseBody = nullptr);
+Stmt let(Var v, Expr value, Stmt body);
+Stmt store(int buffer, std::vector<Expr> indices, Expr value);
+Stmt allocate(int buffer, Stmt body);
+Stmt barrier();
+Stmt evaluate(Expr e);
+Stmt comment(std::string text);
+
+/// One kernel: a unit of code generation, compilation, launch and timing.
+struct Kernel {
+    std::string name;                   ///< unique within a compiled module; sanitised by generators
+    std::vector<BufferDecl> buffers;
+    std::vector<int> params;            ///< buffer indices in ABI order: inputs, then outputs
+    Stmt body;
+    std::vector<std::string> sourceOps; ///< names of the graph nodes it computes (data, not code)
+    std::string opType;                 ///< op type of the anchor node, e.g. "Conv"
+    std::vector<std::string> mappings;  ///< "grid = spatial(64)", ... (what decided the loops)
+    std::vector<std::string> notes;     ///< free text for the generated header comment
+
+    int addBuffer(BufferDecl b);        ///< returns its index
+    Var newVar(std::string name, DType t = DType::I64);
+
+    int nextVarId = 0;
+};
+
+/// Stable, deterministic text form (golden-tested), e.g.
+/// ```
+/// kernel relu_0(in X: f32[1,8] global, out Y: f32[1,8] global)
+///   // ops: Relu_0 (Relu)
+///   parallel for i0 in 0..8 {  // grid = spatial(8)
+///     Y[i0] = max(X[i0], 0.0f)
+///   }
+/// ```
+std::string printKernel(const Kernel& k);
+std::string printExpr(const Kernel& k, const Expr& e);
+
+}  // namespace tessera::lower

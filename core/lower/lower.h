@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// Lowering: one graph node (a kernel group of one op; fused groups come with fusion plans) plus
+/// its schedule -> a Kernel of the loop-level IR (core/lower/kernel_ir.h).
+///
+/// Semantics
+/// - Preconditions: every value the node reads or writes has a concrete shape and dtype (the
+///   pipeline specialises symbolic dims from the fed inputs before lowering). Inputs that carry
+///   compile-time data (Reshape's shape, Clip's min/max given as inputs, Slice's starts, Pad's
+///   pads ...) must be constants (Value::data); they are folded into the code and are not kernel
+///   parameters. Every other input (constants included: weights are kernel parameters) is a
+///   Global buffer.
+/// - Loops come from task mappings, exactly as core/schedule/task_mapping.h defines them: a
+///   kernel's `grid` mapping gives the parallel workers (one OpenMP iteration each on the CPU),
+///   its `block` mapping the workers inside one grid worker (serial on the CPU), and each repeat
+///   factor a loop nest in rank order with its LoopAttr (unroll). A worker's task index is
+///   combined across composition levels as outer * inner extent + inner. When the task shape is
+///   larger than the output, tasks outside are skipped by a predicate (`if (i < n)`).
+/// - A node without a schedule gets the op's default CPU schedule (`defaultCpuSchedule`), so any
+///   model made of ops with a generator runs with no user input. Schedules written in a DSL
+///   program (ir::KernelScheduleDecl) are honoured on the CPU target too: `target cuda` only says
+///   where the schedule was tuned for.
+/// - Each Kernel's `mappings` lists the mappings used ("grid = spatial(8, 14)"), its `sourceOps`
+///   the node name, `opType` the node's op type.
+///
+/// Errors (diagnostics with where = "node 'name' (Op)"): an op without a generator ("no code
+/// generator for op 'X'"), an attribute or data form the generator does not handle, a shape
+/// that is not concrete, a schedule whose mapping does not parse, whose rank differs from the
+/// output, or whose task shape does not cover the output.
+///
+/// Thread rules: pure functions of their arguments; the graph is only read. Safe to call from
+/// several threads at once on the same graph.
+
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/ir/program_schedule.h"
+#include "core/lower/kernel_ir.h"
+#include "core/support/expected.h"
+
+namespace tessera::lower {
+
+enum class Target { Cpu, Cuda };
+
+struct LowerOptions {
+    Target target = Target::Cpu;
+    /// Parallel workers the default CPU schedules aim for (>= 1); the OpenMP team size is chosen
+    /// at run time, this only shapes the grid mappings.
+    int cpuThreads = 2;
+    /// Name given to the kernel (made unique by the caller); empty = derived from the node name.
+    std::string kernelName;
+};
+
+/// A lowered kernel and which graph values its parameters are.
+struct LoweredKernel {
+    Kernel kernel;
+    std::vector<ir::ValueId> inputs;   ///< kernel.params[0 .. inputs.size()) in this order
+    std::vector<ir::ValueId> outputs;  ///< then kernel.params[inputs.size() ..)
+};
+
+/// True when `op` (default ONNX domain, or tessera's Compute) has a code generator.
+bool hasGenerator(const ir::Node& node);
+/// Op types with a generator, sorted (for `tessera-cli` and the conformance run's claim list).
+std::vector<std::string> opsWithGenerators();
+
+/// The default CPU schedule of a node, as DSL mapping declarations (level "grid" and possibly
+/// "block"), e.g. grid = "spatial(2, 28) * repeat(1, 4)". Empty when the op has no generator.
+std::vector<ir::ScheduleMappingDecl> defaultCpuSchedule(const ir::Graph& g, ir::NodeId node,
+                                                        const LowerOptions& options = {});
+
+/// Lowers one node. `schedule` may be null (default schedule).
+support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
+                                           const ir::KernelScheduleDecl* schedule,
+                                           const LowerOptions& options = {});
+
+}  // namespace tessera::lower

@@ -1,0 +1,83 @@
+#pragma once
+/// @file
+/// Shared pieces of the lowering templates (internal to core/lower; not a public API).
+///
+/// Every template function takes a LowerContext and returns a LoweredKernel whose kernel has
+/// its params set (inputs first, then outputs), `sourceOps`, `opType` and `mappings` filled.
+/// Thread rules: as core/lower/lower.h.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lower/lower.h"
+#include "core/schedule/task_mapping.h"
+
+namespace tessera::lower::detail {
+
+struct LowerContext {
+    const ir::Graph& g;
+    ir::NodeId id;
+    const ir::Node& node;
+    const ir::KernelScheduleDecl* schedule;  ///< may be null: use the template's default
+    const LowerOptions& options;
+    std::string where;                       ///< "node 'name' (Op)" for diagnostics
+};
+
+/// A diagnostic list holding one error at ctx.where.
+support::DiagnosticList lowerError(const LowerContext& ctx, std::string message);
+
+/// Concrete shape of value v (every dim known), or nullopt.
+std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::ValueId v);
+
+/// Adds value v of the node as a Global parameter buffer (Input or Output role) to lk.kernel and
+/// records it in lk.inputs / lk.outputs. Call for every input first, then every output, so that
+/// params keep ABI order. Returns the buffer index.
+int addInput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v);
+int addOutput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v);
+
+/// Starts a kernel: name (options.kernelName or the sanitised node name), sourceOps, opType.
+LoweredKernel beginKernel(const LowerContext& ctx);
+
+/// Task mappings of a kernel: the grid (parallel workers) and optional block level, parsed from
+/// the schedule (levels "grid", "block"; "warp"/"thread" are treated as inner block levels and
+/// composed) or given by the template's default.
+struct MappingPlan {
+    schedule::TaskMapping grid;
+    std::optional<schedule::TaskMapping> block;
+};
+
+/// Parses ctx.schedule's mappings, or returns `fallback` when there is no schedule. Checks that
+/// grid * block has the rank of `extents` and covers it (errors otherwise, naming the mapping).
+support::Expected<MappingPlan> resolveMappings(const LowerContext& ctx, const std::vector<std::int64_t>& extents,
+                                               const MappingPlan& fallback);
+
+/// The usual default CPU mapping over an output index space `extents`: the outer dims are split
+/// into roughly `workers * 4` parallel tasks (spatial), the rest are repeat loops, e.g. for
+/// [1, 32, 112, 112] and 2 threads: spatial(1, 8, 1, 1) * repeat(1, 4, 112, 112).
+MappingPlan defaultCpuMapping(const std::vector<std::int64_t>& extents, int workers);
+
+/// Emits the loop nest of `plan` over `extents` (Hidet lowering: grid workers -> one Parallel
+/// loop, block workers -> a Serial loop, each repeat factor -> loops in rank order with its
+/// unroll attribute, task coordinate = outer * inner extent + inner), a predicate when the task
+/// shape exceeds `extents`, and calls `body(task)` for the innermost statement with one i64
+/// index expression per dimension. Records the mapping text in k.mappings.
+Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extents,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body);
+
+/// Row-major nested Serial loops over `extents` (for inner loops that no mapping decides, e.g. a
+/// reduction); body gets one index per dimension. Extents of 1 produce no loop (index 0).
+Stmt emitSerialLoops(Kernel& k, const std::vector<std::int64_t>& extents, const std::string& hint,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body);
+
+/// Indices into an input of shape `inShape` broadcast (numpy rules) to the output index `outIdx`
+/// of rank >= inShape.size(): leading dims dropped, size-1 dims read at 0.
+std::vector<Expr> broadcastIndex(const std::vector<Expr>& outIdx, const std::vector<std::int64_t>& inShape);
+
+/// Value of a compile-time constant input (Value::data) as int64s / doubles; nullopt if the input
+/// is absent or not constant.
+std::optional<std::vector<std::int64_t>> constInts(const ir::Graph& g, ir::ValueId v);
+std::optional<std::vector<double>> constDoubles(const ir::Graph& g, ir::ValueId v);
+
+}  // namespace tessera::lower::detail
