@@ -1,0 +1,243 @@
+#include "core/runtime/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+extern char** environ;
+
+namespace tessera::runtime {
+
+namespace {
+
+/// Closes every fd in the list once.
+void closeAll(std::vector<int>& fds) {
+    std::set<int> done;
+    for (int fd : fds)
+        if (fd >= 0 && done.insert(fd).second) ::close(fd);
+    fds.clear();
+}
+
+std::vector<std::string> buildEnvironment(const std::vector<std::pair<std::string, std::string>>& overrides) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry(*e);
+        const std::size_t eq = entry.find('=');
+        const std::string name = entry.substr(0, eq);
+        bool replaced = false;
+        for (const auto& [k, v] : overrides)
+            if (k == name) replaced = true;
+        if (!replaced) env.push_back(entry);
+    }
+    for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
+    return env;
+}
+
+}  // namespace
+
+int spawnProcess(const SpawnSpec& spec, ChildProcess& child, std::string& error) {
+    child = ChildProcess{};
+    if (spec.argv.empty()) {
+        error = "no program to run";
+        return EINVAL;
+    }
+    // childEnds: fds that become the child's 0/1/2 (closed in the parent after the spawn).
+    // parentEnds: fds the parent keeps; closed on failure.
+    std::vector<int> childEnds, parentEnds;
+    int childFd[3] = {-1, -1, -1};
+    int sockParent = -1, sockChild = -1;
+    auto fail = [&](int err, const std::string& what) {
+        closeAll(childEnds);
+        closeAll(parentEnds);
+        error = what + ": " + std::strerror(err);
+        return err;
+    };
+    auto ensureSocket = [&]() -> int {
+        if (sockParent >= 0) return 0;
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return errno;
+        sockParent = sv[0];
+        sockChild = sv[1];
+        parentEnds.push_back(sockParent);
+        childEnds.push_back(sockChild);
+        return 0;
+    };
+    const StdioMode modes[3] = {spec.in, spec.out, spec.err};
+    for (int s = 0; s < 3; ++s) {
+        switch (modes[s]) {
+            case StdioMode::Inherit:
+                break;
+            case StdioMode::Null: {
+                const int fd = ::open("/dev/null", (s == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+                if (fd < 0) return fail(errno, "cannot open /dev/null");
+                childEnds.push_back(fd);
+                childFd[s] = fd;
+                break;
+            }
+            case StdioMode::Pipe: {
+                int p[2];
+                if (::pipe2(p, O_CLOEXEC) != 0) return fail(errno, "cannot create a pipe");
+                const int mine = s == 0 ? p[1] : p[0];
+                const int theirs = s == 0 ? p[0] : p[1];
+                parentEnds.push_back(mine);
+                childEnds.push_back(theirs);
+                childFd[s] = theirs;
+                (s == 0 ? child.inFd : s == 1 ? child.outFd : child.errFd) = mine;
+                break;
+            }
+            case StdioMode::Socket: {
+                if (const int e = ensureSocket()) return fail(e, "cannot create a socket pair");
+                childFd[s] = sockChild;
+                (s == 0 ? child.inFd : s == 1 ? child.outFd : child.errFd) = sockParent;
+                break;
+            }
+            case StdioMode::MergeOut:
+                if (s != 2) return fail(EINVAL, "MergeOut is for stderr only");
+                childFd[2] = -2;  // resolved below: dup of the child's stdout
+                break;
+        }
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    for (int s = 0; s < 3; ++s)
+        if (childFd[s] >= 0) posix_spawn_file_actions_adddup2(&actions, childFd[s], s);
+    if (childFd[2] == -2) posix_spawn_file_actions_adddup2(&actions, 1, 2);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
+                    SIGUSR2})
+        sigaddset(&defaults, sig);
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+
+    std::vector<char*> argv;
+    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const std::vector<std::string> envStrings = buildEnvironment(spec.env);
+    std::vector<char*> envp;
+    for (const auto& e : envStrings) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    closeAll(childEnds);
+    if (rc != 0) {
+        closeAll(parentEnds);
+        child = ChildProcess{};
+        error = "cannot start '" + spec.argv[0] + "': " + std::strerror(rc);
+        return rc;
+    }
+    child.pid = pid;
+    return 0;
+}
+
+ExitStatus waitProcess(pid_t pid) {
+    ExitStatus st;
+    if (pid <= 0) return st;
+    int status = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r != pid) {
+        st.exited = true;
+        st.code = -1;
+        return st;
+    }
+    if (WIFEXITED(status)) {
+        st.exited = true;
+        st.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        st.signal = WTERMSIG(status);
+    }
+    return st;
+}
+
+void killProcessGroup(pid_t pid) {
+    if (pid <= 0) return;
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+}
+
+void closeChildFds(ChildProcess& child) {
+    std::vector<int> fds{child.inFd, child.outFd, child.errFd};
+    closeAll(fds);
+    child.inFd = child.outFd = child.errFd = -1;
+}
+
+std::string describeSignal(int sig) {
+    struct Entry {
+        int sig;
+        const char* name;
+        const char* text;
+    };
+    static const Entry kTable[] = {
+        {SIGSEGV, "SIGSEGV", "segmentation fault"},
+        {SIGABRT, "SIGABRT", "aborted"},
+        {SIGBUS, "SIGBUS", "bus error"},
+        {SIGFPE, "SIGFPE", "floating-point exception"},
+        {SIGILL, "SIGILL", "illegal instruction"},
+        {SIGKILL, "SIGKILL", "killed"},
+        {SIGTERM, "SIGTERM", "terminated"},
+        {SIGINT, "SIGINT", "interrupted"},
+        {SIGTRAP, "SIGTRAP", "trace/breakpoint trap"},
+        {SIGPIPE, "SIGPIPE", "broken pipe"},
+        {SIGXCPU, "SIGXCPU", "CPU time limit exceeded"},
+        {SIGSYS, "SIGSYS", "bad system call"},
+    };
+    for (const auto& e : kTable)
+        if (e.sig == sig) return std::string(e.name) + " (" + e.text + ")";
+    const char* text = ::strsignal(sig);
+    return "signal " + std::to_string(sig) + (text ? std::string(" (") + text + ")" : std::string());
+}
+
+int runProcess(const SpawnSpec& specIn, const support::CancelToken* cancel, ProcessOutput& result, std::string& error) {
+    result = ProcessOutput{};
+    SpawnSpec spec = specIn;
+    spec.in = StdioMode::Null;
+    spec.out = StdioMode::Pipe;
+    spec.err = StdioMode::MergeOut;
+    ChildProcess child;
+    if (const int rc = spawnProcess(spec, child, error)) return rc;
+    char buf[8192];
+    for (;;) {
+        pollfd p{child.outFd, POLLIN, 0};
+        const int n = ::poll(&p, 1, 50);
+        if (cancel && cancel->isCancelled()) {
+            killProcessGroup(child.pid);
+            result.cancelled = true;
+            break;
+        }
+        if (n < 0 && errno != EINTR) break;
+        if (n <= 0) continue;
+        const ssize_t got = ::read(child.outFd, buf, sizeof buf);
+        if (got > 0) {
+            result.output.append(buf, static_cast<std::size_t>(got));
+            continue;
+        }
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        break;  // EOF: the child (and every helper holding the pipe) is done
+    }
+    closeChildFds(child);
+    result.status = waitProcess(child.pid);
+    return 0;
+}
+
+}  // namespace tessera::runtime
