@@ -31,6 +31,13 @@ support::DiagnosticList lowerError(const LowerContext& ctx, std::string message)
 /// Concrete shape of value v (every dim known), or nullopt.
 std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::ValueId v);
 
+/// Concrete shape of value v, or an error at ctx.where naming the value ("value 'x' has no
+/// concrete shape ([batch,3])") or saying that a required input is missing (v == kNoValue).
+support::Expected<std::vector<std::int64_t>> shapeOf(const LowerContext& ctx, ir::ValueId v);
+
+/// Element type of value v (its type's dtype, else its constant data's); Undefined when unknown.
+DType dtypeOf(const ir::Graph& g, ir::ValueId v);
+
 /// Adds value v of the node as a Global parameter buffer (Input or Output role) to lk.kernel and
 /// records it in lk.inputs / lk.outputs. Call for every input first, then every output, so that
 /// params keep ABI order. Returns the buffer index.

@@ -1,0 +1,37 @@
+#pragma once
+/// @file
+/// The table of lowering templates (internal to core/lower; not a public API): op type -> the
+/// function that lowers one node of that op (core/lower/lower_util.h, LowerContext). lower.cpp
+/// builds the table once from the register functions below; each lowering source file fills in
+/// the ops it handles.
+///
+/// Keys are ONNX op types of the default domain ("Relu", "Conv" ...) and "Compute" for tessera's
+/// compute-definition nodes (domain "tessera"). A register function may overwrite an entry of an
+/// earlier one; registration order is elementwise, movement, compute, heavy.
+///
+/// Thread rules: the table is built once (function-local static) and only read afterwards;
+/// template functions are pure (core/lower/lower.h).
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "core/lower/lower_util.h"
+
+namespace tessera::lower::detail {
+
+/// Lowers one node; errors are diagnostics at ctx.where.
+using TemplateFn = std::function<support::Expected<LoweredKernel>(const LowerContext&)>;
+using TemplateTable = std::map<std::string, TemplateFn, std::less<>>;
+
+/// Unary, binary-broadcast, variadic and Where ops (core/lower/lower_elementwise.cpp).
+void registerElementwiseTemplates(TemplateTable& table);
+/// Data movement: Reshape, Transpose, Concat, Slice, Gather, Pad ... (core/lower/lower_movement.cpp).
+void registerMovementTemplates(TemplateTable& table);
+/// tessera Compute nodes (core/lower/lower_compute.cpp).
+void registerComputeTemplates(TemplateTable& table);
+/// Compute-heavy ops: Conv, MatMul, Gemm, pooling, normalisation, reductions, Softmax ...
+/// (core/lower/lower_heavy_registry.cpp and the files it draws on).
+void registerHeavyTemplates(TemplateTable& table);
+
+}  // namespace tessera::lower::detail

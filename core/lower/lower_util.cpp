@@ -1,0 +1,404 @@
+#include "core/lower/lower_util.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/schedule/mapping_parser.h"
+
+namespace tessera::lower::detail {
+
+using schedule::Factor;
+using schedule::LoopAttr;
+using schedule::PrimitiveKind;
+using schedule::TaskMapping;
+
+support::DiagnosticList lowerError(const LowerContext& ctx, std::string message) {
+    support::DiagnosticList list;
+    support::Diagnostic d;
+    d.severity = support::Severity::Error;
+    d.where = ctx.where;
+    d.message = std::move(message);
+    list.add(std::move(d));
+    return list;
+}
+
+std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::ValueId v) {
+    if (v == ir::kNoValue || v < 0 || static_cast<std::size_t>(v) >= g.numValues()) return std::nullopt;
+    const ir::Value& val = g.value(v);
+    if (val.type.shape.rankKnown()) {
+        if (auto dims = val.type.shape.knownDims()) return dims;
+    }
+    if (val.data) return val.data->dims;
+    return std::nullopt;
+}
+
+support::Expected<std::vector<std::int64_t>> shapeOf(const LowerContext& ctx, ir::ValueId v) {
+    if (v == ir::kNoValue) return lowerError(ctx, "a required input is missing");
+    auto s = concreteShape(ctx.g, v);
+    if (!s) {
+        const ir::Value& val = ctx.g.value(v);
+        return lowerError(ctx, "value '" + val.name + "' has no concrete shape (" + val.type.shape.str() +
+                                   "); lowering needs every extent known");
+    }
+    return *s;
+}
+
+DType dtypeOf(const ir::Graph& g, ir::ValueId v) {
+    if (v == ir::kNoValue) return DType::Undefined;
+    const ir::Value& val = g.value(v);
+    if (val.type.dtype != DType::Undefined) return val.type.dtype;
+    if (val.data) return val.data->dtype;
+    return DType::Undefined;
+}
+
+namespace {
+
+int addParam(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v, BufferRole role) {
+    const ir::Value& val = ctx.g.value(v);
+    BufferDecl b;
+    b.name = val.name;
+    b.dtype = dtypeOf(ctx.g, v);
+    b.shape = concreteShape(ctx.g, v).value_or(std::vector<std::int64_t>{});
+    b.scope = MemoryScope::Global;
+    b.role = role;
+    const int idx = lk.kernel.addBuffer(std::move(b));
+    lk.kernel.params.push_back(idx);
+    (role == BufferRole::Input ? lk.inputs : lk.outputs).push_back(v);
+    return idx;
+}
+
+std::string sanitise(const std::string& s) {
+    std::string r;
+    for (unsigned char c : s) r += std::isalnum(c) ? static_cast<char>(c) : '_';
+    if (r.empty() || std::isdigit(static_cast<unsigned char>(r[0]))) r = "k_" + r;
+    return r;
+}
+
+}  // namespace
+
+int addInput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v) {
+    return addParam(ctx, lk, v, BufferRole::Input);
+}
+
+int addOutput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v) {
+    return addParam(ctx, lk, v, BufferRole::Output);
+}
+
+LoweredKernel beginKernel(const LowerContext& ctx) {
+    LoweredKernel lk;
+    lk.kernel.name = !ctx.options.kernelName.empty()
+                         ? ctx.options.kernelName
+                         : sanitise(ctx.node.name.empty() ? ctx.node.opType + "_" + std::to_string(ctx.id)
+                                                          : ctx.node.name);
+    lk.kernel.sourceOps = {ctx.node.name};
+    lk.kernel.opType = ctx.node.opType;
+    return lk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mappings
+
+namespace {
+
+std::string shapeText(const std::vector<std::int64_t>& s) {
+    std::string r = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+}  // namespace
+
+support::Expected<MappingPlan> resolveMappings(const LowerContext& ctx, const std::vector<std::int64_t>& extentsIn,
+                                               const MappingPlan& fallback) {
+    const std::vector<std::int64_t> extents = extentsIn.empty() ? std::vector<std::int64_t>{1} : extentsIn;
+    if (!ctx.schedule) return fallback;
+    const ir::KernelScheduleDecl& s = *ctx.schedule;
+    const std::string kernelName = "'" + s.subject + "'";
+    auto parseLevel = [&](const char* level, std::optional<TaskMapping>& out) -> support::DiagnosticList {
+        const ir::ScheduleMappingDecl* d = s.mapping(level);
+        if (!d) return {};
+        auto m = schedule::parseMapping(d->text);
+        if (!m) {
+            const auto* e = m.diagnostics().firstError();
+            return lowerError(ctx, std::string(level) + " mapping \"" + d->text + "\" of kernel " + kernelName +
+                                       " does not parse: " + (e ? e->message : "syntax error"));
+        }
+        out = std::move(*m);
+        return {};
+    };
+    std::optional<TaskMapping> grid, block, warp, thread;
+    for (auto [name, slot] : {std::pair<const char*, std::optional<TaskMapping>*>{"grid", &grid},
+                              {"block", &block}, {"warp", &warp}, {"thread", &thread}}) {
+        auto errs = parseLevel(name, *slot);
+        if (errs.hasErrors()) return errs;
+    }
+    if (!grid && !block && !warp && !thread) return fallback;
+
+    // Inner levels compose into the block: block * warp * thread.
+    std::optional<TaskMapping> inner;
+    std::string innerText;
+    for (auto [name, m] : {std::pair<const char*, std::optional<TaskMapping>*>{"block", &block},
+                           {"warp", &warp}, {"thread", &thread}}) {
+        if (!*m) continue;
+        innerText += std::string(innerText.empty() ? "" : " * ") + name;
+        if (!inner) {
+            inner = **m;
+            continue;
+        }
+        auto c = TaskMapping::compose(*inner, **m);
+        if (!c) {
+            const auto* e = c.diagnostics().firstError();
+            return lowerError(ctx, "cannot compose the " + innerText + " mappings of kernel " + kernelName + ": " +
+                                       (e ? e->message : "rank mismatch"));
+        }
+        inner = std::move(*c);
+    }
+    MappingPlan plan;
+    if (grid) {
+        plan.grid = *grid;
+    } else {
+        // Only inner levels: one grid worker runs the whole block.
+        auto one = TaskMapping::spatial(std::vector<std::int64_t>(static_cast<std::size_t>(inner->rank()), 1));
+        plan.grid = std::move(*one);
+    }
+    plan.block = inner;
+    TaskMapping composed = plan.grid;
+    std::string what = grid ? "grid" : innerText;
+    if (grid && inner) {
+        what = "grid * " + innerText;
+        auto c = TaskMapping::compose(plan.grid, *inner);
+        if (!c) {
+            const auto* e = c.diagnostics().firstError();
+            return lowerError(ctx, "the " + what + " mappings of kernel " + kernelName + " do not compose: " +
+                                       (e ? e->message : "rank mismatch"));
+        }
+        composed = std::move(*c);
+    }
+    schedule::ValidationOptions vo;
+    vo.tensorShape = extents;
+    vo.maxWorkers = 0;  // the block's thread limit is checked on the block alone (CUDA only)
+    const auto problems = schedule::validateMapping(composed, vo);
+    if (problems.hasErrors()) {
+        const auto* e = problems.firstError();
+        auto list = lowerError(ctx, what + " mapping " + composed.str() + " of kernel " + kernelName +
+                                        " does not fit the output " + shapeText(extentsIn) + ": " + e->message);
+        list.items()[0].notes = e->notes;
+        return list;
+    }
+    if (ctx.options.target == Target::Cuda && inner && inner->numWorkers() > 1024)
+        return lowerError(ctx, "block mapping " + inner->str() + " of kernel " + kernelName + " has " +
+                                   std::to_string(inner->numWorkers()) + " workers; a CUDA block holds at most 1024");
+    return plan;
+}
+
+MappingPlan defaultCpuMapping(const std::vector<std::int64_t>& extentsIn, int workers) {
+    const std::vector<std::int64_t> extents = extentsIn.empty() ? std::vector<std::int64_t>{1} : extentsIn;
+    std::int64_t remaining = std::max<std::int64_t>(1, static_cast<std::int64_t>(workers)) * 4;
+    std::vector<std::int64_t> sp(extents.size(), 1), rp(extents.size(), 1);
+    for (std::size_t d = 0; d < extents.size(); ++d) {
+        const std::int64_t e = std::max<std::int64_t>(1, extents[d]);
+        std::int64_t s = 1;
+        if (remaining > 1) {
+            // Largest divisor of e that is <= remaining, so the mapping covers e exactly.
+            for (std::int64_t c = std::min(e, remaining); c >= 1; --c)
+                if (e % c == 0) {
+                    s = c;
+                    break;
+                }
+        }
+        sp[d] = s;
+        rp[d] = e / s;
+        remaining = std::max<std::int64_t>(1, remaining / s);
+    }
+    MappingPlan plan;
+    auto spatial = TaskMapping::spatial(sp);
+    const bool anyRepeat = std::any_of(rp.begin(), rp.end(), [](std::int64_t v) { return v > 1; });
+    if (!anyRepeat) {
+        plan.grid = std::move(*spatial);
+        return plan;
+    }
+    auto rep = TaskMapping::repeat(rp);
+    auto composed = TaskMapping::compose(*spatial, *rep);
+    plan.grid = std::move(*composed);
+    return plan;
+}
+
+namespace {
+
+struct LoopFrame {
+    Var var;
+    std::int64_t extent = 1;
+    ForKind kind = ForKind::Serial;
+    std::int64_t factor = 0;
+    std::string annotation;
+};
+
+/// Appends the coordinate expressions (one per dim, per factor) of mapping m whose worker index
+/// is `w` (null when the mapping has one worker) and the loops of its repeat factors.
+void expandMapping(Kernel& k, const TaskMapping& m, const Expr& w, const std::string& levelName,
+                   std::vector<std::vector<Expr>>& coords, std::vector<std::vector<std::int64_t>>& exts,
+                   std::vector<LoopFrame>& loops) {
+    const auto& factors = m.factors();
+    const std::size_t n = static_cast<std::size_t>(m.rank());
+    std::vector<std::int64_t> innerWorkers(factors.size(), 1);
+    for (std::size_t f = factors.size(); f-- > 1;) innerWorkers[f - 1] = innerWorkers[f] * factors[f].numWorkers();
+    bool outermost = true;
+    for (std::size_t f = 0; f < factors.size(); ++f) {
+        const Factor& fac = factors[f];
+        std::vector<Expr> c(n, intImm(0));
+        const auto ts = fac.taskShape();
+        const auto strides = fac.strides();
+        if (fac.kind == PrimitiveKind::Spatial) {
+            const std::int64_t nw = fac.numWorkers();
+            if (nw > 1 && w) {
+                Expr lw = w;
+                if (innerWorkers[f] != 1) lw = lw / intImm(innerWorkers[f]);
+                if (!outermost) lw = lw % intImm(nw);
+                outermost = false;
+                for (std::size_t d = 0; d < n; ++d) {
+                    if (fac.projected[d] || fac.shape[d] == 1) continue;
+                    Expr e = lw;
+                    if (strides[d] != 1) e = e / intImm(strides[d]);
+                    if (fac.ranks[d] != 0) e = e % intImm(fac.shape[d]);
+                    c[d] = e;
+                }
+            }
+        } else {
+            std::vector<std::size_t> dimOfRank(n, 0);
+            for (std::size_t d = 0; d < n; ++d) dimOfRank[static_cast<std::size_t>(fac.ranks[d])] = d;
+            bool first = true;
+            for (std::size_t r = 0; r < n; ++r) {
+                const std::size_t d = dimOfRank[r];
+                if (fac.shape[d] == 1) continue;
+                LoopFrame lf;
+                lf.var = k.newVar(levelName.substr(0, 1) + "r" + std::to_string(f) + "_" + std::to_string(d));
+                lf.extent = fac.shape[d];
+                const LoopAttr& a = fac.attrs[d];
+                switch (a.kind) {
+                case LoopAttr::Kind::Default: lf.kind = ForKind::Serial; break;
+                case LoopAttr::Kind::Unroll: lf.kind = ForKind::Unroll; lf.factor = a.factor; break;
+                case LoopAttr::Kind::UnrollExplicit: lf.kind = ForKind::Unroll; lf.factor = 0; break;
+                case LoopAttr::Kind::Parallel: lf.kind = ForKind::Parallel; lf.factor = a.factor; break;
+                }
+                if (first) lf.annotation = levelName + " " + fac.str();
+                first = false;
+                if (!fac.projected[d]) c[d] = varRef(lf.var);
+                loops.push_back(std::move(lf));
+            }
+        }
+        coords.push_back(std::move(c));
+        exts.push_back(ts);
+    }
+}
+
+}  // namespace
+
+Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extentsIn,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body) {
+    const bool scalar = extentsIn.empty();
+    const std::vector<std::int64_t> extents = scalar ? std::vector<std::int64_t>{1} : extentsIn;
+    const std::size_t n = extents.size();
+    k.mappings.push_back("grid = " + plan.grid.str());
+    if (plan.block) k.mappings.push_back("block = " + plan.block->str());
+
+    std::vector<LoopFrame> loops;
+    std::vector<std::vector<Expr>> coords;
+    std::vector<std::vector<std::int64_t>> exts;
+    Expr gw, bw;
+    if (plan.grid.numWorkers() > 1) {
+        LoopFrame lf;
+        lf.var = k.newVar("w");
+        lf.extent = plan.grid.numWorkers();
+        lf.kind = ForKind::Parallel;
+        lf.annotation = "grid = " + plan.grid.str();
+        gw = varRef(lf.var);
+        loops.push_back(std::move(lf));
+    }
+    if (plan.block && plan.block->numWorkers() > 1) {
+        LoopFrame lf;
+        lf.var = k.newVar("t");
+        lf.extent = plan.block->numWorkers();
+        lf.kind = ForKind::Serial;
+        lf.annotation = "block = " + plan.block->str();
+        bw = varRef(lf.var);
+        loops.push_back(std::move(lf));
+    }
+    expandMapping(k, plan.grid, gw, "grid", coords, exts, loops);
+    if (plan.block) expandMapping(k, *plan.block, bw, "block", coords, exts, loops);
+
+    // Task coordinate per dim: fold over levels, outer * inner extent + inner.
+    std::vector<Expr> task(n);
+    std::vector<std::int64_t> total(n, 1);
+    for (std::size_t d = 0; d < n; ++d) {
+        Expr t = intImm(0);
+        for (std::size_t f = 0; f < coords.size(); ++f) {
+            t = t * intImm(exts[f][d]) + coords[f][d];
+            total[d] *= exts[f][d];
+        }
+        task[d] = t;
+    }
+    // Bind non-trivial coordinates to named variables (readable code, computed once).
+    std::vector<std::pair<Var, Expr>> lets;
+    for (std::size_t d = 0; d < n; ++d) {
+        if (task[d]->kind == ExprKind::VarRef || task[d]->kind == ExprKind::IntImm) continue;
+        Var v = k.newVar("i" + std::to_string(d));
+        lets.emplace_back(v, task[d]);
+        task[d] = varRef(v);
+    }
+    Expr pred;
+    for (std::size_t d = 0; d < n; ++d) {
+        if (total[d] <= extents[d]) continue;
+        Expr c = task[d] < intImm(extents[d]);
+        pred = pred ? (pred && c) : c;
+    }
+    Stmt inner = body(scalar ? std::vector<Expr>{} : task);
+    if (pred) inner = ifThen(pred, inner);
+    for (std::size_t i = lets.size(); i-- > 0;) inner = let(lets[i].first, lets[i].second, inner);
+    for (std::size_t i = loops.size(); i-- > 0;) {
+        const LoopFrame& lf = loops[i];
+        inner = forLoop(lf.var, intImm(lf.extent), inner, lf.kind, lf.factor, lf.annotation);
+    }
+    return inner;
+}
+
+Stmt emitSerialLoops(Kernel& k, const std::vector<std::int64_t>& extents, const std::string& hint,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body) {
+    std::vector<Expr> idx(extents.size());
+    std::vector<Var> vars(extents.size());
+    for (std::size_t d = 0; d < extents.size(); ++d) {
+        if (extents[d] == 1) {
+            idx[d] = intImm(0);
+            continue;
+        }
+        vars[d] = k.newVar(hint + std::to_string(d));
+        idx[d] = varRef(vars[d]);
+    }
+    Stmt s = body(idx);
+    for (std::size_t d = extents.size(); d-- > 0;)
+        if (extents[d] != 1) s = forLoop(vars[d], intImm(extents[d]), s);
+    return s;
+}
+
+std::vector<Expr> broadcastIndex(const std::vector<Expr>& outIdx, const std::vector<std::int64_t>& inShape) {
+    std::vector<Expr> r;
+    const std::size_t off = outIdx.size() >= inShape.size() ? outIdx.size() - inShape.size() : 0;
+    for (std::size_t d = 0; d < inShape.size(); ++d)
+        r.push_back(inShape[d] == 1 || d + off >= outIdx.size() ? intImm(0) : outIdx[d + off]);
+    return r;
+}
+
+std::optional<std::vector<std::int64_t>> constInts(const ir::Graph& g, ir::ValueId v) {
+    if (v == ir::kNoValue) return std::nullopt;
+    const ir::Value& val = g.value(v);
+    if (!val.data || !val.data->sizeConsistent()) return std::nullopt;
+    return val.data->toInts();
+}
+
+std::optional<std::vector<double>> constDoubles(const ir::Graph& g, ir::ValueId v) {
+    if (v == ir::kNoValue) return std::nullopt;
+    const ir::Value& val = g.value(v);
+    if (!val.data || !val.data->sizeConsistent()) return std::nullopt;
+    return val.data->toDoubles();
+}
+
+}  // namespace tessera::lower::detail
