@@ -1037,7 +1037,7 @@ std::vector<BufPtr> evalNode(Ctx& c) {
         if (!n.compute) fail("Compute node without a definition");
         return {ComputeEval(c, *n.compute).run()};
     }
-    if (!n.domain.empty() && n.domain != "ai.onnx") fail("no reference implementation");
+    if (!n.domain.empty() && n.domain != "ai.onnx") fail(kNoReferenceImplementation);
     const DType out = c.outDType();
     const bool intOut = ir::isInteger(out);
     auto bin = [&](auto f) -> std::vector<BufPtr> {
@@ -1159,7 +1159,7 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "Unsqueeze") return {unsqueeze(c)};
     if (op == "Gather") return {gather(c)};
     if (op == "Cast") return {cast(c)};
-    fail("no reference implementation");
+    fail(kNoReferenceImplementation);
 }
 
 std::string whereOf(const Node& n) { return "node '" + n.name + "' (" + n.opType + ")"; }
@@ -1172,20 +1172,32 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
     return evaluate(g, runtimeInputs, ReferenceOptions{}, cancel);
 }
 
-support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
-                                                        const std::vector<ir::TensorData>& runtimeInputs,
-                                                        const ReferenceOptions& options,
-                                                        const support::CancelToken* cancel) {
-    support::DiagnosticList diags;
+namespace {
+
+/// Converts a buffer to tensor data of dtype `t` (Undefined: the buffer's own), rounding once.
+bool toTensorData(const Buf& b, DType t, ir::TensorData& out, std::string& err) {
+    if (t == DType::Undefined) t = b.dtype;
+    if (t == DType::Undefined || t == DType::String) t = DType::F32;
+    auto td = frontend::dsl::makeZeroTensor(t, b.dims, std::numeric_limits<std::int64_t>::max(), err);
+    if (!td) return false;
+    for (std::size_t i = 0; i < b.v.size(); ++i) frontend::dsl::storeElement(*td, static_cast<std::int64_t>(i), b.v[i]);
+    out = std::move(*td);
+    return true;
+}
+
+/// Runs the graph; on success `env` holds the graph outputs (and, with keepAll, every value).
+bool runGraph(const ir::Graph& g, const std::vector<ir::TensorData>& runtimeInputs, const ReferenceOptions& options,
+              const support::CancelToken* cancel, bool keepAll, std::vector<BufPtr>& env,
+              support::DiagnosticList& diags) {
     const std::string& file = options.file;
-    std::vector<BufPtr> env(g.numValues());
+    env.assign(g.numValues(), nullptr);
 
     const auto inputs = g.runtimeInputs();
     if (inputs.size() != runtimeInputs.size()) {
         diags.error(file, "graph inputs",
                     "expected " + std::to_string(inputs.size()) + " runtime inputs, got " +
                         std::to_string(runtimeInputs.size()));
-        return diags;
+        return false;
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const ir::Value& v = g.value(inputs[i]);
@@ -1221,7 +1233,7 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
         b->v = t.toDoubles();
         env[static_cast<std::size_t>(inputs[i])] = std::move(b);
     }
-    if (diags.hasErrors()) return diags;
+    if (diags.hasErrors()) return false;
     for (ir::ValueId id : g.initializers()) {
         const ir::Value& v = g.value(id);
         if (!v.data || v.data->dtype == DType::String || !v.data->sizeConsistent()) continue;
@@ -1231,7 +1243,7 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
     const auto order = g.topologicalOrder();
     if (!order) {
         diags.error(file, "graph", "the graph has a cycle");
-        return diags;
+        return false;
     }
     // Uses left per value, so that intermediates are freed after their last consumer.
     std::vector<int> uses(g.numValues(), 0);
@@ -1244,7 +1256,7 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
         const Node& n = g.node(id);
         if (cancel && cancel->isCancelled()) {
             diags.error(file, whereOf(n), "cancelled");
-            return diags;
+            return false;
         }
         Ctx c{g, n, {}, options, cancel};
         for (std::size_t i = 0; i < n.inputs.size(); ++i) {
@@ -1256,7 +1268,7 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
             BufPtr b = env[static_cast<std::size_t>(v)];
             if (!b) {
                 diags.error(file, whereOf(n), "input " + std::to_string(i) + " ('" + g.value(v).name + "') has no value");
-                return diags;
+                return false;
             }
             c.in.push_back(std::move(b));
         }
@@ -1265,40 +1277,88 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
             outs = evalNode(c);
         } catch (const EvalError& e) {
             diags.error(file, whereOf(n), e.message);
-            return diags;
+            return false;
         } catch (const Cancelled&) {
             diags.error(file, whereOf(n), "cancelled");
-            return diags;
+            return false;
         } catch (const std::bad_alloc&) {
             diags.error(file, whereOf(n), "out of memory");
-            return diags;
+            return false;
         }
         for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
             if (n.outputs[k] != ir::kNoValue) env[static_cast<std::size_t>(n.outputs[k])] = outs[k];
+        if (keepAll) continue;
         for (ir::ValueId v : n.inputs)
             if (v != ir::kNoValue && --uses[static_cast<std::size_t>(v)] == 0) env[static_cast<std::size_t>(v)].reset();
     }
+    return true;
+}
 
-    std::vector<ir::TensorData> result;
+/// The graph outputs of a finished run, converted to their graph dtypes.
+bool collectOutputs(const ir::Graph& g, const std::vector<BufPtr>& env, const std::string& file,
+                    std::vector<ir::TensorData>& result, support::DiagnosticList& diags) {
     for (ir::ValueId id : g.outputs()) {
         const ir::Value& v = g.value(id);
         const BufPtr& b = env[static_cast<std::size_t>(id)];
         if (!b) {
             diags.error(file, "output '" + v.name + "'", "has no value");
-            return diags;
+            return false;
         }
-        DType t = v.type.dtype != DType::Undefined ? v.type.dtype : b->dtype;
-        if (t == DType::Undefined || t == DType::String) t = DType::F32;
         std::string err;
-        auto td = frontend::dsl::makeZeroTensor(t, b->dims, std::numeric_limits<std::int64_t>::max(), err);
-        if (!td) {
+        ir::TensorData td;
+        if (!toTensorData(*b, v.type.dtype, td, err)) {
             diags.error(file, "output '" + v.name + "'", err);
+            return false;
+        }
+        result.push_back(std::move(td));
+    }
+    return true;
+}
+
+}  // namespace
+
+support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
+                                                        const std::vector<ir::TensorData>& runtimeInputs,
+                                                        const ReferenceOptions& options,
+                                                        const support::CancelToken* cancel) {
+    support::DiagnosticList diags;
+    std::vector<BufPtr> env;
+    std::vector<ir::TensorData> result;
+    if (!runGraph(g, runtimeInputs, options, cancel, false, env, diags) ||
+        !collectOutputs(g, env, options.file, result, diags))
+        return diags;
+    return result;
+}
+
+const ir::TensorData* ReferenceValues::value(ir::ValueId id) const {
+    if (id < 0 || static_cast<std::size_t>(id) >= values.size() || !values[static_cast<std::size_t>(id)]) return nullptr;
+    return &*values[static_cast<std::size_t>(id)];
+}
+
+support::Expected<ReferenceValues> evaluateAll(const ir::Graph& g, const std::vector<ir::TensorData>& runtimeInputs,
+                                               const ReferenceOptions& options, const support::CancelToken* cancel) {
+    support::DiagnosticList diags;
+    std::vector<BufPtr> env;
+    ReferenceValues r;
+    if (!runGraph(g, runtimeInputs, options, cancel, true, env, diags) ||
+        !collectOutputs(g, env, options.file, r.outputs, diags))
+        return diags;
+    std::vector<bool> isInit(g.numValues(), false);
+    for (ir::ValueId id : g.initializers()) isInit[static_cast<std::size_t>(id)] = true;
+    r.values.resize(g.numValues());
+    for (std::size_t id = 0; id < env.size(); ++id) {
+        if (!env[id] || isInit[id]) continue;
+        const ir::Value& v = g.value(static_cast<ir::ValueId>(id));
+        if (v.type.dtype == DType::String) continue;
+        std::string err;
+        ir::TensorData td;
+        if (!toTensorData(*env[id], v.type.dtype, td, err)) {
+            diags.error(options.file, "value '" + v.name + "'", err);
             return diags;
         }
-        for (std::size_t i = 0; i < b->v.size(); ++i) frontend::dsl::storeElement(*td, static_cast<std::int64_t>(i), b->v[i]);
-        result.push_back(std::move(*td));
+        r.values[id] = std::move(td);
     }
-    return result;
+    return r;
 }
 
 }  // namespace tessera::runtime

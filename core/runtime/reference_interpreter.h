@@ -38,6 +38,8 @@
 /// on different threads. `cancel` is polled between nodes and inside long loops.
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/ir/graph.h"
@@ -66,5 +68,30 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
                                                         const std::vector<ir::TensorData>& runtimeInputs,
                                                         const ReferenceOptions& options,
                                                         const support::CancelToken* cancel = nullptr);
+
+/// Message of the diagnostic for a node whose op has no reference implementation (callers that
+/// sort failures, such as the conformance runner, compare against it).
+inline constexpr const char* kNoReferenceImplementation = "no reference implementation";
+
+/// Every value one evaluation computed, so that a kernel's outputs can be checked against the
+/// reference value of the same tensor.
+struct ReferenceValues {
+    /// Indexed by ir::ValueId (size g.numValues()): the runtime inputs as fed and every node output,
+    /// each converted to its graph dtype (Value::type.dtype, else the dtype the op produced) and
+    /// rounded once from double. nullopt for initializers (their data is in the graph), for values
+    /// no node produced, and for values of string type.
+    std::vector<std::optional<ir::TensorData>> values;
+    /// The graph outputs in g.outputs() order (same tensors as evaluate() returns).
+    std::vector<ir::TensorData> outputs;
+
+    /// values[id] when set, else nullptr (also for ids out of range or kNoValue).
+    const ir::TensorData* value(ir::ValueId id) const;
+};
+
+/// Like evaluate(), but keeps every intermediate value (memory: all of them at once, converted to
+/// their dtype). Errors are those of evaluate().
+support::Expected<ReferenceValues> evaluateAll(const ir::Graph& g, const std::vector<ir::TensorData>& runtimeInputs,
+                                               const ReferenceOptions& options = {},
+                                               const support::CancelToken* cancel = nullptr);
 
 }  // namespace tessera::runtime
