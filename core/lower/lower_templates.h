@@ -24,6 +24,18 @@ namespace tessera::lower::detail {
 using TemplateFn = std::function<support::Expected<LoweredKernel>(const LowerContext&)>;
 using TemplateTable = std::map<std::string, TemplateFn, std::less<>>;
 
+/// Body of a pointwise kernel: the loaded inputs (native dtypes, in the order of the slots given
+/// to lowerPointwise) -> one value per node output (converted to the output's type on store; a
+/// null Expr leaves that output unwritten).
+using PointwiseFn = std::function<std::vector<Expr>(const std::vector<Expr>& loads)>;
+
+/// One loop nest over the shape of output 0 (schedule or defaultCpuMapping): loads input slot
+/// `slots[i]` at its broadcast index (numpy rules), calls fn and stores into every output (all
+/// outputs must have output 0's shape). Errors: a missing input, non-concrete shapes, string
+/// tensors, a schedule that does not fit.
+support::Expected<LoweredKernel> lowerPointwise(const LowerContext& ctx, const std::vector<std::size_t>& slots,
+                                                const PointwiseFn& fn);
+
 /// Unary, binary-broadcast, variadic and Where ops (core/lower/lower_elementwise.cpp).
 void registerElementwiseTemplates(TemplateTable& table);
 /// Data movement: Reshape, Transpose, Concat, Slice, Gather, Pad ... (core/lower/lower_movement.cpp).

@@ -77,6 +77,9 @@ std::string sanitise(const std::string& s) {
 }  // namespace
 
 int addInput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v) {
+    // A value read through several input slots (Mul(x, x)) is one parameter.
+    for (std::size_t i = 0; i < lk.inputs.size(); ++i)
+        if (lk.inputs[i] == v) return lk.kernel.params[i];
     return addParam(ctx, lk, v, BufferRole::Input);
 }
 

@@ -40,7 +40,8 @@ DType dtypeOf(const ir::Graph& g, ir::ValueId v);
 
 /// Adds value v of the node as a Global parameter buffer (Input or Output role) to lk.kernel and
 /// records it in lk.inputs / lk.outputs. Call for every input first, then every output, so that
-/// params keep ABI order. Returns the buffer index.
+/// params keep ABI order. Returns the buffer index. A value added as an input before (read by
+/// several input slots) is not added again: its existing buffer index is returned.
 int addInput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v);
 int addOutput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v);
 
