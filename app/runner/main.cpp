@@ -1,0 +1,33 @@
+// tessera-runner: runs user kernels for the IDE and the CLI in a separate process, speaking the
+// line-delimited JSON protocol of core/runtime/runner_protocol.h on stdin/stdout. A kernel that
+// crashes takes only this process down; the client reports the signal as a diagnostic.
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/runtime/runner_service.h"
+
+int main() {
+    // The protocol keeps the original stdout; fd 1 becomes stderr so that anything a kernel (or a
+    // library it loads) prints can never corrupt the protocol stream.
+    const int protocolFd = ::dup(STDOUT_FILENO);
+    if (protocolFd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        std::fprintf(stderr, "tessera-runner: cannot set up the protocol channel: %s\n", std::strerror(errno));
+        return 2;
+    }
+    // A crashing kernel is an expected event here: do not spend seconds writing core dumps of
+    // large arenas. TESSERA_RUNNER_CORE=1 keeps them for debugging the runner itself.
+    if (const char* keep = std::getenv("TESSERA_RUNNER_CORE"); !keep || std::strcmp(keep, "1") != 0) {
+        const rlimit none{0, 0};
+        ::setrlimit(RLIMIT_CORE, &none);
+    }
+    // A client that went away is reported by write() failing; exit then instead of dying of SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
+    return tessera::runtime::serveRunner(STDIN_FILENO, protocolFd);
+}
