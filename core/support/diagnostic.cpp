@@ -50,4 +50,10 @@ void DiagnosticList::append(const DiagnosticList& other) {
     m_items.insert(m_items.end(), other.m_items.begin(), other.m_items.end());
 }
 
+std::string DiagnosticList::formatAll() const {
+    std::string r;
+    for (const auto& d : m_items) r += d.format() + "\n";
+    return r;
+}
+
 }  // namespace tessera::support

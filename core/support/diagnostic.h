@@ -49,6 +49,8 @@ public:
     /// First error, or nullptr.
     const Diagnostic* firstError() const;
     void append(const DiagnosticList& other);
+    /// Every item's format(), one per line (each line ends with a newline).
+    std::string formatAll() const;
 
 private:
     std::vector<Diagnostic> m_items;

@@ -1,0 +1,203 @@
+#include "core/pipeline/prepare.h"
+
+#include <algorithm>
+
+#include "core/ir/shape_inference.h"
+#include "core/runtime/reference_interpreter.h"
+
+namespace tessera::pipeline {
+
+namespace {
+
+std::string dimsStr(const std::vector<std::int64_t>& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+bool hasSubgraph(const ir::Node& n) {
+    return std::any_of(n.attributes.begin(), n.attributes.end(), [](const auto& a) {
+        return a.second.type == ir::AttrType::Graph || a.second.type == ir::AttrType::Graphs;
+    });
+}
+
+bool isConstant(const ir::Graph& g, ir::ValueId v) {
+    return v == ir::kNoValue || static_cast<bool>(g.value(v).data);
+}
+
+}  // namespace
+
+support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const ir::TensorData& fed,
+                                      std::vector<std::pair<std::string, std::int64_t>>& bindings,
+                                      const std::string& file) {
+    support::DiagnosticList diags;
+    const ir::Value& val = g.value(v);
+    const std::string where = "input '" + val.name + "'";
+    const ir::TensorType& t = val.type;
+    const std::string got = std::string(ir::dtypeName(fed.dtype)) + dimsStr(fed.dims);
+    if (!fed.sizeConsistent()) {
+        diags.error(file, where, "data size does not match its shape " + got);
+        return diags;
+    }
+    if (t.dtype != ir::DType::Undefined && t.dtype != fed.dtype) {
+        diags.error(file, where, "expected " + t.str() + ", got " + got + " (dtype differs)");
+        return diags;
+    }
+    if (!t.shape.rankKnown()) return diags;
+    if (t.shape.rank() != fed.dims.size()) {
+        diags.error(file, where, "expected " + t.str() + ", got " + got + " (rank differs)");
+        return diags;
+    }
+    for (std::size_t d = 0; d < fed.dims.size(); ++d) {
+        const ir::Dim& dim = t.shape[d];
+        if (dim.isKnown()) {
+            if (dim.value != fed.dims[d]) {
+                diags.error(file, where,
+                            "expected " + t.str() + ", got " + got + " (dim " + std::to_string(d) + " is " +
+                                std::to_string(fed.dims[d]) + ", not " + std::to_string(dim.value) + ")");
+                return diags;
+            }
+        } else if (!dim.symbol.empty()) {
+            auto it = std::find_if(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == dim.symbol; });
+            if (it == bindings.end()) {
+                bindings.emplace_back(dim.symbol, fed.dims[d]);
+            } else if (it->second != fed.dims[d]) {
+                diags.error(file, where,
+                            "expected " + t.str() + ", got " + got + " (dim '" + dim.symbol + "' is already " +
+                                std::to_string(it->second) + " from another input)");
+                return diags;
+            }
+        }
+    }
+    return diags;
+}
+
+ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId nid) {
+    const ir::Node& n = g.node(nid);
+    ir::Graph sub;
+    sub.name = n.name;
+    ir::Node copy = n;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+        const ir::ValueId v = n.inputs[i];
+        if (v == ir::kNoValue) continue;
+        ir::ValueId existing = sub.findValue(g.value(v).name);
+        if (existing != ir::kNoValue) {
+            copy.inputs[i] = existing;
+            continue;
+        }
+        ir::Value val = g.value(v);
+        val.isGraphOutput = false;
+        const bool constant = static_cast<bool>(val.data);
+        val.isInitializer = constant;
+        val.isGraphInput = !constant;
+        const ir::ValueId id = sub.addValue(val);
+        copy.inputs[i] = id;
+        if (constant)
+            sub.initializers().push_back(id);
+        else
+            sub.inputs().push_back(id);
+    }
+    for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+        const ir::ValueId v = n.outputs[i];
+        if (v == ir::kNoValue) continue;
+        ir::Value val = g.value(v);
+        val.isGraphInput = val.isInitializer = false;
+        val.isGraphOutput = true;
+        val.data.reset();
+        const ir::ValueId id = sub.addValue(val);
+        copy.outputs[i] = id;
+        sub.outputs().push_back(id);
+    }
+    sub.addNode(std::move(copy));
+    return sub;
+}
+
+ir::Graph filterNodes(const ir::Graph& g, const std::vector<bool>& keep) {
+    ir::Graph out;
+    out.name = g.name;
+    out.docString = g.docString;
+    for (const ir::Value& v : g.values()) out.addValue(v);
+    for (std::size_t i = 0; i < g.numNodes(); ++i)
+        if (keep[i]) out.addNode(g.node(static_cast<ir::NodeId>(i)));
+    out.inputs() = g.inputs();
+    out.outputs() = g.outputs();
+    out.initializers() = g.initializers();
+    out.rebuildIndex();
+    return out;
+}
+
+support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::vector<ir::TensorData>& runtimeInputs,
+                                             SpecialiseStats* stats, const support::CancelToken* cancel) {
+    support::DiagnosticList diags;
+    const std::string& file = model.sourcePath;
+    ir::Model m = model;
+    ir::Graph& g = m.graph;
+    const auto rin = g.runtimeInputs();
+    if (rin.size() != runtimeInputs.size()) {
+        diags.error(file, "graph inputs",
+                    "the model has " + std::to_string(rin.size()) + " runtime inputs, " +
+                        std::to_string(runtimeInputs.size()) + " were given");
+        return diags;
+    }
+    std::vector<std::pair<std::string, std::int64_t>> bindings;
+    for (std::size_t i = 0; i < rin.size(); ++i) diags.append(checkFedInput(g, rin[i], runtimeInputs[i], bindings, file));
+    if (diags.hasErrors()) return diags;
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        ir::Value& v = g.value(rin[i]);
+        v.type.dtype = runtimeInputs[i].dtype;
+        v.type.shape = ir::Shape::ofKnown(runtimeInputs[i].dims);
+    }
+    auto inferred = ir::inferShapes(g, file);
+    for (const auto& d : inferred.diagnostics.items())
+        if (d.severity == support::Severity::Error) diags.add(d);
+    if (diags.hasErrors()) return diags;
+
+    const auto order = g.topologicalOrder();
+    if (!order) {
+        diags.error(file, "graph", "the graph has a cycle");
+        return diags;
+    }
+    std::vector<bool> keep(g.numNodes(), true);
+    int folded = 0;
+    runtime::ReferenceOptions ropts;
+    ropts.opset = m.defaultOpset();
+    ropts.file = file;
+    for (ir::NodeId id : *order) {
+        if (cancel && cancel->isCancelled()) {
+            diags.error(file, "constant folding", "cancelled");
+            return diags;
+        }
+        const ir::Node& n = g.node(id);
+        if (hasSubgraph(n) || n.outputs.empty()) continue;
+        if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(g, v); })) continue;
+        ir::Graph sub = singleNodeGraph(g, id);
+        auto r = runtime::evaluate(sub, {}, ropts, cancel);
+        if (!r.ok()) {
+            // Not every op has a reference implementation; such a node simply stays a kernel.
+            continue;
+        }
+        for (std::size_t i = 0, k = 0; i < n.outputs.size(); ++i) {
+            const ir::ValueId v = n.outputs[i];
+            if (v == ir::kNoValue) continue;
+            ir::Value& val = g.value(v);
+            val.data = std::make_shared<const ir::TensorData>(std::move((*r)[k++]));
+            val.type.dtype = val.data->dtype;
+            val.type.shape = ir::Shape::ofKnown(val.data->dims);
+            val.isInitializer = true;
+            g.initializers().push_back(v);
+        }
+        keep[static_cast<std::size_t>(id)] = false;
+        ++folded;
+    }
+    if (folded > 0) {
+        g = filterNodes(g, keep);
+        auto again = ir::inferShapes(g, file);
+        for (const auto& d : again.diagnostics.items())
+            if (d.severity == support::Severity::Error) diags.add(d);
+        if (diags.hasErrors()) return diags;
+    }
+    if (stats) stats->foldedNodes = folded;
+    return m;
+}
+
+}  // namespace tessera::pipeline

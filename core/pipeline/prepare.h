@@ -1,0 +1,54 @@
+#pragma once
+/// @file
+/// Preparing a model for code generation: shape specialisation and constant folding.
+///
+/// Semantics
+/// - `specialiseModel` binds every runtime input to the shape of the tensor fed for it (symbolic
+///   dims such as a batch "N" take that extent; the same symbol must get the same extent
+///   everywhere), re-runs shape inference, then folds constants: every node whose inputs are all
+///   constants (initializers, Constant nodes, earlier folded values; absent optional inputs are
+///   fine) and that has no subgraph attribute is evaluated once by the reference interpreter and
+///   removed; its outputs become initializers holding the result. Shape computations such as
+///   Shape -> Gather -> Concat -> Reshape thereby disappear before lowering. Shape inference runs
+///   again at the end, so every remaining value has the concrete type the kernels are built for.
+/// - Value ids are preserved (the result's graph has the same values in the same order); node
+///   ids are not (folded nodes are gone). Node names are preserved.
+/// - `singleNodeGraph` makes a graph of one node of `g`: its non-constant inputs become runtime
+///   inputs (in the node's input order), constant inputs initializers, its outputs graph outputs.
+///   Used to fold constants and to run one node in the reference interpreter.
+///
+/// Errors: a fed tensor of the wrong rank, extent or dtype (naming the input and both shapes),
+/// too few or too many inputs, a folding failure (naming the node), shape-inference errors.
+/// Thread rules: pure functions; may run on any thread.
+
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/ir/tensor.h"
+#include "core/support/cancel.h"
+#include "core/support/expected.h"
+
+namespace tessera::pipeline {
+
+struct SpecialiseStats {
+    int foldedNodes = 0;
+};
+
+support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::vector<ir::TensorData>& runtimeInputs,
+                                             SpecialiseStats* stats = nullptr,
+                                             const support::CancelToken* cancel = nullptr);
+
+/// Checks a fed tensor against the declared type of graph input `v` (dtype and every known
+/// extent; symbolic extents are bound in `bindings`). Error text names the input and both shapes,
+/// e.g. "input 'x': expected f32[1,3,224,224], got f32[1,3,32,32]".
+support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const ir::TensorData& fed,
+                                      std::vector<std::pair<std::string, std::int64_t>>& bindings,
+                                      const std::string& file = {});
+
+ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId n);
+
+/// A graph with the same values as `g` and only the nodes for which keep(node id) is true (in
+/// their original order); producer/consumer indices rebuilt.
+ir::Graph filterNodes(const ir::Graph& g, const std::vector<bool>& keep);
+
+}  // namespace tessera::pipeline
