@@ -148,6 +148,37 @@ int spawnProcess(const SpawnSpec& spec, ChildProcess& child, std::string& error)
     return 0;
 }
 
+namespace {
+
+ExitStatus decodeStatus(int status) {
+    ExitStatus st;
+    if (WIFEXITED(status)) {
+        st.exited = true;
+        st.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        st.signal = WTERMSIG(status);
+    }
+    return st;
+}
+
+}  // namespace
+
+bool tryWaitProcess(pid_t pid, ExitStatus& status) {
+    if (pid <= 0) return true;
+    int raw = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid, &raw, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) return false;
+    if (r != pid) {
+        status = ExitStatus{true, -1, 0};
+        return true;
+    }
+    status = decodeStatus(raw);
+    return true;
+}
+
 ExitStatus waitProcess(pid_t pid) {
     ExitStatus st;
     if (pid <= 0) return st;
@@ -161,13 +192,7 @@ ExitStatus waitProcess(pid_t pid) {
         st.code = -1;
         return st;
     }
-    if (WIFEXITED(status)) {
-        st.exited = true;
-        st.code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        st.signal = WTERMSIG(status);
-    }
-    return st;
+    return decodeStatus(status);
 }
 
 void killProcessGroup(pid_t pid) {

@@ -62,6 +62,9 @@ int spawnProcess(const SpawnSpec& spec, ChildProcess& child, std::string& error)
 /// Blocks until `pid` ends and reaps it.
 ExitStatus waitProcess(pid_t pid);
 
+/// Reaps `pid` if it has ended (true, `status` filled); false while it still runs.
+bool tryWaitProcess(pid_t pid, ExitStatus& status);
+
 /// SIGKILL to the child's process group (and to the child itself). Does not reap.
 void killProcessGroup(pid_t pid);
 
