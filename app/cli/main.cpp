@@ -9,6 +9,7 @@
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
+#include "app/cli/run_cmd.h"
 
 int main(int argc, char** argv) {
     using namespace tessera::cli;
@@ -62,6 +63,32 @@ int main(int argc, char** argv) {
         auto* checkCmd = app.add_subcommand("check", "Parse and type-check a DSL program; print every diagnostic with a caret");
         checkCmd->add_option("FILE", check.path, "Tessera DSL program (.tsr)")->required();
 
+        RunCmdOptions run;
+        auto* runCmd = app.add_subcommand("run", "Compile every kernel, run and time it in tessera-runner, optionally check it against the reference interpreter");
+        runCmd->add_option("MODEL", run.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
+        runCmd->add_option("--target", run.target, "cpu (default)");
+        runCmd->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
+        runCmd->add_option("--output-dir", run.outputDir, "write each graph output to DIR/<name>.npy");
+        runCmd->add_flag("--check", run.check, "compare every kernel's outputs with the reference interpreter (exit 3 when outside tolerance)");
+        runCmd->add_option("--tolerance", run.tolerance, "relative tolerance for --check (default per dtype; f32 1e-4)");
+        runCmd->add_option("--reps", run.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)");
+        runCmd->add_flag("--no-timing", run.noTiming, "run once, do not time");
+        runCmd->add_flag("--json", run.json, "print one JSON object");
+        runCmd->add_option("--threads", run.threads, "OpenMP threads (default 2)");
+        runCmd->add_flag("--fallback-reference", run.fallbackReference, "run ops without a code generator in the reference interpreter");
+        runCmd->add_option("--cxx", run.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
+        runCmd->add_option("--cxx-flags", run.cxxFlags, "compiler flags (default \"-O3 -march=native -fopenmp -shared -fPIC\")");
+        runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)");
+
+        CompileCmdOptions compile;
+        auto* compileCmd = app.add_subcommand("compile", "Generate the code of every kernel and print it");
+        compileCmd->add_option("MODEL", compile.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
+        compileCmd->add_option("--target", compile.target, "cpu (default)");
+        compileCmd->add_option("--emit", compile.emit, "cpp (generated C++ module, default) or ir (kernel IR)");
+        compileCmd->add_option("--input", compile.inputs, "NAME=FILE.npy: specialise shapes to this input");
+        compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)");
+        compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -78,6 +105,8 @@ int main(int argc, char** argv) {
         if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
         if (exportCmd->parsed()) return runExportDsl(exportDsl, std::cout, std::cerr);
         if (checkCmd->parsed()) return runCheck(check, std::cout, std::cerr);
+        if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
+        if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::exception& e) {

@@ -1,0 +1,314 @@
+#include "app/cli/run_cmd.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/inspect.h"
+#include "core/pipeline/compile.h"
+#include "core/pipeline/load_model.h"
+#include "core/pipeline/run.h"
+#include "core/runtime/npy.h"
+
+namespace tessera::cli {
+
+namespace {
+
+void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
+    for (const auto& x : d.items()) {
+        err << x.format() << "\n";
+        for (const auto& n : x.notes) err << "  note: " << n << "\n";
+    }
+}
+
+bool isRunnerFault(const support::DiagnosticList& d) {
+    for (const auto& x : d.items())
+        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
+    return false;
+}
+
+std::string dimsStr(const std::vector<std::int64_t>& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+/// Loads the model and builds its runtime inputs from NAME=FILE.npy options plus seeded defaults.
+/// Returns an exit code (0 = ok).
+int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
+                  std::vector<ir::TensorData>& inputs, std::ostream& err) {
+    auto m = pipeline::loadModel(modelPath);
+    if (!m.ok()) {
+        printDiagnostics(m.diagnostics(), err);
+        return kExitBadInput;
+    }
+    model = std::move(*m);
+    const ir::Graph& g = model.graph;
+    const auto rin = g.runtimeInputs();
+    std::vector<ir::TensorData> given(rin.size());
+    for (const auto& spec : specs) {
+        const auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+            err << "error: --input '" << spec << "': expected NAME=FILE.npy\n";
+            return kExitBadInput;
+        }
+        const std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
+        std::size_t idx = rin.size();
+        for (std::size_t i = 0; i < rin.size(); ++i)
+            if (g.value(rin[i]).name == name) idx = i;
+        if (idx == rin.size()) {
+            err << "error: --input '" << name << "': the model has no runtime input of that name (inputs:";
+            for (auto v : rin) err << " '" << g.value(v).name << "'";
+            err << ")\n";
+            return kExitBadInput;
+        }
+        auto t = runtime::readNpy(path);
+        if (!t.ok()) {
+            printDiagnostics(t.diagnostics(), err);
+            return kExitBadInput;
+        }
+        given[idx] = std::move(*t);
+    }
+    inputs = pipeline::defaultInputs(g, 42, given);
+    return kExitOk;
+}
+
+std::string fileNameFor(const std::string& tensor) {
+    std::string r;
+    for (unsigned char c : tensor) r += (std::isalnum(c) || c == '_' || c == '-' || c == '.') ? static_cast<char>(c) : '_';
+    if (r.empty() || r == "." || r == "..") r = "output";
+    return r;
+}
+
+std::string human(double v, const char* unit) {
+    const char* prefixes[] = {"", "K", "M", "G", "T"};
+    int p = 0;
+    while (std::fabs(v) >= 1000 && p < 4) {
+        v /= 1000;
+        ++p;
+    }
+    std::ostringstream os;
+    os << std::setprecision(v < 10 ? 3 : 4) << v << " " << prefixes[p] << unit;
+    return os.str();
+}
+
+std::string seconds(double s) {
+    std::ostringstream os;
+    os << std::fixed;
+    if (s < 1e-3)
+        os << std::setprecision(1) << s * 1e6 << " us";
+    else if (s < 1)
+        os << std::setprecision(3) << s * 1e3 << " ms";
+    else
+        os << std::setprecision(3) << s << " s";
+    return os.str();
+}
+
+}  // namespace
+
+int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err) {
+    if (options.target != "cpu") {
+        err << "error: --target " << options.target << ": only the cpu target runs kernels in this version\n";
+        return kExitBadInput;
+    }
+    ir::Model model;
+    std::vector<ir::TensorData> inputs;
+    if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
+
+    pipeline::CompileOptions copts;
+    copts.cpuThreads = std::max(1, options.threads);
+    copts.fallbackReference = options.fallbackReference;
+    auto cm = pipeline::compileModel(model, inputs, copts);
+    if (!cm.ok()) {
+        printDiagnostics(cm.diagnostics(), err);
+        return kExitBadInput;
+    }
+    pipeline::RunOptions ropts;
+    ropts.check = options.check;
+    ropts.relTol = options.tolerance;
+    ropts.threads = std::max(1, options.threads);
+    ropts.timeoutSeconds = options.timeoutSeconds;
+    ropts.time = !options.noTiming;
+    if (options.reps > 0) {
+        ropts.minReps = ropts.maxReps = options.reps;
+        ropts.minSeconds = 0;
+    }
+    if (!options.cxx.empty()) ropts.compiler.compiler = options.cxx;
+    if (!options.cxxFlags.empty()) {
+        ropts.compiler.flags.clear();
+        std::istringstream fs(options.cxxFlags);
+        for (std::string f; fs >> f;) ropts.compiler.flags.push_back(f);
+    }
+    runtime::RunnerClientOptions rco;
+    rco.threads = ropts.threads;
+    runtime::RunnerClient runner(rco);
+    auto rep = pipeline::runModel(*cm, inputs, ropts, runner);
+    if (!rep.ok()) {
+        printDiagnostics(rep.diagnostics(), err);
+        return isRunnerFault(rep.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    }
+
+    // Outputs to .npy.
+    nlohmann::json outs = nlohmann::json::array();
+    if (!options.outputDir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(options.outputDir, ec);
+        if (ec) {
+            err << "error: --output-dir '" << options.outputDir << "': " << ec.message() << "\n";
+            return kExitBadInput;
+        }
+    }
+    for (const auto& [name, t] : rep->outputs) {
+        nlohmann::json o{{"name", name}, {"dtype", std::string(ir::dtypeName(t.dtype))}, {"shape", t.dims}};
+        if (!options.outputDir.empty()) {
+            const std::string path = (std::filesystem::path(options.outputDir) / (fileNameFor(name) + ".npy")).string();
+            auto w = runtime::writeNpy(path, t);
+            if (!w.ok()) {
+                printDiagnostics(w.diagnostics(), err);
+                return kExitBadInput;
+            }
+            o["file"] = path;
+        }
+        outs.push_back(std::move(o));
+    }
+
+    const auto& r = *rep;
+    if (options.json) {
+        nlohmann::json j;
+        j["model"] = options.modelPath;
+        j["target"] = options.target;
+        j["threads"] = r.threads;
+        j["kernels"] = nlohmann::json::array();
+        for (const auto& k : r.kernels) {
+            const double t = k.time.median;
+            nlohmann::json e{{"name", k.name},
+                             {"op_type", k.opType},
+                             {"ops", k.ops},
+                             {"reference", k.reference},
+                             {"flops", k.flops},
+                             {"bytes", k.bytes},
+                             {"compulsory_bytes", k.compulsoryBytes},
+                             {"arithmetic_intensity", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0},
+                             {"time_s", t},
+                             {"time_min_s", k.time.min},
+                             {"time_q1_s", k.time.q1},
+                             {"time_q3_s", k.time.q3},
+                             {"reps", k.time.reps},
+                             {"rotated_copies", k.rotatedCopies},
+                             {"gflops", t > 0 ? k.flops / t * 1e-9 : 0.0},
+                             {"gbps", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0}};
+            if (k.checked) {
+                double maxAbs = 0;
+                std::int64_t firstBad = -1;
+                for (const auto& c : k.checks) {
+                    maxAbs = std::max(maxAbs, c.comparison.maxAbs);
+                    if (firstBad < 0 && c.comparison.firstBadIndex >= 0) firstBad = c.comparison.firstBadIndex;
+                }
+                e["max_rel_error"] = k.maxRelError();
+                e["max_abs_error"] = maxAbs;
+                e["passed"] = k.passed;
+                e["first_bad_index"] = firstBad;
+            }
+            j["kernels"].push_back(std::move(e));
+        }
+        j["total_time_s"] = r.total.median;
+        if (r.checked) {
+            j["checked"] = true;
+            j["all_passed"] = r.allPassed;
+        }
+        j["outputs"] = outs;
+        j["compile"] = {{"cache_hit", r.library.cacheHit},
+                        {"seconds", r.library.compileSeconds},
+                        {"compiler", r.library.compilerVersion}};
+        out << j.dump(2) << "\n";
+    } else {
+        out << options.modelPath << ": " << r.kernels.size() << " kernels on " << r.threads << " thread"
+            << (r.threads == 1 ? "" : "s") << " (" << cm->foldedNodes << " constant nodes folded; compile "
+            << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << ")\n";
+        out << std::left << std::setw(28) << "kernel" << std::setw(20) << "op" << std::right << std::setw(12) << "FLOPs"
+            << std::setw(12) << "bytes" << std::setw(8) << "AI" << std::setw(12) << "median" << std::setw(14)
+            << "GFLOP/s" << std::setw(10) << "GB/s";
+        if (r.checked) out << std::setw(11) << "rel.err";
+        out << "\n";
+        for (const auto& k : r.kernels) {
+            const double t = k.time.median;
+            std::string name = k.name.size() > 27 ? k.name.substr(0, 24) + "..." : k.name;
+            std::string op = k.opType + (k.reference ? " (ref)" : "");
+            char ai[32], gf[32], gb[32], re[32];
+            std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0);
+            std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? k.flops / t * 1e-9 : 0.0);
+            std::snprintf(gb, sizeof gb, "%.2f", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0);
+            std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
+            out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
+                << human(k.flops, "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
+                << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << gf << std::setw(10) << gb;
+            if (r.checked) out << std::setw(11) << re << (k.passed ? "" : "  FAILED");
+            out << "\n";
+        }
+        if (ropts.time) out << "end to end: " << seconds(r.total.median) << " (median of " << r.total.reps << ")\n";
+        for (const auto& o : outs)
+            out << "output '" << o["name"].get<std::string>() << "': " << o["dtype"].get<std::string>()
+                << dimsStr(o["shape"].get<std::vector<std::int64_t>>())
+                << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
+        if (r.checked) {
+            int failed = 0;
+            for (const auto& k : r.kernels) failed += !k.passed;
+            if (failed == 0)
+                out << "check: all " << r.kernels.size() << " kernels match the reference interpreter\n";
+            else
+                out << "check: " << failed << " of " << r.kernels.size() << " kernels outside tolerance\n";
+        }
+    }
+    if (r.checked && !r.allPassed) {
+        for (const auto& k : r.kernels)
+            if (!k.passed) {
+                for (const auto& c : k.checks)
+                    if (!c.comparison.ok)
+                        err << "kernel '" << k.name << "' (" << k.opType << ") output '" << c.tensor
+                            << "': " << c.comparison.summary() << "\n";
+                break;  // the first failing kernel is the culprit; later ones inherit its error
+            }
+        return kExitCheckFailed;
+    }
+    return kExitOk;
+}
+
+int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err) {
+    if (options.target != "cpu") {
+        err << "error: --target " << options.target << ": only the cpu target generates code in this version\n";
+        return kExitBadInput;
+    }
+    if (options.emit != "cpp" && options.emit != "ir") {
+        err << "error: --emit " << options.emit << ": expected cpp or ir\n";
+        return kExitBadInput;
+    }
+    ir::Model model;
+    std::vector<ir::TensorData> inputs;
+    if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
+    pipeline::CompileOptions copts;
+    copts.cpuThreads = std::max(1, options.threads);
+    copts.fallbackReference = options.fallbackReference;
+    auto cm = pipeline::compileModel(model, inputs, copts);
+    if (!cm.ok()) {
+        printDiagnostics(cm.diagnostics(), err);
+        return kExitBadInput;
+    }
+    if (options.emit == "cpp") {
+        out << cm->code.source;
+    } else {
+        for (const auto& s : cm->steps) {
+            if (s.kind == pipeline::StepKind::Kernel)
+                out << lower::printKernel(s.kernel) << "\n";
+            else
+                out << "// node '" << s.name << "' (" << s.opType << ") runs in the reference interpreter\n\n";
+        }
+    }
+    return kExitOk;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,62 @@
+#pragma once
+/// @file
+/// `tessera-cli run` and `tessera-cli compile`: compile every kernel of a model or program
+/// (core/pipeline/compile.h) and run, time and check it in tessera-runner (core/pipeline/run.h).
+///
+/// run: prints a per-kernel table (kernel, ops, FLOPs, bytes issued, arithmetic intensity, median
+/// time, GFLOP/s, GB/s, error) and the end-to-end time, or with `--json` one object
+/// {"model", "target", "threads", "kernels": [{"name", "op_type", "ops", "reference", "flops",
+/// "bytes", "compulsory_bytes", "arithmetic_intensity", "time_s", "time_min_s", "time_q1_s",
+/// "time_q3_s", "reps", "gflops", "gbps", ["max_rel_error", "max_abs_error", "passed",
+/// "first_bad_index"]}], "total_time_s", ["checked", "all_passed"], "outputs": [{"name",
+/// "dtype", "shape", "file"}], "compile": {"cache_hit", "seconds", "compiler"}}.
+/// Missing inputs are filled from a fixed seed; `--output-dir DIR` writes each graph output to
+/// DIR/<output name>.npy (the name sanitised to a file name).
+///
+/// compile: `--emit cpp` prints the generated C++ module; `--emit ir` the kernel IR of every
+/// kernel.
+///
+/// Exit codes: 0 success, 2 bad input (model, inputs, unsupported op, compile errors of generated
+/// code, missing compiler), 3 a kernel outside tolerance with --check, 4 a kernel crashed or timed
+/// out in the runner, 1 internal error.
+/// Thread rules: none (runs on the caller's thread).
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace tessera::cli {
+
+constexpr int kExitCheckFailed = 3;
+constexpr int kExitKernelFault = 4;
+
+struct RunCmdOptions {
+    std::string modelPath;
+    std::string target = "cpu";
+    std::vector<std::string> inputs;  ///< NAME=FILE.npy
+    std::string outputDir;
+    bool check = false;
+    int reps = 0;                     ///< 0 = until 0.1 s per kernel (at least 3 reps)
+    bool json = false;
+    int threads = 2;
+    bool fallbackReference = false;
+    std::string cxx;                  ///< host compiler; empty = $TESSERA_CXX or c++
+    std::string cxxFlags;             ///< replaces the default flags when set (space separated)
+    double timeoutSeconds = 120;
+    double tolerance = -1;            ///< relative tolerance; < 0 = per dtype defaults
+    bool noTiming = false;
+};
+
+struct CompileCmdOptions {
+    std::string modelPath;
+    std::string target = "cpu";
+    std::string emit = "cpp";         ///< cpp | ir
+    std::vector<std::string> inputs;
+    int threads = 2;
+    bool fallbackReference = false;
+};
+
+int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err);
+int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace tessera::cli

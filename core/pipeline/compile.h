@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// Compiling a model or program for a target: specialise shapes and fold constants
+/// (core/pipeline/prepare.h), lower every remaining node to a kernel (core/lower/lower.h), count
+/// each kernel statically (core/lower/counts.h) and generate one source module for all of them
+/// (core/codegen/cpp). Running and checking the result is core/pipeline/run.h.
+///
+/// Semantics
+/// - One kernel per node (fusion plans come later). Steps are in the graph's topological order.
+/// - A node whose op has no code generator stops the compile with an error naming it, unless
+///   CompileOptions::fallbackReference is set: then it becomes a Reference step, run by the
+///   reference interpreter between kernels and marked so in every report.
+/// - Kernel names are the node names (data: the generator sanitises and uniquifies them into
+///   entry-point symbols; `CompiledStep::entry`).
+///
+/// Errors: those of specialisation (fed input shapes), lowering (naming the node), an op without
+/// a generator (naming the node and suggesting --fallback-reference), cancellation.
+/// Thread rules: pure; may run on any worker thread; `cancel` is polled between nodes, `progress`
+/// is called from the calling thread.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/codegen/c_emitter.h"
+#include "core/ir/graph.h"
+#include "core/lower/counts.h"
+#include "core/lower/lower.h"
+#include "core/support/cancel.h"
+#include "core/support/expected.h"
+
+namespace tessera::pipeline {
+
+struct CompileOptions {
+    lower::Target target = lower::Target::Cpu;
+    int cpuThreads = 2;              ///< workers the default schedules aim for
+    bool fallbackReference = false;  ///< run ops without a generator in the reference interpreter
+};
+
+enum class StepKind { Kernel, Reference };
+
+struct CompiledStep {
+    StepKind kind = StepKind::Kernel;
+    ir::NodeId node = ir::kNoNode;    ///< in CompiledModel::model.graph
+    std::string name;                 ///< node name
+    std::string opType;
+    std::vector<ir::ValueId> inputs;  ///< kernel params (inputs), or the node's present inputs
+    std::vector<ir::ValueId> outputs; ///< kernel params (outputs), or the node's present outputs
+    lower::Kernel kernel;             ///< Kernel steps only
+    lower::KernelCounts counts;       ///< Kernel steps only
+    std::int64_t nodeFlops = -1;      ///< FLOPs of the node by the op registry (-1 unknown)
+    std::string entry;                ///< exported symbol (Kernel steps)
+    int firstLine = 0, lastLine = 0;  ///< lines of the kernel in CompiledModel::source (1-based)
+};
+
+struct CompiledModel {
+    ir::Model model;                  ///< specialised and folded: the graph the steps refer to
+    std::vector<CompiledStep> steps;  ///< execution order
+    codegen::GeneratedSource code;    ///< one module holding every kernel
+    int foldedNodes = 0;
+    lower::Target target = lower::Target::Cpu;
+
+    int kernelCount() const;
+    /// Index of the step computing node `name`, -1 if none.
+    int stepOfNode(const std::string& name) const;
+};
+
+/// Inputs for a model whose user gave none: every runtime input filled from a fixed seed
+/// (floats uniform in [-1, 1), integers in [0, 4), bools alternating), symbolic dims set to 1.
+/// Inputs named in `given` (by graph input order; empty TensorData = not given) are kept.
+std::vector<ir::TensorData> defaultInputs(const ir::Graph& g, std::uint64_t seed = 42,
+                                          const std::vector<ir::TensorData>& given = {});
+
+support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
+                                              const CompileOptions& options = {},
+                                              const support::CancelToken* cancel = nullptr,
+                                              const support::ProgressSink& progress = {});
+
+}  // namespace tessera::pipeline

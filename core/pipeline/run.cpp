@@ -1,0 +1,268 @@
+#include "core/pipeline/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "core/pipeline/prepare.h"
+#include "core/runtime/reference_interpreter.h"
+#include "core/runtime/shared_arena.h"
+
+namespace tessera::pipeline {
+
+double KernelReport::maxRelError() const {
+    double m = 0;
+    for (const auto& c : checks) m = std::max(m, c.comparison.relL2);
+    return m;
+}
+
+namespace {
+
+constexpr std::int64_t kAlign = 64;
+
+std::vector<std::int64_t> valueDims(const ir::Graph& g, ir::ValueId v) {
+    std::vector<std::int64_t> dims;
+    const auto& s = g.value(v).type.shape;
+    if (s.rankKnown())
+        for (const auto& d : s.dims()) dims.push_back(d.isKnown() ? d.value : 0);
+    return dims;
+}
+
+std::int64_t valueBytes(const ir::Graph& g, ir::ValueId v) {
+    std::int64_t n = 1;
+    for (auto d : valueDims(g, v)) n *= d;
+    return n * static_cast<std::int64_t>(ir::dtypeSize(g.value(v).type.dtype));
+}
+
+struct Layout {
+    std::map<ir::ValueId, int> slot;  ///< value -> buffer index
+    std::vector<runtime::BufferSpec> buffers;
+    std::int64_t total = 0;
+
+    int add(const ir::Graph& g, ir::ValueId v) {
+        auto it = slot.find(v);
+        if (it != slot.end()) return it->second;
+        runtime::BufferSpec b;
+        b.offset = total;
+        b.bytes = valueBytes(g, v);
+        total += std::max<std::int64_t>((b.bytes + kAlign - 1) / kAlign * kAlign, kAlign);
+        buffers.push_back(b);
+        const int id = static_cast<int>(buffers.size()) - 1;
+        slot[v] = id;
+        return id;
+    }
+};
+
+ir::TensorData readTensor(const runtime::SharedArena& arena, const runtime::BufferSpec& b, const ir::Graph& g,
+                          ir::ValueId v) {
+    ir::TensorData t;
+    t.dtype = g.value(v).type.dtype;
+    t.dims = valueDims(g, v);
+    t.bytes = arena.read(b);
+    return t;
+}
+
+std::string stemOf(const std::string& path) {
+    if (path.empty()) return "model";
+    return std::filesystem::path(path).stem().string();
+}
+
+}  // namespace
+
+support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& inputs,
+                                      const RunOptions& options, runtime::RunnerClient& runner,
+                                      const support::CancelToken* cancel, const support::ProgressSink& progress) {
+    support::DiagnosticList diags;
+    const ir::Graph& g = cm.model.graph;
+    const std::string& file = cm.model.sourcePath;
+    RunReport report;
+
+    // 1. Compile the module.
+    if (progress) progress(0.0, "compiling kernels");
+    runtime::HostCompilerOptions copts = options.compiler;
+    if (copts.sourceName.empty()) copts.sourceName = stemOf(file) + ".cpp";
+    const bool anyKernel = cm.kernelCount() > 0;
+    if (anyKernel) {
+        auto lib = runtime::compileHostLibrary(cm.code.source, copts, cancel);
+        if (!lib.ok()) return lib.diagnostics();
+        report.library = *lib;
+    }
+
+    // 2. Arena layout: every tensor a step touches, plus the graph outputs.
+    Layout layout;
+    const auto rin = g.runtimeInputs();
+    if (rin.size() != inputs.size()) {
+        diags.error(file, "graph inputs",
+                    "expected " + std::to_string(rin.size()) + " inputs, got " + std::to_string(inputs.size()));
+        return diags;
+    }
+    for (auto v : rin) layout.add(g, v);
+    for (const auto& s : cm.steps) {
+        for (auto v : s.inputs) layout.add(g, v);
+        for (auto v : s.outputs) layout.add(g, v);
+    }
+    for (auto v : g.outputs()) layout.add(g, v);
+    auto arenaOr = runtime::SharedArena::create(std::max<std::int64_t>(layout.total, kAlign));
+    if (!arenaOr.ok()) return arenaOr.diagnostics();
+    runtime::SharedArena arena = std::move(*arenaOr);
+    for (const auto& [v, id] : layout.slot) {
+        const auto& val = g.value(v);
+        if (val.data) arena.write(layout.buffers[static_cast<std::size_t>(id)], val.data->bytes.data(),
+                                  static_cast<std::int64_t>(val.data->bytes.size()));
+    }
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        const auto& b = layout.buffers[static_cast<std::size_t>(layout.slot[rin[i]])];
+        if (static_cast<std::int64_t>(inputs[i].bytes.size()) != b.bytes) {
+            diags.error(file, "input '" + g.value(rin[i]).name + "'",
+                        "expected " + g.value(rin[i]).type.str() + " (" + std::to_string(b.bytes) + " bytes), got " +
+                            std::to_string(inputs[i].bytes.size()) + " bytes");
+            return diags;
+        }
+        arena.write(b, inputs[i].bytes.data(), b.bytes);
+    }
+
+    // 3. Segments of kernel launches separated by reference steps.
+    report.kernels.resize(cm.steps.size());
+    for (std::size_t i = 0; i < cm.steps.size(); ++i) {
+        const CompiledStep& s = cm.steps[i];
+        KernelReport& k = report.kernels[i];
+        k.name = s.name;
+        k.opType = s.opType;
+        k.ops = s.kind == StepKind::Kernel && !s.kernel.sourceOps.empty() ? s.kernel.sourceOps
+                                                                           : std::vector<std::string>{s.name};
+        k.reference = s.kind == StepKind::Reference;
+        if (s.kind == StepKind::Kernel) {
+            k.flops = s.counts.flops;
+            k.bytes = s.counts.loadBytes + s.counts.storeBytes;
+            k.compulsoryBytes = s.counts.compulsoryBytes;
+        } else {
+            k.flops = s.nodeFlops > 0 ? static_cast<double>(s.nodeFlops) : 0.0;
+            for (auto v : s.inputs) k.compulsoryBytes += valueBytes(g, v);
+            for (auto v : s.outputs) k.compulsoryBytes += valueBytes(g, v);
+            k.bytes = k.compulsoryBytes;
+        }
+    }
+    runtime::ReferenceOptions ropts;
+    ropts.opset = cm.model.defaultOpset();
+    ropts.file = file;
+    std::size_t i = 0;
+    double totalMedian = 0, totalMin = 0;
+    std::int64_t totalReps = 0;
+    while (i < cm.steps.size()) {
+        if (cancel && cancel->isCancelled()) {
+            diags.error(file, "run", "cancelled");
+            return diags;
+        }
+        if (progress)
+            progress(0.1 + 0.7 * static_cast<double>(i) / static_cast<double>(cm.steps.size()), "running kernels");
+        if (cm.steps[i].kind == StepKind::Kernel) {
+            runtime::RunRequest req;
+            req.libraryPath = report.library.path;
+            arena.attach(req);
+            req.buffers = layout.buffers;
+            req.threads = options.threads;
+            req.timing.time = options.time;
+            req.timing.warmup = options.warmup;
+            req.timing.minReps = options.minReps;
+            req.timing.maxReps = options.maxReps;
+            req.timing.minSeconds = options.minSeconds;
+            req.timeoutSeconds = options.timeoutSeconds;
+            std::vector<std::size_t> stepOfLaunch;
+            for (; i < cm.steps.size() && cm.steps[i].kind == StepKind::Kernel; ++i) {
+                const CompiledStep& s = cm.steps[i];
+                runtime::LaunchSpec l;
+                l.entry = s.entry;
+                l.label = s.name;
+                for (auto v : s.inputs) l.args.push_back(layout.slot[v]);
+                for (auto v : s.outputs) l.args.push_back(layout.slot[v]);
+                req.launches.push_back(std::move(l));
+                stepOfLaunch.push_back(i);
+            }
+            auto r = runner.run(req, cancel);
+            if (!r.ok()) {
+                // Faults of the runner (crash, abort, timeout) are marked so callers can tell them apart.
+                support::DiagnosticList d = r.diagnostics();
+                for (auto& x : d.items())
+                    if (x.where.empty()) x.where = kRunnerWhere;
+                return d;
+            }
+            report.threads = r->threads;
+            for (std::size_t l = 0; l < r->kernels.size() && l < stepOfLaunch.size(); ++l) {
+                report.kernels[stepOfLaunch[l]].time = r->kernels[l].stats;
+                report.kernels[stepOfLaunch[l]].rotatedCopies = r->kernels[l].rotatedCopies;
+            }
+            totalMedian += r->total.median;
+            totalMin += r->total.min;
+            totalReps = totalReps == 0 ? r->total.reps : std::min(totalReps, r->total.reps);
+            continue;
+        }
+        // A reference step: run the node on the arena's current values.
+        const CompiledStep& s = cm.steps[i];
+        ir::Graph sub = singleNodeGraph(g, s.node);
+        std::vector<ir::TensorData> subInputs;
+        for (auto sv : sub.runtimeInputs()) {
+            const ir::ValueId v = g.findValue(sub.value(sv).name);
+            subInputs.push_back(readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v));
+        }
+        support::Expected<std::vector<ir::TensorData>> outs = runtime::evaluate(sub, subInputs, ropts, cancel);
+        if (!outs.ok()) return outs.diagnostics();
+        std::vector<double> samples;
+        if (options.time) {
+            runtime::RepeatPolicy policy;
+            policy.warmup = 0;
+            policy.minReps = std::max(1, std::min(options.minReps, 3));
+            policy.maxReps = std::max(policy.minReps, std::min(options.maxReps, 20));
+            policy.minSeconds = options.minSeconds;
+            samples = runtime::measureRepeated(policy, [&](std::int64_t) { (void)runtime::evaluate(sub, subInputs, ropts); });
+            report.kernels[i].time = runtime::computeTimingStats(samples);
+            totalMedian += report.kernels[i].time.median;
+            totalMin += report.kernels[i].time.min;
+        }
+        for (std::size_t o = 0; o < s.outputs.size() && o < outs->size(); ++o) {
+            const ir::TensorData& t = (*outs)[o];
+            const auto& b = layout.buffers[static_cast<std::size_t>(layout.slot[s.outputs[o]])];
+            arena.write(b, t.bytes.data(), std::min<std::int64_t>(b.bytes, static_cast<std::int64_t>(t.bytes.size())));
+        }
+        ++i;
+    }
+    report.total.median = totalMedian;
+    report.total.min = totalMin;
+    report.total.reps = totalReps;
+    if (report.threads == 0) report.threads = options.threads;
+
+    // 4. Graph outputs.
+    for (auto v : g.outputs()) {
+        const auto& val = g.value(v);
+        report.outputs.emplace_back(val.name, readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v));
+    }
+
+    // 5. Checks against the reference interpreter.
+    if (options.check) {
+        if (progress) progress(0.85, "checking against the reference interpreter");
+        auto ref = runtime::evaluateAll(g, inputs, ropts, cancel);
+        if (!ref.ok()) return ref.diagnostics();
+        report.checked = true;
+        for (std::size_t s = 0; s < cm.steps.size(); ++s) {
+            KernelReport& k = report.kernels[s];
+            k.checked = true;
+            for (auto v : cm.steps[s].outputs) {
+                const ir::TensorData* expected = ref->value(v);
+                if (!expected) continue;
+                const ir::TensorData actual =
+                    readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v);
+                runtime::CompareOptions co = runtime::defaultCompareOptions(actual.dtype);
+                if (options.relTol >= 0) co.relTol = options.relTol;
+                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, *expected, co)};
+                if (!c.comparison.ok) k.passed = false;
+                k.checks.push_back(std::move(c));
+            }
+            if (!k.passed) report.allPassed = false;
+        }
+    }
+    if (progress) progress(1.0, "done");
+    return report;
+}
+
+}  // namespace tessera::pipeline

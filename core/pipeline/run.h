@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// Running a compiled model: JIT the module with the host compiler, lay every tensor out in a
+/// shared arena, run and time the kernels in `tessera-runner` (a child process: a crashing or
+/// hanging kernel becomes an error, the caller survives), check each kernel's outputs against
+/// the reference interpreter, and report per-kernel counts, times and errors.
+///
+/// Semantics
+/// - Every tensor a step reads or writes gets its own slot in the arena (64-byte aligned; no
+///   reuse). Constants are copied in once; runtime inputs are the fed tensors.
+/// - The runner runs the launches once in order (those outputs are the results and what is
+///   checked), then times each kernel (warm-up, then repetitions until RunOptions::minSeconds and
+///   minReps, at most maxReps; median, min, IQR) and the whole sequence end to end. Inputs smaller
+///   than twice the last-level cache are rotated between copies while timing (runner protocol).
+/// - Reference steps (CompileOptions::fallbackReference) split the launches into segments; the
+///   node runs in the reference interpreter on the arena's current values between segments and
+///   its time is measured the same way (median of repetitions) on the calling thread.
+/// - Checking (RunOptions::check): the whole graph is evaluated once by the reference interpreter
+///   on the same inputs; each kernel output is compared with the reference value of the same
+///   tensor (core/runtime/compare.h; tolerances per dtype unless RunOptions::relTol is set). A
+///   kernel passes when every output is within tolerance. Errors therefore include what earlier
+///   kernels contributed; the first failing kernel in order is the culprit.
+/// - Units: times in seconds, FLOPs and bytes as counted in the kernel IR (core/lower/counts.h):
+///   `bytes` are the global bytes the kernel issues (CARM), `compulsoryBytes` each parameter
+///   read or written once (DRAM view).
+///
+/// Errors: compiler missing or failing (from the host JIT), runner faults (crash, abort,
+/// timeout: "kernel 'X' crashed: SIGSEGV ..."), reference failures, cancellation. A kernel
+/// outside tolerance is not an error: it is reported in KernelReport::check.
+/// Thread rules: runModel blocks the calling thread (a worker thread in the GUI); the RunnerClient
+/// must not be used by another thread meanwhile.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/pipeline/compile.h"
+#include "core/runtime/compare.h"
+#include "core/runtime/host_jit.h"
+#include "core/runtime/runner_client.h"
+#include "core/runtime/timing.h"
+
+namespace tessera::pipeline {
+
+/// `Diagnostic::where` of errors that come from the runner process (a kernel crashed, aborted,
+/// timed out, or the runner failed).
+inline constexpr const char* kRunnerWhere = "runner";
+
+struct RunOptions {
+    bool check = false;
+    double relTol = -1;        ///< < 0: per-dtype defaults (f32: 1e-4)
+    bool time = true;          ///< false: run once (results and checks only)
+    int warmup = 1;
+    int minReps = 3;
+    int maxReps = 1000;
+    double minSeconds = 0.1;   ///< per kernel
+    int threads = 2;
+    double timeoutSeconds = 120;
+    runtime::HostCompilerOptions compiler;
+};
+
+struct OutputCheck {
+    std::string tensor;
+    runtime::TensorComparison comparison;
+};
+
+struct KernelReport {
+    std::string name;                 ///< node name
+    std::string opType;
+    std::vector<std::string> ops;     ///< nodes the kernel covers
+    bool reference = false;           ///< ran in the reference interpreter (fallback)
+    double flops = 0;                 ///< as counted in the kernel IR (node FLOPs for reference steps)
+    std::int64_t bytes = 0;           ///< global bytes issued (loads + stores)
+    std::int64_t compulsoryBytes = 0;
+    runtime::TimingStats time;        ///< seconds
+    int rotatedCopies = 1;
+    bool checked = false;
+    bool passed = true;
+    std::vector<OutputCheck> checks;  ///< one per output (when checked)
+    double maxRelError() const;       ///< worst relative L2 over outputs (0 when unchecked)
+};
+
+struct RunReport {
+    std::vector<KernelReport> kernels;
+    runtime::TimingStats total;       ///< end to end, seconds (sum over segments)
+    int threads = 0;
+    bool checked = false;
+    bool allPassed = true;
+    std::vector<std::pair<std::string, ir::TensorData>> outputs;  ///< graph outputs by name
+    runtime::CompiledLibrary library;
+    support::DiagnosticList warnings;
+};
+
+support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& inputs,
+                                      const RunOptions& options, runtime::RunnerClient& runner,
+                                      const support::CancelToken* cancel = nullptr,
+                                      const support::ProgressSink& progress = {});
+
+}  // namespace tessera::pipeline
