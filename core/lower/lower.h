@@ -31,6 +31,7 @@
 /// Thread rules: pure functions of their arguments; the graph is only read. Safe to call from
 /// several threads at once on the same graph.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct LowerOptions {
     int cpuThreads = 2;
     /// Name given to the kernel (made unique by the caller); empty = derived from the node name.
     std::string kernelName;
+    /// Default-domain opset of the model (ir::Model::defaultOpset()); 0 = newest semantics. Only
+    /// ops whose semantics changed read it: Softmax/LogSoftmax below 13 coerce the input to 2-D
+    /// at `axis` (default 1), as runtime::ReferenceOptions::opset does.
+    std::int64_t opset = 0;
 };
 
 /// A lowered kernel and which graph values its parameters are.

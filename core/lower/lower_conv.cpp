@@ -1,0 +1,309 @@
+// Conv (N-D, groups incl. depthwise, strides, dilations, pads, auto_pad, optional bias) and the
+// sliding-window helpers shared with pooling (core/lower/lower_heavy.h).
+//
+// Loop structure (CPU default):
+// - Pointwise (1x1 kernel, stride 1, no padding, group 1): a matmul per image,
+//   Y[n, co, p] = sum_ci W[co, ci] * X[n, ci, p] over the flattened spatial index p; X, W and Y are
+//   declared with the flattened shapes [N, C, H*W], [M, C], [N, M, H*W]. Mapped over
+//   [N, M, H*W]: grid = spatial(N, M/8, HW/64, M tiles fastest) * repeat(1, 8, 64); inside a tile
+//   acc[8][64] (Local), `for ci: for co (unrolled): w = W[co, ci]; for p (vectorised): acc += w * X`.
+// - Everything else (direct conv, depthwise): mapped over the output [N, M, O_1..O_r]; tile
+//   (1, tco, .., th, tw) with tw the whole last output extent (<= 256) and th the rows that fit
+//   about 1024 accumulators; tco = 1 for depthwise, else min(M, 8). Inside a tile acc (Local) is
+//   zeroed, then `for ci: for rows: for kernel rows (guard: input row inside): for kw (copied per
+//   tap): for co (unrolled): w = W[..]; for ow in the tap's valid range (vectorised): acc += w * X`,
+//   then stored with the bias. The valid ow range of each tap is computed from the geometry, so
+//   the inner loop has no padding guard.
+// A schedule's grid/block mapping replaces the default over the same index space (a rank-3
+// mapping for a pointwise conv selects the matmul view, a rank r+2 mapping the direct conv).
+
+#include <algorithm>
+#include <string>
+
+#include "core/lower/lower_heavy.h"
+
+namespace tessera::lower::detail {
+
+namespace {
+
+std::string dimsText(const std::vector<std::int64_t>& s) {
+    std::string r = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+Expr floorDivE(const Expr& a, std::int64_t b) { return b == 1 ? a : binary(BinaryOp::FloorDiv, a, intImm(b)); }
+Expr ceilDivE(const Expr& a, std::int64_t b) {
+    return b == 1 ? a : unary(UnaryOp::Neg, binary(BinaryOp::FloorDiv, unary(UnaryOp::Neg, a), intImm(b)));
+}
+
+/// Largest divisor of n that is <= cap (>= 1).
+std::int64_t divisorAtMost(std::int64_t n, std::int64_t cap) {
+    for (std::int64_t c = std::min(n, std::max<std::int64_t>(cap, 1)); c >= 1; --c)
+        if (n % c == 0) return c;
+    return 1;
+}
+
+}  // namespace
+
+support::Expected<WindowGeom> windowGeometry(const LowerContext& ctx, const std::vector<std::int64_t>& in,
+                                             const std::vector<std::int64_t>& kernel, bool ceilMode) {
+    const ir::Node& n = ctx.node;
+    const std::size_t r = in.size();
+    WindowGeom w;
+    w.in = in;
+    w.k = kernel;
+    w.s = n.attrInts("strides", std::vector<std::int64_t>(r, 1));
+    w.d = n.attrInts("dilations", std::vector<std::int64_t>(r, 1));
+    const std::vector<std::int64_t> pads = n.attrInts("pads", std::vector<std::int64_t>(2 * r, 0));
+    if (w.s.size() != r || w.d.size() != r || pads.size() != 2 * r || kernel.size() != r)
+        return lowerError(ctx, "strides, dilations, kernel_shape and pads must have " + std::to_string(r) + ", " +
+                                   std::to_string(r) + ", " + std::to_string(r) + " and " + std::to_string(2 * r) +
+                                   " values");
+    w.pb.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+    w.pe.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+    const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+    w.out.resize(r);
+    for (std::size_t i = 0; i < r; ++i) {
+        if (w.s[i] < 1 || w.d[i] < 1 || w.k[i] < 1 || w.pb[i] < 0 || w.pe[i] < 0)
+            return lowerError(ctx, "strides, dilations and kernel extents must be >= 1 and pads >= 0");
+        const std::int64_t span = (w.k[i] - 1) * w.d[i] + 1;
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            w.out[i] = (in[i] + w.s[i] - 1) / w.s[i];
+            const std::int64_t total = std::max<std::int64_t>(0, (w.out[i] - 1) * w.s[i] + span - in[i]);
+            w.pb[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            w.pe[i] = total - w.pb[i];
+            continue;
+        }
+        if (autoPad == "VALID") w.pb[i] = w.pe[i] = 0;
+        else if (autoPad != "NOTSET") return lowerError(ctx, "unknown auto_pad '" + autoPad + "'");
+        const std::int64_t avail = in[i] + w.pb[i] + w.pe[i] - span;
+        if (avail < 0) return lowerError(ctx, "the window (extent " + std::to_string(span) + ") is larger than the padded input");
+        w.out[i] = (ceilMode ? (avail + w.s[i] - 1) / w.s[i] : avail / w.s[i]) + 1;
+        if (ceilMode && (w.out[i] - 1) * w.s[i] >= in[i] + w.pb[i]) --w.out[i];
+    }
+    return w;
+}
+
+Stmt emitWindowNest(Kernel& k, const WindowGeom& w, const std::vector<Expr>& origin, const std::vector<Expr>& extent,
+                    const TapFn& tap) {
+    const std::size_t r = w.out.size();
+    const std::size_t L = r - 1;
+    std::vector<Expr> kIdx(r), localOuter, inOuter;
+
+    auto lastDim = [&]() -> Stmt {
+        auto perTap = [&](const Expr& kw) -> Stmt {
+            const Expr a = intImm(w.pb[L]) - kw * intImm(w.d[L]);  // first valid ow = ceil(a / s)
+            const Expr lo = maxOf(origin[L], ceilDivE(a, w.s[L]));
+            const Expr hi = minOf(origin[L] + extent[L],
+                                  floorDivE(intImm(w.in[L] - 1 + w.pb[L]) - kw * intImm(w.d[L]), w.s[L]) + intImm(1));
+            const Expr cnt = maxOf(intImm(0), hi - lo);
+            std::int64_t c = 0;
+            if (cnt.isIntImm(&c) && c <= 0) return nullptr;
+            kIdx[L] = kw;
+            RowBuilder row = [&k, &w, L, lo, cnt, kw, o0 = origin[L]](
+                                 const std::function<Stmt(const Expr&, const Expr&)>& f) {
+                const Var q = k.newVar("q");
+                const Expr ow = lo + varRef(q);
+                const Expr iw = ow * intImm(w.s[L]) - intImm(w.pb[L]) + kw * intImm(w.d[L]);
+                return forLoop(q, cnt, f(ow - o0, iw), ForKind::Vectorize);
+            };
+            return tap(kIdx, localOuter, inOuter, row);
+        };
+        if (w.k[L] <= 16) {
+            std::vector<Stmt> taps;
+            for (std::int64_t j = 0; j < w.k[L]; ++j) taps.push_back(perTap(intImm(j)));
+            return seq(std::move(taps));
+        }
+        const Var kv = k.newVar("kw");
+        Stmt body = perTap(varRef(kv));
+        return body ? forLoop(kv, intImm(w.k[L]), body) : nullptr;
+    };
+
+    std::function<Stmt(std::size_t)> rec = [&](std::size_t d) -> Stmt {
+        if (d == L) return lastDim();
+        const Var t = k.newVar("o" + std::to_string(d));
+        const Var kv = k.newVar("k" + std::to_string(d));
+        const Expr o = origin[d] + varRef(t);
+        const Expr in = o * intImm(w.s[d]) - intImm(w.pb[d]) + varRef(kv) * intImm(w.d[d]);
+        localOuter.push_back(varRef(t));
+        inOuter.push_back(in);
+        kIdx[d] = varRef(kv);
+        Stmt body = rec(d + 1);
+        localOuter.pop_back();
+        inOuter.pop_back();
+        if (!body) return nullptr;
+        const bool needGuard = w.pb[d] > 0 || w.pe[d] > 0 || (w.out[d] - 1) * w.s[d] + (w.k[d] - 1) * w.d[d] >= w.in[d];
+        if (needGuard) body = ifThen(in >= intImm(0) && in < intImm(w.in[d]), body);
+        return forLoop(t, extent[d], forLoop(kv, intImm(w.k[d]), body, unrollKind(intImm(w.k[d]), 4)));
+    };
+    return rec(0);
+}
+
+namespace {
+
+/// Nested loops over `ext` (one per dim, extents may be expressions), the last one vectorised.
+Stmt tileLoops(Kernel& k, const std::vector<Expr>& ext, const std::string& hint,
+               const std::function<Stmt(const std::vector<Expr>&)>& body, std::size_t unrollFirst = 0) {
+    std::vector<Var> vars;
+    std::vector<Expr> idx;
+    for (std::size_t d = 0; d < ext.size(); ++d) {
+        vars.push_back(k.newVar(hint + std::to_string(d)));
+        idx.push_back(varRef(vars.back()));
+    }
+    Stmt s = body(idx);
+    for (std::size_t d = ext.size(); d-- > 0;) {
+        ForKind kind = d + 1 == ext.size() ? ForKind::Vectorize : ForKind::Serial;
+        if (d < unrollFirst && d + 1 != ext.size()) kind = unrollKind(ext[d], 16);
+        s = forLoop(vars[d], ext[d], s, kind);
+    }
+    return s;
+}
+
+}  // namespace
+
+support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
+    const ir::Node& node = ctx.node;
+    if (node.inputs.size() < 2 || node.inputs.size() > 3 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
+        return lowerError(ctx, "Conv needs inputs X, W, optional B and one output");
+    auto xs = shapeOf(ctx, node.inputs[0]);
+    if (!xs) return xs.diagnostics();
+    auto ws = shapeOf(ctx, node.inputs[1]);
+    if (!ws) return ws.diagnostics();
+    auto ys = shapeOf(ctx, node.outputs[0]);
+    if (!ys) return ys.diagnostics();
+    if (xs->size() < 3 || ws->size() != xs->size())
+        return lowerError(ctx, "Conv needs X and W of the same rank >= 3, got " + dimsText(*xs) + " and " + dimsText(*ws));
+    const std::size_t r = xs->size() - 2;
+    const std::int64_t N = (*xs)[0], C = (*xs)[1], M = (*ws)[0], G = node.attrInt("group", 1);
+    if (G < 1 || C % G != 0 || M % G != 0 || (*ws)[1] != C / G)
+        return lowerError(ctx, "group " + std::to_string(G) + " does not fit X " + dimsText(*xs) + " and W " + dimsText(*ws));
+    const std::vector<std::int64_t> in(xs->begin() + 2, xs->end()), kernel(ws->begin() + 2, ws->end());
+    if (node.attrInts("kernel_shape", kernel) != kernel)
+        return lowerError(ctx, "kernel_shape differs from W's " + dimsText(kernel));
+    auto geom = windowGeometry(ctx, in, kernel, false);
+    if (!geom) return geom.diagnostics();
+    const WindowGeom& w = *geom;
+    std::vector<std::int64_t> outShape{N, M};
+    outShape.insert(outShape.end(), w.out.begin(), w.out.end());
+    if (*ys != outShape) return lowerError(ctx, "output shape " + dimsText(*ys) + " differs from " + dimsText(outShape));
+    const bool hasBias = node.inputs.size() == 3 && node.inputs[2] != ir::kNoValue;
+    if (hasBias) {
+        auto bsh = shapeOf(ctx, node.inputs[2]);
+        if (!bsh) return bsh.diagnostics();
+        if (*bsh != std::vector<std::int64_t>{M}) return lowerError(ctx, "bias must have shape [" + std::to_string(M) + "]");
+    }
+
+    const DType outT = dtypeOf(ctx.g, node.outputs[0]);
+    const DType accT = accumulatorType(outT);
+    LoweredKernel lk = beginKernel(ctx);
+    const int X = addInput(ctx, lk, node.inputs[0]);
+    const int W = addInput(ctx, lk, node.inputs[1]);
+    const int Bi = hasBias ? addInput(ctx, lk, node.inputs[2]) : -1;
+    const int Y = addOutput(ctx, lk, node.outputs[0]);
+    Kernel& k = lk.kernel;
+    const DType xT = k.buffers[static_cast<std::size_t>(X)].dtype, wT = k.buffers[static_cast<std::size_t>(W)].dtype;
+    const DType bT = hasBias ? k.buffers[static_cast<std::size_t>(Bi)].dtype : outT;
+    auto biasOf = [&](const Expr& co) { return hasBias ? cast(load(Bi, bT, {co}), accT) : constant(0.0, accT); };
+    const std::int64_t cg = C / G, mg = M / G;
+
+    // ---- pointwise: matmul view ----
+    bool pointwise = G == 1 && X != W;
+    for (std::size_t i = 0; i < r; ++i)
+        pointwise = pointwise && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+    if (pointwise) {
+        std::int64_t HW = 1;
+        for (auto v : in) HW *= v;
+        const std::vector<std::int64_t> ext{N, M, HW};
+        const std::vector<std::int64_t> tile{1, std::min<std::int64_t>(M, 8), std::min<std::int64_t>(HW, 64)};
+        auto plan = resolveMappings(ctx, ext, tiledMapping(ext, tile, {0, 2, 1}));
+        if (plan) {
+            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
+            k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
+            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
+            k.body = emitTiledLoops(k, *plan, ext, {1, 16, 256}, [&](const TileView& tv) {
+                const Expr n = tv.origin[0];
+                GemmTileSpec s;
+                s.K = C;
+                s.acc = accT;
+                s.a = [&](const Expr& co, const Expr& ci) { return cast(load(W, wT, {co, ci}), accT); };
+                s.b = [&, n](const Expr& ci, const Expr& p) { return cast(load(X, xT, {n, ci, p}), accT); };
+                s.store = [&, n](const Expr& co, const Expr& p, const Expr& v) {
+                    return store(Y, {n, co, p}, cast(hasBias ? v + biasOf(co) : v, outT));
+                };
+                return emitGemmTile(k, s, tv.origin[1], tv.origin[2], tv.extent[1], tv.extent[2], tv.size[1], tv.size[2]);
+            });
+            k.notes.push_back("pointwise conv as matmul over [N, C_out, H*W]; X, W, Y declared flattened");
+            return lk;
+        }
+    }
+
+    // ---- direct conv (general, grouped, depthwise) ----
+    const bool depthwise = cg == 1 && mg == 1;
+    const std::int64_t tco = depthwise ? 1 : std::min<std::int64_t>(M, 8);
+    const std::int64_t tw = std::min<std::int64_t>(w.out[r - 1], 256);
+    std::vector<std::int64_t> tile{1, tco}, maxTile{1, 16};
+    for (std::size_t d = 0; d < r; ++d) {
+        tile.push_back(1);
+        maxTile.push_back(1);
+    }
+    tile[r + 1] = tw;
+    maxTile[r + 1] = 256;
+    if (r >= 2) {
+        tile[r] = divisorAtMost(w.out[r - 2], 1024 / (tco * tw));
+        maxTile[r] = 16;
+    }
+    auto plan = resolveMappings(ctx, outShape, tiledMapping(outShape, tile));
+    if (!plan) return plan.diagnostics();
+
+    k.body = emitTiledLoops(k, *plan, outShape, maxTile, [&](const TileView& tv) {
+        const Expr n = tv.origin[0], co0 = tv.origin[1];
+        BufferDecl ab;
+        ab.name = "acc";
+        ab.dtype = accT;
+        ab.scope = MemoryScope::Local;
+        ab.shape.assign(tv.size.begin() + 1, tv.size.end());
+        const int acc = k.addBuffer(ab);
+        const std::vector<Expr> accExt(tv.extent.begin() + 1, tv.extent.end());
+        const std::vector<Expr> sOrigin(tv.origin.begin() + 2, tv.origin.end()), sExt(tv.extent.begin() + 2, tv.extent.end());
+        Stmt init = tileLoops(k, accExt, "z", [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
+        Var ciVar;
+        Expr ci = intImm(0);
+        if (cg > 1) {
+            ciVar = k.newVar("ci");
+            ci = varRef(ciVar);
+        }
+        Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>& kIdx, const std::vector<Expr>& localOuter,
+                                                            const std::vector<Expr>& inOuter, const RowBuilder& row) {
+            const Var cc = k.newVar("cc");
+            const Expr co = co0 + varRef(cc);
+            const Expr ch = G == 1 ? ci : (mg == 1 ? co : co / intImm(mg)) * intImm(cg) + ci;
+            std::vector<Expr> widx{co, ci};
+            widx.insert(widx.end(), kIdx.begin(), kIdx.end());
+            const Var wv = k.newVar("w", accT);
+            Stmt body = row([&](const Expr& ol, const Expr& il) {
+                std::vector<Expr> aidx{varRef(cc)};
+                aidx.insert(aidx.end(), localOuter.begin(), localOuter.end());
+                aidx.push_back(ol);
+                std::vector<Expr> xidx{n, ch};
+                xidx.insert(xidx.end(), inOuter.begin(), inOuter.end());
+                xidx.push_back(il);
+                return store(acc, aidx, load(acc, accT, aidx) + varRef(wv) * cast(load(X, xT, xidx), accT));
+            });
+            return forLoop(cc, tv.extent[1], let(wv, cast(load(W, wT, widx), accT), body), unrollKind(tv.extent[1], 16));
+        });
+        if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
+        Stmt out = tileLoops(k, accExt, "y", [&](const std::vector<Expr>& i) {
+            std::vector<Expr> yidx{n};
+            for (std::size_t d = 0; d < i.size(); ++d) yidx.push_back(tv.origin[d + 1] + i[d]);
+            const Expr v = load(acc, accT, i);
+            return store(Y, yidx, cast(hasBias ? v + biasOf(yidx[1]) : v, outT));
+        }, 1);
+        return allocate(acc, seq({init, nest, out}));
+    });
+    k.notes.push_back(depthwise ? "depthwise conv: rows of one channel per tile, taps unrolled, ow vectorised"
+                                : "direct conv: ci outer, taps, co unrolled, ow vectorised");
+    return lk;
+}
+
+}  // namespace tessera::lower::detail

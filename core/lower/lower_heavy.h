@@ -1,0 +1,109 @@
+#pragma once
+/// @file
+/// Compute-heavy lowering templates (internal to core/lower; not a public API): MatMul, Gemm,
+/// Conv, pooling, reductions, Softmax/LogSoftmax, LayerNormalization, BatchNormalization,
+/// ArgMax/ArgMin. lower_heavy_registry.cpp puts them in the template table.
+///
+/// Tiled templates (MatMul, Gemm, Conv, pooling) read their task mapping as "outer factors x tile":
+/// the longest run of unprojected `repeat` factors at the end of grid * block is the *tile* (its
+/// task shape, one Local accumulator per tile, loops chosen by the template); the factors before
+/// it map tiles to workers exactly as emitMappedLoops does (the outermost worker loop is the
+/// Parallel one). A schedule that ends in a spatial factor gives 1-element tiles (still correct).
+/// Tiles larger than the template's register/stack budget are split into sub-tiles by serial
+/// loops. Edge tiles (extent not divisible by the tile) take a guarded copy of the tile code
+/// with `min()` extents, so full tiles keep constant trip counts.
+///
+/// Thread rules: as core/lower/lower.h (pure functions).
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/lower/lower_util.h"
+
+namespace tessera::lower::detail {
+
+/// One (sub-)tile as the tile body sees it.
+struct TileView {
+    std::vector<Expr> origin;        ///< per dim: first index of the tile
+    std::vector<Expr> extent;        ///< per dim: IntImm(size) for a full tile, else an expression <= size
+    std::vector<std::int64_t> size;  ///< per dim: the tile's allocated extent (upper bound of extent)
+    bool full = true;                ///< every extent is its constant size
+};
+
+/// Splits `plan` into outer factors and tile (see file comment) and emits: the outer loops over
+/// tile counts ceil(extents / tile) (emitMappedLoops), serial sub-tile loops where the tile exceeds
+/// `maxTile` (a value <= 0 = no limit), and per sub-tile `body` (twice when edges are possible: a
+/// full-tile copy and a guarded partial copy). Records "grid = ..." / "block = ..." with the whole
+/// plan (so a default mapping read back as a schedule reproduces the kernel) and a note on the tile.
+Stmt emitTiledLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extents,
+                    const std::vector<std::int64_t>& maxTile, const std::function<Stmt(const TileView&)>& body);
+
+/// The default tiled mapping: spatial over tile counts (ranks as given, empty = row-major) times
+/// repeat(tile) (attrs "." so the text stays short).
+MappingPlan tiledMapping(const std::vector<std::int64_t>& extents, const std::vector<std::int64_t>& tile,
+                         const std::vector<int>& ranks = {});
+
+/// Accumulator type for an element type: f32 for f16/bf16, the type itself otherwise.
+DType accumulatorType(DType t);
+
+/// Loop kind for a tile loop of extent e: Unroll (full) when constant and small, Serial otherwise.
+ForKind unrollKind(const Expr& extent, std::int64_t maxUnroll = 16);
+
+/// Matmul micro-kernel over one tile: out(i, j) = sum_k a(i, k) * b(k, j) for i in
+/// [i0, i0 + mExt), j in [j0, j0 + nExt). `a`, `b` return loads already in the accumulator type.
+struct GemmTileSpec {
+    std::int64_t K = 1;
+    DType acc = DType::F32;
+    std::function<Expr(const Expr& i, const Expr& k)> a;
+    std::function<Expr(const Expr& k, const Expr& j)> b;
+    /// Epilogue: the store of one result (accumulator value `v`, in acc type) at (i, j).
+    std::function<Stmt(const Expr& i, const Expr& j, const Expr& v)> store;
+    /// Dot form: both a and b contiguous in k (k innermost, split into `lanes` partial sums);
+    /// otherwise the axpy form (k outer, j innermost and vectorised).
+    bool dotForm = false;
+    std::int64_t lanes = 16;
+};
+Stmt emitGemmTile(Kernel& k, const GemmTileSpec& s, const Expr& i0, const Expr& j0, const Expr& mExt,
+                  const Expr& nExt, std::int64_t tm, std::int64_t tn);
+
+/// Geometry of a sliding window (Conv, pooling) over the spatial dims, as ONNX defines it.
+struct WindowGeom {
+    std::vector<std::int64_t> in, k, s, d, pb, pe, out;  ///< per spatial dim
+};
+/// Reads strides, dilations, pads and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID) of the
+/// node; ceilMode as pooling's ceil_mode (a window starting in the end padding is dropped).
+/// Errors: wrong attribute lengths, extents < 1, unknown auto_pad, window larger than the input.
+support::Expected<WindowGeom> windowGeometry(const LowerContext& ctx, const std::vector<std::int64_t>& in,
+                                             const std::vector<std::int64_t>& kernel, bool ceilMode);
+
+/// Callback of emitWindowNest for one kernel tap: `kIdx` the kernel offsets (one per spatial dim),
+/// `localOuter` the tile-local output coordinates of the spatial dims before the last, `inOuter`
+/// their input coordinates, and `row(f)` builds the vectorised loop over the last dim's valid
+/// outputs, calling f(tile-local output coordinate, input coordinate).
+using RowBuilder = std::function<Stmt(const std::function<Stmt(const Expr& localLast, const Expr& inLast)>&)>;
+using TapFn = std::function<Stmt(const std::vector<Expr>& kIdx, const std::vector<Expr>& localOuter,
+                                 const std::vector<Expr>& inOuter, const RowBuilder& row)>;
+/// Loops over the window of every output in a tile's spatial part (origin/extent per spatial dim):
+/// outer output coordinates, then the kernel taps of the outer dims (guarded: input inside), then
+/// the last kernel dim (copies per tap when it has <= 16 taps), each tap's row loop covering only
+/// outputs whose input is inside (ranges computed from the geometry: no guard in the inner loop).
+Stmt emitWindowNest(Kernel& k, const WindowGeom& w, const std::vector<Expr>& origin, const std::vector<Expr>& extent,
+                    const TapFn& tap);
+
+// ---- templates (one node -> one kernel) ----
+support::Expected<LoweredKernel> lowerMatMul(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerGemm(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerMaxPool(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerAveragePool(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerGlobalAveragePool(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerGlobalMaxPool(const LowerContext& ctx);
+/// ReduceSum/Mean/Max/Min/Prod/L1/L2/SumSquare/LogSumExp (op type read from the node).
+support::Expected<LoweredKernel> lowerReduce(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerArgMinMax(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerSoftmax(const LowerContext& ctx);  ///< Softmax and LogSoftmax
+support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx);
+support::Expected<LoweredKernel> lowerBatchNorm(const LowerContext& ctx);
+
+}  // namespace tessera::lower::detail
