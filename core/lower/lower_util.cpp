@@ -229,6 +229,7 @@ MappingPlan defaultCpuMapping(const std::vector<std::int64_t>& extentsIn, int wo
 namespace {
 
 struct LoopFrame {
+    int dim = -1;  ///< dimension of a repeat loop; -1 for worker loops
     Var var;
     std::int64_t extent = 1;
     ForKind kind = ForKind::Serial;
@@ -274,6 +275,7 @@ void expandMapping(Kernel& k, const TaskMapping& m, const Expr& w, const std::st
                 const std::size_t d = dimOfRank[r];
                 if (fac.shape[d] == 1) continue;
                 LoopFrame lf;
+                lf.dim = static_cast<int>(d);
                 lf.var = k.newVar(levelName.substr(0, 1) + "r" + std::to_string(f) + "_" + std::to_string(d));
                 lf.extent = fac.shape[d];
                 const LoopAttr& a = fac.attrs[d];
@@ -298,6 +300,12 @@ void expandMapping(Kernel& k, const TaskMapping& m, const Expr& w, const std::st
 
 Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extentsIn,
                      const std::function<Stmt(const std::vector<Expr>&)>& body) {
+    return emitMappedLoops(k, plan, extentsIn, body, {}, nullptr);
+}
+
+Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extentsIn,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body,
+                     const std::vector<LoopOverride>& overrides, std::vector<int>* unapplied) {
     const bool scalar = extentsIn.empty();
     const std::vector<std::int64_t> extents = scalar ? std::vector<std::int64_t>{1} : extentsIn;
     const std::size_t n = extents.size();
@@ -328,6 +336,17 @@ Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::
     }
     expandMapping(k, plan.grid, gw, "grid", coords, exts, loops);
     if (plan.block) expandMapping(k, *plan.block, bw, "block", coords, exts, loops);
+
+    for (const LoopOverride& o : overrides) {
+        bool applied = false;
+        for (std::size_t i = loops.size(); i-- > 0 && !applied;)
+            if (loops[i].dim == o.dim) {
+                loops[i].kind = o.kind;
+                loops[i].factor = o.factor;
+                applied = true;
+            }
+        if (!applied && unapplied) unapplied->push_back(o.dim);
+    }
 
     // Task coordinate per dim: fold over levels, outer * inner extent + inner.
     std::vector<Expr> task(n);

@@ -74,6 +74,20 @@ MappingPlan defaultCpuMapping(const std::vector<std::int64_t>& extents, int work
 Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extents,
                      const std::function<Stmt(const std::vector<Expr>&)>& body);
 
+/// A loop-kind request for one output dimension (a schedule's `vectorize c by 8`, `parallel r`).
+struct LoopOverride {
+    int dim = 0;
+    ForKind kind = ForKind::Serial;
+    std::int64_t factor = 0;
+};
+
+/// emitMappedLoops where the innermost repeat loop over dimension `o.dim` gets `o.kind` and
+/// `o.factor` instead of its LoopAttr's, for each override. Dims of `overrides` without a repeat
+/// loop (mapped to workers only, or extent 1) are appended to *unapplied (when not null).
+Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::int64_t>& extents,
+                     const std::function<Stmt(const std::vector<Expr>&)>& body,
+                     const std::vector<LoopOverride>& overrides, std::vector<int>* unapplied = nullptr);
+
 /// Row-major nested Serial loops over `extents` (for inner loops that no mapping decides, e.g. a
 /// reduction); body gets one index per dimension. Extents of 1 produce no loop (index 0).
 Stmt emitSerialLoops(Kernel& k, const std::vector<std::int64_t>& extents, const std::string& hint,
