@@ -13,6 +13,22 @@
 
 #include "core/runtime/runner_service.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSERA_RUNNER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_RUNNER_ASAN 1
+#endif
+#endif
+
+#ifdef TESSERA_RUNNER_ASAN
+// In a sanitizer build the kernel faults this process exists to contain must still end it with
+// their signal (the client reports the signal), not with ASan's report and exit status 1.
+extern "C" const char* __asan_default_options() {
+    return "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:detect_leaks=0";
+}
+#endif
+
 int main() {
     // The protocol keeps the original stdout; fd 1 becomes stderr so that anything a kernel (or a
     // library it loads) prints can never corrupt the protocol stream.

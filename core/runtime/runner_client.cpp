@@ -350,8 +350,10 @@ support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const 
             case Wait::Error: {
                 const ExitStatus st = stop(w == Wait::Error);
                 if (st.signal) return fault(inFlight("crashed: " + describeSignal(st.signal)));
+                if (phase != Phase::None)
+                    return fault(inFlight("ended the runner with exit status " + std::to_string(st.code)));
                 return fault("runner protocol error: the runner exited (status " + std::to_string(st.code) +
-                             ") before answering" + (phase == Phase::None ? std::string() : " (" + inFlight("in flight") + ")"));
+                             ") before answering");
             }
         }
         const json msg = json::parse(line, nullptr, false);

@@ -28,7 +28,9 @@
 /// - cancellation: the runner is killed, "run cancelled";
 /// - an error answer from the runner (library or entry not found, buffer outside the arena):
 ///   its text, e.g. "cannot load library '...': <dlerror>" (the runner stays up);
-/// - EOF, a normal exit, or a line that is not the protocol: "runner protocol error: ...";
+/// - a kernel that calls exit(): "kernel '<label>' ended the runner with exit status N";
+/// - EOF or an exit with nothing in flight, or a line that is not the protocol:
+///   "runner protocol error: ...";
 /// - the executable missing: "tessera-runner not found ...: set TESSERA_RUNNER".
 ///
 /// Thread rules: one thread at a time uses an instance (it owns a child process and its pipes);

@@ -107,6 +107,22 @@ std::vector<std::uint8_t> SharedArena::read(const BufferSpec& b) const {
     return std::vector<std::uint8_t>(m_data + b.offset, m_data + b.offset + b.bytes);
 }
 
+bool SharedArena::writeTensor(const BufferSpec& b, const ir::TensorData& tensor) {
+    if (tensor.dtype == ir::DType::String || static_cast<std::int64_t>(tensor.bytes.size()) > b.bytes) return false;
+    if (!tensor.bytes.empty()) std::memcpy(m_data + b.offset, tensor.bytes.data(), tensor.bytes.size());
+    return true;
+}
+
+ir::TensorData SharedArena::readTensor(const BufferSpec& b, ir::DType dtype, std::vector<std::int64_t> dims) const {
+    ir::TensorData t;
+    t.dtype = dtype;
+    t.dims = std::move(dims);
+    const std::int64_t want = t.numElements() * static_cast<std::int64_t>(ir::dtypeSize(dtype));
+    const std::int64_t n = std::max<std::int64_t>(0, std::min(want, b.bytes));
+    t.bytes.assign(m_data + b.offset, m_data + b.offset + n);
+    return t;
+}
+
 std::vector<BufferSpec> layoutBuffers(const std::vector<std::int64_t>& sizes, std::int64_t& totalBytes,
                                       std::int64_t alignment) {
     if (alignment < 1) alignment = 1;

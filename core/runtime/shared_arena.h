@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/tensor.h"
 #include "core/runtime/runner_protocol.h"
 #include "core/support/expected.h"
 
@@ -54,6 +55,13 @@ public:
     void write(const BufferSpec& b, const void* src, std::int64_t bytes);
     /// Copies the buffer `b` out.
     std::vector<std::uint8_t> read(const BufferSpec& b) const;
+
+    /// Copies a tensor's bytes into `b`. False (nothing written) when they do not fit, or the
+    /// tensor is a string tensor.
+    bool writeTensor(const BufferSpec& b, const ir::TensorData& tensor);
+    /// The buffer `b` as a tensor of `dtype` and `dims` (its first numElements * size bytes;
+    /// fewer when the buffer is smaller, which TensorData::sizeConsistent() then reports).
+    ir::TensorData readTensor(const BufferSpec& b, ir::DType dtype, std::vector<std::int64_t> dims) const;
 
     /// Fills RunRequest::arenaPath and arenaBytes.
     void attach(RunRequest& request) const {

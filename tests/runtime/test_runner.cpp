@@ -54,6 +54,8 @@ extern "C" void hang(void* const*) {
     while (g_spin) {}
 }
 
+extern "C" void quit(void* const*) { std::exit(3); }
+
 extern "C" void noisy(void* const*) {
     std::printf("noise on stdout\n");
     std::fflush(stdout);
@@ -233,6 +235,15 @@ TEST_F(Runner, HangIsKilledAfterTheTimeout) {
     expectVaddWorks(client);
 }
 
+TEST_F(Runner, ExitInAKernelIsReported) {
+    prepareVadd();
+    RunnerClient client(clientOptions());
+    auto r = client.run(request({{"quit", {}, "Exit_0"}}));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(message(r.diagnostics()), "kernel 'Exit_0' ended the runner with exit status 3");
+    expectVaddWorks(client);
+}
+
 TEST_F(Runner, CancellationKillsTheRunner) {
     prepareVadd();
     RunnerClient client(clientOptions());
@@ -318,6 +329,9 @@ TEST(SharedArenaTest, LayoutAndMapping) {
         EXPECT_EQ(path.rfind(dir.str() + "/tessera-arena-", 0), 0u);
         EXPECT_EQ(a->size(), 195);
         EXPECT_EQ(a->data()[100], 0);
+        EXPECT_TRUE(a->writeTensor(specs[1], ir::TensorData::fromFloats({1.5f, 2.5f}, {2})));
+        EXPECT_FALSE(a->writeTensor(specs[0], ir::TensorData::fromFloats({1, 2, 3}, {3}))) << "12 bytes into 10";
+        EXPECT_EQ(a->readTensor(specs[1], ir::DType::F32, {2}).toDoubles(), (std::vector<double>{1.5, 2.5}));
         const char msg[] = "abc";
         a->write(specs[4], msg, 3);
         EXPECT_EQ(a->read(specs[4]), (std::vector<std::uint8_t>{'a', 'b', 'c'}));
