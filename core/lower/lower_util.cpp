@@ -263,7 +263,8 @@ void expandMapping(Kernel& k, const TaskMapping& m, const Expr& w, const std::st
                     if (fac.projected[d] || fac.shape[d] == 1) continue;
                     Expr e = lw;
                     if (strides[d] != 1) e = e / intImm(strides[d]);
-                    if (fac.ranks[d] != 0) e = e % intImm(fac.shape[d]);
+                    // No mod on the dim with the largest stride among non-unit dims (lw < nw).
+                    if (strides[d] * fac.shape[d] < nw) e = e % intImm(fac.shape[d]);
                     c[d] = e;
                 }
             }
