@@ -374,6 +374,18 @@ CEmitter::ExprText CEmitter::binaryExpr(const ExprNode& n) {
     case BinaryOp::Or: prec = kPrecOr; break;
     default: break;
     }
+    // a + -c prints as a - c and a - -c as a + c (same value; integers: not for INT64_MIN)
+    if ((op == BinaryOp::Add || op == BinaryOp::Sub) && n.args[1]) {
+        const ExprNode& r = *n.args[1];
+        const bool signedInt = r.dtype == DType::I8 || r.dtype == DType::I16 || r.dtype == DType::I32 || r.dtype == DType::I64;
+        const bool negInt = r.kind == ExprKind::IntImm && signedInt && r.intValue < 0 &&
+                            r.intValue != std::numeric_limits<std::int64_t>::min();
+        const bool negFloat = r.kind == ExprKind::FloatImm && r.floatValue < 0;
+        if (negInt || negFloat) {
+            const ExprText mag = negInt ? intLiteral(-r.intValue, r.dtype) : floatLiteral(-r.floatValue, r.dtype);
+            return {operand(a, kPrecAdd) + (op == BinaryOp::Add ? " - " : " + ") + operand(mag, kPrecAdd + 1), kPrecAdd};
+        }
+    }
     std::string left, right;
     if (lower::isComparison(op)) {
         // a comparison operand of a comparison is always parenthesised (compilers warn otherwise)
@@ -442,12 +454,12 @@ std::string CEmitter::accessText(int buffer, const std::vector<Expr>& indices) {
     const BufferDecl& b = m_kernel->buffers[static_cast<std::size_t>(buffer)];
     if (indices.size() != b.shape.size() && !(b.shape.empty() && indices.size() <= 1))
         return "tsr_wrong_index_count[0]";
-    Expr flat;
-    std::int64_t stride = 1;
-    for (std::size_t d = b.shape.size(); d-- > 0;) {
-        Expr term = indices[d] * stride;
-        flat = flat ? term + flat : term;
-        stride *= b.shape[d];
+    std::vector<std::int64_t> strides(b.shape.size(), 1);
+    for (std::size_t d = b.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * b.shape[d];
+    Expr flat;  // i * s0 + j * s1 + k: left to right, so no parentheses are needed
+    for (std::size_t d = 0; d < b.shape.size(); ++d) {
+        Expr term = indices[d] * strides[d];
+        flat = flat ? flat + term : term;
     }
     if (!flat) flat = lower::intImm(0);
     return bufferName(buffer) + "[" + expr(flat).text + "]";
