@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -62,6 +63,17 @@ ir::TensorData readTensor(const runtime::SharedArena& arena, const runtime::Buff
     t.dims = valueDims(g, v);
     t.bytes = arena.read(b);
     return t;
+}
+
+double rmsOf(const ir::TensorData& t) {
+    const std::int64_t n = t.numElements();
+    if (n == 0) return 0;
+    double sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const double v = t.elementAsDouble(i);
+        if (std::isfinite(v)) sum += v * v;
+    }
+    return std::sqrt(sum / static_cast<double>(n));
 }
 
 std::string stemOf(const std::string& path) {
@@ -254,6 +266,10 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                     readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v);
                 runtime::CompareOptions co = runtime::defaultCompareOptions(actual.dtype);
                 if (options.relTol >= 0) co.relTol = options.relTol;
+                // An element is judged against the tensor's scale as well as its own magnitude:
+                // fp32 sums that cancel to near zero carry absolute errors of the order of the
+                // terms, not of the result (absTol = relTol * RMS of the expected tensor).
+                if (ir::isFloatingPoint(expected->dtype)) co.absTol = std::max(co.absTol, co.relTol * rmsOf(*expected));
                 OutputCheck c{g.value(v).name, runtime::compareTensors(actual, *expected, co)};
                 if (!c.comparison.ok) k.passed = false;
                 k.checks.push_back(std::move(c));

@@ -17,8 +17,10 @@
 ///   its time is measured the same way (median of repetitions) on the calling thread.
 /// - Checking (RunOptions::check): the whole graph is evaluated once by the reference interpreter
 ///   on the same inputs; each kernel output is compared with the reference value of the same
-///   tensor (core/runtime/compare.h; tolerances per dtype unless RunOptions::relTol is set). A
-///   kernel passes when every output is within tolerance. Errors therefore include what earlier
+///   tensor (core/runtime/compare.h; tolerances per dtype unless RunOptions::relTol is set, and an
+///   absolute tolerance of relTol x the RMS of the expected tensor, so that elements where fp32
+///   sums cancel to near zero are judged at the tensor's scale). A kernel passes when every output
+///   is within tolerance. Errors therefore include what earlier
 ///   kernels contributed; the first failing kernel in order is the culprit.
 /// - Units: times in seconds, FLOPs and bytes as counted in the kernel IR (core/lower/counts.h):
 ///   `bytes` are the global bytes the kernel issues (CARM), `compulsoryBytes` each parameter
