@@ -119,7 +119,8 @@ std::string sanitizeIdentifier(std::string_view name, std::string_view prefix) {
 std::string IdentifierTable::unique(std::string_view name, std::string_view prefix) {
     const std::string base = sanitizeIdentifier(name, prefix);
     std::string candidate = base;
-    for (int n = 2; m_used.count(candidate); ++n) candidate = base + "_" + std::to_string(n);
+    const std::string stem = base.back() == '_' ? base : base + "_";  // never "__" (reserved)
+    for (int n = 2; m_used.count(candidate); ++n) candidate = stem + std::to_string(n);
     m_used.insert(candidate);
     return candidate;
 }
@@ -151,6 +152,27 @@ void CodeWriter::rawLine(std::string_view text) {
 namespace {
 
 bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+bool exprUses(const Expr& e, int varId, int buffer) {
+    if (!e) return false;
+    if (varId >= 0 && e->kind == ExprKind::VarRef && e->var.id == varId) return true;
+    if (buffer >= 0 && e->kind == ExprKind::Load && e->buffer == buffer) return true;
+    for (const auto& a : e->args)
+        if (exprUses(a, varId, buffer)) return true;
+    return false;
+}
+
+/// True when statement s reads variable varId or reads/writes buffer `buffer` (-1: not asked).
+bool stmtUses(const Stmt& s, int varId, int buffer) {
+    if (!s) return false;
+    if (buffer >= 0 && s->kind == StmtKind::Store && s->buffer == buffer) return true;
+    if (exprUses(s->extent, varId, buffer) || exprUses(s->value, varId, buffer)) return true;
+    for (const auto& i : s->indices)
+        if (exprUses(i, varId, buffer)) return true;
+    for (const auto& b : s->body)
+        if (stmtUses(b, varId, buffer)) return true;
+    return stmtUses(s->elseBody, varId, buffer);
+}
 /// Float dtypes computed in C `float`.
 bool computesInFloat(DType t) { return t == DType::F32 || isHalf(t); }
 
@@ -496,6 +518,10 @@ void CEmitter::emitStmt(const Stmt& s) {
     case StmtKind::For: emitFor(n); break;
     case StmtKind::If: emitIf(n, false); break;
     case StmtKind::Let: {
+        if (n.body.empty() || !stmtUses(n.body[0], n.var.id, -1)) {  // unused: no declaration
+            if (!n.body.empty()) emitStmt(n.body[0]);
+            break;
+        }
         const ExprText v = expr(n.value);
         const std::string name = bindVar(n.var);
         m_w.line("const " + computeType(n.var.dtype) + " " + name + " = " + v.text + ";");
@@ -516,6 +542,10 @@ void CEmitter::emitStmt(const Stmt& s) {
     case StmtKind::Allocate: {
         if (!validBuffer(n.buffer)) {
             errorLine("allocation of a buffer index the kernel does not have");
+            break;
+        }
+        if (n.body.empty() || !stmtUses(n.body[0], -1, n.buffer)) {  // unused: no declaration
+            if (!n.body.empty()) emitStmt(n.body[0]);
             break;
         }
         const auto idx = static_cast<std::size_t>(n.buffer);
@@ -627,6 +657,7 @@ void CEmitter::emitKernelSignature(const lower::Kernel& k, const std::string& en
         const std::string type = cq + storageType(b.dtype) + "*";
         m_w.line(type + " " + restrictQualifier() + " " + paramName(i) + " = static_cast<" + type + ">(args[" +
                  std::to_string(i) + "]);");
+        if (!stmtUses(k.body, -1, p)) m_w.line("(void)" + paramName(i) + ";  // not used by this kernel");
     }
 }
 

@@ -73,7 +73,9 @@ public:
     explicit CompiledModule(const std::string& source, const std::string& extraFlags = {}) {
         const int rc = runCompiler(m_dir, source, "-O2 -fopenmp -shared -fPIC " + extraFlags, "module.so", &m_log);
         if (rc != 0) return;
-        m_handle = ::dlopen((m_dir.path() / "module.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+        // RTLD_NODELETE: dlclose must not unload the module (and with it libgomp) while OpenMP's
+        // idle worker threads still run its code: that crashes the process.
+        m_handle = ::dlopen((m_dir.path() / "module.so").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!m_handle) m_log += std::string("dlopen: ") + ::dlerror();
     }
     ~CompiledModule() {
