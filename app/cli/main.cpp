@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/conformance_cmd.h"
 #include "app/cli/dsl_cmd.h"
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
@@ -89,6 +90,16 @@ int main(int argc, char** argv) {
         compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)");
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
 
+        ConformanceCmdOptions conf;
+        auto* confCmd = app.add_subcommand("conformance", "Run ONNX backend node tests through Tessera's compiler and print passed/failed/skipped per op");
+        confCmd->add_option("DIR", conf.dir, "node test root (e.g. /usr/share/libonnx-testdata/data/node) or one test folder")->required();
+        confCmd->add_option("--ops", conf.ops, "only these ops (comma separated)");
+        confCmd->add_flag("--claimed", conf.claimedOnly, "only ops with a code generator");
+        confCmd->add_flag("--strict", conf.strict, "exit 3 when a case of a claimed op fails");
+        confCmd->add_flag("--verbose", conf.verbose, "one line per case");
+        confCmd->add_flag("--json", conf.json, "print one JSON object");
+        confCmd->add_option("--cxx-flags", conf.cxxFlags, "host compiler flags (default \"-O1 -fopenmp -shared -fPIC\")");
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -105,6 +116,7 @@ int main(int argc, char** argv) {
         if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
         if (exportCmd->parsed()) return runExportDsl(exportDsl, std::cout, std::cerr);
         if (checkCmd->parsed()) return runCheck(check, std::cout, std::cerr);
+        if (confCmd->parsed()) return runConformanceCommand(conf, std::cout, std::cerr);
         if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
         if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
         std::cerr << app.help();
