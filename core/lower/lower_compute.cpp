@@ -271,6 +271,7 @@ private:
             std::string note;
         };
         std::vector<LoopSpec> loops;
+        std::vector<std::pair<Var, Expr>> tileLets;  // k = k_o * F + k_i of tiled axes
         Expr guard;
         for (int ax : e.reduceAxes) {
             const auto a = static_cast<std::size_t>(ax);
@@ -292,7 +293,9 @@ private:
                 Var vo = m_k.newVar(name + "_o"), vi = m_k.newVar(name + "_i");
                 loops.push_back({vo, outer, ForKind::Serial, 0, "tile " + name + " by " + std::to_string(s.tile)});
                 loops.push_back({vi, s.tile, innerKind, innerFactor, {}});
-                Expr idx = varRef(vo) * intImm(s.tile) + varRef(vi);
+                Var vk = m_k.newVar(name);
+                tileLets.emplace_back(vk, varRef(vo) * intImm(s.tile) + varRef(vi));
+                Expr idx = varRef(vk);
                 if (n % s.tile != 0) {
                     Expr c = idx < intImm(n);
                     guard = guard ? (guard && c) : c;
@@ -319,6 +322,7 @@ private:
         emit(store(acc, {}, next));
         Stmt body = closeFrame();
         if (guard) body = ifThen(guard, body);
+        for (std::size_t i = tileLets.size(); i-- > 0;) body = let(tileLets[i].first, tileLets[i].second, body);
         for (std::size_t i = loops.size(); i-- > 0;)
             body = forLoop(loops[i].var, intImm(loops[i].extent), body, loops[i].kind, loops[i].factor, loops[i].note);
         emit(body);
@@ -467,7 +471,7 @@ support::Expected<LoweredKernel> lowerCompute(const LowerContext& ctx) {
             rp[static_cast<std::size_t>(a)] = 1;
         }
         auto spm = schedule::TaskMapping::spatial(sp);
-        auto rpm = schedule::TaskMapping::repeat(rp, {}, std::string_view("."));
+        auto rpm = schedule::TaskMapping::repeat(rp);
         if (spm && rpm) {
             auto c = schedule::TaskMapping::compose(*spm, *rpm);
             if (c) fallback.grid = *c;

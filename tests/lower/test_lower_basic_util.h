@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,10 +70,11 @@ inline std::vector<ir::TensorData> makeInputs(const ir::Graph& g, std::uint32_t 
 
 /// Lowers every node of `g` (schedules from `program` by node name when given), runs each kernel
 /// on the reference interpreter's values and compares every output. Returns "" when all match,
-/// else one line per problem.
+/// else one line per problem. `tolerance` replaces the per-dtype defaults of compareTensors.
 inline std::string checkAgainstReference(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
                                          const ir::ProgramSchedule* program = nullptr,
-                                         const LowerOptions& options = {}) {
+                                         const LowerOptions& options = {},
+                                         std::optional<runtime::CompareOptions> tolerance = std::nullopt) {
     auto ref = runtime::evaluateAll(g, inputs);
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     std::string problems;
@@ -113,7 +115,7 @@ inline std::string checkAgainstReference(const ir::Graph& g, const std::vector<i
             }
             ir::TensorData got = storage[lk->inputs.size() + o];
             got.dims = want->dims;  // the kernel buffer is dense: only the element count matters
-            auto cmp = runtime::compareTensors(got, *want);
+            auto cmp = tolerance ? runtime::compareTensors(got, *want, *tolerance) : runtime::compareTensors(got, *want);
             if (!cmp.ok) problems += n.name + " output " + std::to_string(o) + ": " + cmp.summary() + "\n";
         }
     }
