@@ -142,22 +142,23 @@ Stmt emitWindowNest(Kernel& k, const WindowGeom& w, const std::vector<Expr>& ori
 
 namespace {
 
-/// Nested loops over `ext` (one per dim, extents may be expressions), the last one vectorised.
+/// Nested loops over `ext` (one per dim, extents may be expressions), the last one vectorised;
+/// dims of constant extent 1 get no loop.
 Stmt tileLoops(Kernel& k, const std::vector<Expr>& ext, const std::string& hint,
                const std::function<Stmt(const std::vector<Expr>&)>& body, std::size_t unrollFirst = 0) {
-    std::vector<Var> vars;
     std::vector<Expr> idx;
-    for (std::size_t d = 0; d < ext.size(); ++d) {
-        vars.push_back(k.newVar(hint + std::to_string(d)));
-        idx.push_back(varRef(vars.back()));
-    }
-    Stmt s = body(idx);
-    for (std::size_t d = ext.size(); d-- > 0;) {
+    std::function<Stmt(std::size_t)> rec = [&](std::size_t d) -> Stmt {
+        if (d == ext.size()) return body(idx);
         ForKind kind = d + 1 == ext.size() ? ForKind::Vectorize : ForKind::Serial;
         if (d < unrollFirst && d + 1 != ext.size()) kind = unrollKind(ext[d], 16);
-        s = forLoop(vars[d], ext[d], s, kind);
-    }
-    return s;
+        return loopOver(k, hint + std::to_string(d), ext[d], kind, [&](const Expr& i) {
+            idx.push_back(i);
+            Stmt s = rec(d + 1);
+            idx.pop_back();
+            return s;
+        });
+    };
+    return rec(0);
 }
 
 }  // namespace
@@ -275,14 +276,14 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
         }
         Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>& kIdx, const std::vector<Expr>& localOuter,
                                                             const std::vector<Expr>& inOuter, const RowBuilder& row) {
-            const Var cc = k.newVar("cc");
-            const Expr co = co0 + varRef(cc);
+            return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
+            const Expr co = co0 + cc;
             const Expr ch = G == 1 ? ci : (mg == 1 ? co : co / intImm(mg)) * intImm(cg) + ci;
             std::vector<Expr> widx{co, ci};
             widx.insert(widx.end(), kIdx.begin(), kIdx.end());
             const Var wv = k.newVar("w", accT);
             Stmt body = row([&](const Expr& ol, const Expr& il) {
-                std::vector<Expr> aidx{varRef(cc)};
+                std::vector<Expr> aidx{cc};
                 aidx.insert(aidx.end(), localOuter.begin(), localOuter.end());
                 aidx.push_back(ol);
                 std::vector<Expr> xidx{n, ch};
@@ -290,7 +291,8 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
                 xidx.push_back(il);
                 return store(acc, aidx, load(acc, accT, aidx) + varRef(wv) * cast(load(X, xT, xidx), accT));
             });
-            return forLoop(cc, tv.extent[1], let(wv, cast(load(W, wT, widx), accT), body), unrollKind(tv.extent[1], 16));
+            return let(wv, cast(load(W, wT, widx), accT), body);
+            });
         });
         if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
         Stmt out = tileLoops(k, accExt, "y", [&](const std::vector<Expr>& i) {

@@ -47,6 +47,11 @@ MappingPlan tiledMapping(const std::vector<std::int64_t>& extents, const std::ve
 /// Accumulator type for an element type: f32 for f16/bf16, the type itself otherwise.
 DType accumulatorType(DType t);
 
+/// A loop over [0, extent) whose body gets the index expression; no loop at all (index 0) when
+/// the extent is the constant 1.
+Stmt loopOver(Kernel& k, const std::string& hint, const Expr& extent, ForKind kind,
+              const std::function<Stmt(const Expr&)>& body, std::int64_t factor = 0);
+
 /// Loop kind for a tile loop of extent e: Unroll (full) when constant and small, Serial otherwise.
 ForKind unrollKind(const Expr& extent, std::int64_t maxUnroll = 16);
 

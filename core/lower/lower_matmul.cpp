@@ -44,6 +44,15 @@ ForKind unrollKind(const Expr& extent, std::int64_t maxUnroll) {
     return ForKind::Serial;
 }
 
+Stmt loopOver(Kernel& k, const std::string& hint, const Expr& extent, ForKind kind,
+              const std::function<Stmt(const Expr&)>& body, std::int64_t factor) {
+    std::int64_t e = 0;
+    if (extent.isIntImm(&e) && e == 1) return body(intImm(0));
+    const Var v = k.newVar(hint);
+    Stmt b = body(varRef(v));
+    return b ? forLoop(v, extent, b, kind, factor) : nullptr;
+}
+
 MappingPlan tiledMapping(const std::vector<std::int64_t>& extents, const std::vector<std::int64_t>& tile,
                          const std::vector<int>& ranks) {
     std::vector<std::int64_t> counts(extents.size());
@@ -165,10 +174,10 @@ Stmt emitGemmTile(Kernel& k, const GemmTileSpec& s, const Expr& i0, const Expr& 
         rb.name = "sum";
         rb.shape = {1};
         const int red = k.addBuffer(rb);
-        auto tileLoops = [&](const std::string& tag, const std::function<Stmt(const Expr&, const Expr&)>& f) {
-            const Var ii = k.newVar("ii" + tag), jj = k.newVar("jj" + tag);
-            return forLoop(ii, mExt, forLoop(jj, nExt, f(varRef(ii), varRef(jj)), unrollKind(nExt, 8)),
-                           unrollKind(mExt, 8));
+        auto tileLoops = [&](const std::string&, const std::function<Stmt(const Expr&, const Expr&)>& f) {
+            return loopOver(k, "ii", mExt, unrollKind(mExt, 8), [&](const Expr& i) {
+                return loopOver(k, "jj", nExt, unrollKind(nExt, 8), [&](const Expr& j) { return f(i, j); });
+            });
         };
         Stmt init = tileLoops("", [&](const Expr& i, const Expr& j) {
             const Var v = k.newVar("v");
@@ -207,10 +216,7 @@ Stmt emitGemmTile(Kernel& k, const GemmTileSpec& s, const Expr& i0, const Expr& 
     ab.shape = {tm, tn};
     ab.scope = MemoryScope::Local;
     const int acc = k.addBuffer(ab);
-    auto rows = [&](const std::function<Stmt(const Expr&)>& f) {
-        const Var ii = k.newVar("ii");
-        return forLoop(ii, mExt, f(varRef(ii)), unrollKind(mExt));
-    };
+    auto rows = [&](const std::function<Stmt(const Expr&)>& f) { return loopOver(k, "ii", mExt, unrollKind(mExt), f); };
     auto cols = [&](const std::function<Stmt(const Expr&)>& f) {
         const Var jj = k.newVar("jj");
         return forLoop(jj, nExt, f(varRef(jj)), ForKind::Vectorize);

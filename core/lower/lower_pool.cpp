@@ -102,19 +102,21 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
         const int acc = k.addBuffer(ab);
         const std::vector<Expr> sOrigin(tv.origin.begin() + 2, tv.origin.end()), sExt(tv.extent.begin() + 2, tv.extent.end());
         // One channel-loop over the tile's channel extent (1 by default).
-        const Var cv = k.newVar("c");
-        const Expr c = tv.origin[1] + varRef(cv);
+        return loopOver(k, "c", tv.extent[1], ForKind::Serial, [&](const Expr& cIdx) {
+        const Expr c = tv.origin[1] + cIdx;
         auto loops = [&](const std::string& hint, const std::function<Stmt(const std::vector<Expr>&)>& f) {
-            std::vector<Var> vars;
             std::vector<Expr> idx;
-            for (std::size_t d = 0; d < r; ++d) {
-                vars.push_back(k.newVar(hint + std::to_string(d)));
-                idx.push_back(varRef(vars.back()));
-            }
-            Stmt s = f(idx);
-            for (std::size_t d = r; d-- > 0;)
-                s = forLoop(vars[d], sExt[d], s, d + 1 == r ? ForKind::Vectorize : ForKind::Serial);
-            return s;
+            std::function<Stmt(std::size_t)> rec = [&](std::size_t d) -> Stmt {
+                if (d == r) return f(idx);
+                return loopOver(k, hint + std::to_string(d), sExt[d], d + 1 == r ? ForKind::Vectorize : ForKind::Serial,
+                                [&](const Expr& i) {
+                                    idx.push_back(i);
+                                    Stmt s = rec(d + 1);
+                                    idx.pop_back();
+                                    return s;
+                                });
+            };
+            return rec(0);
         };
         Stmt init = loops("z", [&](const std::vector<Expr>& i) { return store(acc, i, initV); });
         Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>&, const std::vector<Expr>& localOuter,
@@ -145,7 +147,8 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
             if (!isMax) v = v / cast(count, accT);
             return store(Y, yidx, cast(v, outT));
         });
-        return forLoop(cv, tv.extent[1], allocate(acc, seq({init, nest, out})));
+        return allocate(acc, seq({init, nest, out}));
+        });
     });
     k.notes.push_back(isMax ? "max pool: taps unrolled, ow vectorised over each tap's valid range"
                             : std::string("average pool (count ") + (includePad ? "includes" : "excludes") +

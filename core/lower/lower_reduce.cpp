@@ -206,8 +206,15 @@ support::Expected<LoweredKernel> reduceCore(const LowerContext& ctx, Red kind, c
         std::vector<Stmt> body;
         std::vector<Var> leadVars;
         std::vector<Expr> o;
+        std::vector<std::size_t> leadDims;
         for (std::size_t d = 0; d + 1 < tv.origin.size(); ++d) {
+            std::int64_t e = 0;
+            if (tv.extent[d].isIntImm(&e) && e == 1) {
+                o.push_back(tv.origin[d]);
+                continue;
+            }
             leadVars.push_back(k.newVar("t" + std::to_string(d)));
+            leadDims.push_back(d);
             o.push_back(tv.origin[d] + varRef(leadVars.back()));
         }
         body.push_back(row([&](const Expr& j) { return store(acc, {j}, init); }));
@@ -226,7 +233,7 @@ support::Expected<LoweredKernel> reduceCore(const LowerContext& ctx, Red kind, c
             return store(Y, yIndex(oo), cast(finish(kind, load(acc, accT, {j}), count), outT));
         }));
         Stmt s = allocate(acc, seq(std::move(body)));
-        for (std::size_t d = leadVars.size(); d-- > 0;) s = forLoop(leadVars[d], tv.extent[d], s);
+        for (std::size_t d = leadVars.size(); d-- > 0;) s = forLoop(leadVars[d], tv.extent[leadDims[d]], s);
         return s;
     });
     k.notes.push_back("reduction with the innermost dim kept: reduced dims outer, kept dim vectorised");
@@ -560,18 +567,19 @@ support::Expected<LoweredKernel> lowerBatchNorm(const LowerContext& ctx) {
     auto plan = resolveMappings(ctx, ext, tiledMapping(ext, tile));
     if (!plan) return plan.diagnostics();
     k.body = emitTiledLoops(k, *plan, ext, {1, 1, 0}, [&](const TileView& tv) {
-        const Var cv = k.newVar("c");
-        const Expr c = tv.origin[1] + varRef(cv);
-        const Var a = k.newVar("a", accT), b = k.newVar("b", accT);
-        const Var nv = k.newVar("n");
-        const Var j = k.newVar("j");
-        const Expr x = ld(0, {tv.origin[0] + varRef(nv), c, tv.origin[2] + varRef(j)});
-        Stmt row = forLoop(j, tv.extent[2],
-                           store(Y, {tv.origin[0] + varRef(nv), c, tv.origin[2] + varRef(j)}, cast(x * varRef(a) + varRef(b), outT)),
-                           ForKind::Vectorize);
-        const Expr av = ld(1, {c}) / call(Intrinsic::Sqrt, {ld(4, {c}) + constant(eps, accT)});
-        return forLoop(cv, tv.extent[1],
-                       let(a, av, let(b, ld(2, {c}) - ld(3, {c}) * varRef(a), forLoop(nv, tv.extent[0], row))));
+        return loopOver(k, "c", tv.extent[1], ForKind::Serial, [&](const Expr& cIdx) {
+            const Expr c = tv.origin[1] + cIdx;
+            const Var a = k.newVar("a", accT), b = k.newVar("b", accT);
+            Stmt rows = loopOver(k, "n", tv.extent[0], ForKind::Serial, [&](const Expr& nIdx) {
+                const Expr n = tv.origin[0] + nIdx;
+                return loopOver(k, "j", tv.extent[2], ForKind::Vectorize, [&](const Expr& j) {
+                    const Expr x = ld(0, {n, c, tv.origin[2] + j});
+                    return store(Y, {n, c, tv.origin[2] + j}, cast(x * varRef(a) + varRef(b), outT));
+                });
+            });
+            const Expr av = ld(1, {c}) / call(Intrinsic::Sqrt, {ld(4, {c}) + constant(eps, accT)});
+            return let(a, av, let(b, ld(2, {c}) - ld(3, {c}) * varRef(a), rows));
+        });
     });
     k.notes.push_back("[N, C, spatial] view; per channel a = scale/sqrt(var+eps), b = B - mean*a; y = x*a + b");
     return lk;
