@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
 
 #include "core/test_ir_helpers.h"
@@ -210,6 +211,35 @@ TEST(LowerElementwise, ErrorsNameTheNode) {
     ASSERT_FALSE(e.ok());
     EXPECT_EQ(e.diagnostics().firstError()->message, "no code generator for op 'NoSuchOp'");
     EXPECT_FALSE(hasGenerator(u.g.node(0)));
+}
+
+}  // namespace
+}  // namespace tessera::lower::test
+
+namespace tessera::lower::test {
+namespace {
+
+TEST(LowerDispatch, OpsWithGeneratorsListsTheBasicTemplates) {
+    const auto ops = opsWithGenerators();
+    EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+    for (const char* op : {"Abs", "Add", "And", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Compute", "Concat",
+                           "ConstantOfShape", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Expand",
+                           "Flatten", "Floor", "Gather", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid",
+                           "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log",
+                           "Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pad", "Pow",
+                           "Range", "Reciprocal", "Relu", "Reshape", "Round", "Selu", "Shape", "Shrink", "Sigmoid",
+                           "Sign", "Sin", "Sinh", "Size", "Slice", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze",
+                           "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "Transpose", "Unsqueeze", "Where",
+                           "Xor"})
+        EXPECT_TRUE(std::binary_search(ops.begin(), ops.end(), std::string(op))) << op;
+    // Other domains have no generator, even with a known op type.
+    auto r = ir::test::runOne("Relu", {ir::test::in("f32[4]")});
+    EXPECT_TRUE(hasGenerator(r.g.node(0)));
+    r.g.node(0).domain = "com.microsoft";
+    EXPECT_FALSE(hasGenerator(r.g.node(0)));
+    auto e = lowerNode(r.g, 0, nullptr);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.diagnostics().firstError()->message, "no code generator for op 'com.microsoft::Relu'");
 }
 
 }  // namespace
