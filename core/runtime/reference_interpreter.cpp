@@ -909,6 +909,11 @@ std::string whereOf(const Node& n) { return "node '" + n.name + "' (" + n.opType
 
 }  // namespace
 
+namespace refimpl {
+BufPtr convOp(Ctx& c) { return conv(c); }
+BufPtr matmulOp(Ctx& c) { return matmul(c); }
+}  // namespace refimpl
+
 support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
                                                         const std::vector<ir::TensorData>& runtimeInputs,
                                                         const support::CancelToken* cancel) {
@@ -926,6 +931,26 @@ bool toTensorData(const Buf& b, DType t, ir::TensorData& out, std::string& err) 
     for (std::size_t i = 0; i < b.v.size(); ++i) frontend::dsl::storeElement(*td, static_cast<std::int64_t>(i), b.v[i]);
     out = std::move(*td);
     return true;
+}
+
+/// `b` as the tensor the node hands on: f32/f16/bf16 values rounded to float (as a framework
+/// storing the tensor would), so that the next op sees what a kernel would see. Only copies when
+/// some value changes.
+BufPtr storedAs(BufPtr b, DType declared) {
+    const DType t = declared != DType::Undefined ? declared : b->dtype;
+    if (t != DType::F32 && t != DType::F16 && t != DType::BF16) return b;
+    std::size_t i = 0;
+    while (i < b->v.size() && roundTo(t, b->v[i]) == b->v[i]) ++i;
+    if (i == b->v.size() || std::isnan(b->v[i])) {
+        // NaN never compares equal: check the rest before copying.
+        bool changes = false;
+        for (std::size_t k = i; k < b->v.size() && !changes; ++k)
+            changes = !std::isnan(b->v[k]) && roundTo(t, b->v[k]) != b->v[k];
+        if (!changes) return b;
+    }
+    auto r = std::make_shared<Buf>(*b);
+    for (auto& x : r->v) x = roundTo(t, x);
+    return r;
 }
 
 /// Runs the graph; on success `env` holds the graph outputs (and, with keepAll, every value).
@@ -1029,7 +1054,8 @@ bool runGraph(const ir::Graph& g, const std::vector<ir::TensorData>& runtimeInpu
             return false;
         }
         for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-            if (n.outputs[k] != ir::kNoValue) env[static_cast<std::size_t>(n.outputs[k])] = outs[k];
+            if (n.outputs[k] != ir::kNoValue && outs[k])
+                env[static_cast<std::size_t>(n.outputs[k])] = storedAs(outs[k], g.value(n.outputs[k]).type.dtype);
         if (keepAll) continue;
         for (ir::ValueId v : n.inputs)
             if (v != ir::kNoValue && --uses[static_cast<std::size_t>(v)] == 0) env[static_cast<std::size_t>(v)].reset();

@@ -328,6 +328,10 @@ inline DType onnxCodeToDType(std::int64_t code) {
     }
 }
 
+/// Conv and MatMul of reference_interpreter.cpp on the inputs of `c` (for the integer variants).
+BufPtr convOp(Ctx& c);
+BufPtr matmulOp(Ctx& c);
+
 /// Ops implemented in reference_ops_more.cpp; returns false when `c.n.opType` is not one of them.
 bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs);
 

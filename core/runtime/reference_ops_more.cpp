@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -1094,7 +1095,8 @@ BufPtr quantizeLinear(Ctx& c, bool dequantize) {
     auto r = c.make(X.dims, t);
     for (std::size_t i = 0; i < X.v.size(); ++i) {
         const double s = perAxis(S, X, axis, i), z = Z ? perAxis(*Z, X, axis, i) : 0.0;
-        r->v[i] = dequantize ? (X.v[i] - z) * s : saturate(t, std::nearbyint(X.v[i] / s) + z);
+        // x / y_scale is a float operation in the spec (numpy float32 in the tests).
+        r->v[i] = dequantize ? (X.v[i] - z) * s : saturate(t, std::nearbyint(roundTo(X.dtype, X.v[i] / s)) + z);
     }
     return r;
 }
@@ -1117,6 +1119,308 @@ std::vector<BufPtr> dynamicQuantizeLinear(Ctx& c) {
     auto z = c.make({}, DType::U8);
     z->v[0] = zp;
     return {y, s, z};
+}
+
+// ---- Resize / Upsample ---------------------------------------------------------------------
+
+/// Interpolation weights of the n neighbours of a point at fractional offset `ratio` in (0, 1]
+/// after the left neighbour (ONNX resize test helpers: nearest n=2, linear n=2, cubic n=4).
+std::vector<double> resizeCoeffs(const std::string& mode, const std::string& nearestMode, double ratio, double A) {
+    if (mode == "nearest") {
+        if (ratio == 1.0) return {0, 1};
+        bool right = false;
+        if (nearestMode == "round_prefer_floor") right = ratio > 0.5;
+        else if (nearestMode == "round_prefer_ceil") right = ratio >= 0.5;
+        else if (nearestMode == "floor") right = false;
+        else if (nearestMode == "ceil") right = true;
+        else fail("unknown nearest_mode '" + nearestMode + "'");
+        return {right ? 0.0 : 1.0, right ? 1.0 : 0.0};
+    }
+    if (mode == "linear") return {1 - ratio, ratio};
+    if (mode == "cubic") {
+        const double r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+        return {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A, ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
+                ((A + 2) * q - (A + 3)) * q * q + 1, ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A};
+    }
+    fail("unknown mode '" + mode + "'");
+}
+
+BufPtr resize(Ctx& c) {
+    const Buf& X = c.input(0);
+    const std::size_t rank = X.dims.size();
+    const bool legacy = c.n.opType == "Upsample" || opsetOf(c) < 11;  // Upsample-9 and Resize-10: X, scales
+    std::vector<double> scales, roi;
+    Dims out(rank);
+    const Buf* scalesIn = legacy ? (c.has(1) ? &c.input(1) : nullptr) : (c.has(2) ? &c.input(2) : nullptr);
+    if (!legacy && c.has(1)) roi = c.input(1).v;
+    if (!legacy && c.has(3) && !c.input(3).v.empty()) {
+        const Dims sizes = intsOf(c.input(3));
+        if (sizes.size() != rank) fail("sizes must have " + std::to_string(rank) + " values");
+        for (std::size_t i = 0; i < rank; ++i) {
+            out[i] = sizes[i];
+            scales.push_back(X.dims[i] ? static_cast<double>(sizes[i]) / static_cast<double>(X.dims[i]) : 1.0);
+        }
+    } else if (scalesIn && !scalesIn->v.empty()) {
+        scales = scalesIn->v;
+        if (scales.size() != rank) fail("scales must have " + std::to_string(rank) + " values");
+        for (std::size_t i = 0; i < rank; ++i) {
+            if (scales[i] <= 0) fail("scales must be positive");
+            out[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(X.dims[i]) * scales[i]));
+        }
+    } else if (c.n.opType == "Upsample" && c.n.hasAttr("scales")) {
+        scales = c.n.attrFloats("scales");
+        if (scales.size() != rank) fail("scales must have " + std::to_string(rank) + " values");
+        for (std::size_t i = 0; i < rank; ++i)
+            out[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(X.dims[i]) * scales[i]));
+    } else {
+        fail("Resize needs scales or sizes");
+    }
+    std::string mode = c.n.attrString("mode", "nearest");
+    if (mode == "bilinear" || mode == "trilinear") mode = "linear";
+    const std::string ctm = legacy ? "asymmetric" : c.n.attrString("coordinate_transformation_mode", "half_pixel");
+    const std::string nearestMode = legacy ? "floor" : c.n.attrString("nearest_mode", "round_prefer_floor");
+    const double A = c.n.attrFloat("cubic_coeff_a", -0.75), extrap = c.n.attrFloat("extrapolation_value", 0.0);
+    const bool excludeOutside = c.n.attrInt("exclude_outside", 0) != 0;
+    if (ctm == "tf_crop_and_resize" && roi.size() != 2 * rank) fail("tf_crop_and_resize needs roi of 2 * rank values");
+
+    // Per axis and output position: neighbour indices (clamped, edge padding) and weights; or an
+    // empty list when the position lies outside the crop (extrapolation_value).
+    struct Tap {
+        std::vector<std::int64_t> idx;
+        std::vector<double> w;
+    };
+    std::vector<std::vector<Tap>> taps(rank);
+    for (std::size_t a = 0; a < rank; ++a) {
+        const auto in = static_cast<double>(X.dims[a]);
+        const double scale = scales[a], outW = scale * in;
+        taps[a].resize(static_cast<std::size_t>(out[a]));
+        for (std::int64_t o = 0; o < out[a]; ++o) {
+            const auto x = static_cast<double>(o);
+            double xo = 0;
+            if (ctm == "half_pixel") xo = (x + 0.5) / scale - 0.5;
+            else if (ctm == "pytorch_half_pixel") xo = outW == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+            else if (ctm == "align_corners") xo = outW == 1 ? 0.0 : x * (in - 1) / (outW - 1);
+            else if (ctm == "asymmetric") xo = x / scale;
+            else if (ctm == "tf_half_pixel_for_nn") xo = (x + 0.5) / scale;
+            else if (ctm == "tf_crop_and_resize") {
+                const double b = roi[a], e = roi[a + rank];
+                xo = outW == 1 ? (e - b) * (in - 1) / 2 : x * (e - b) * (in - 1) / (outW - 1);
+                xo += b * (in - 1);
+                if (xo < 0 || xo > in - 1) continue;  // extrapolated
+            } else fail("unknown coordinate_transformation_mode '" + ctm + "'");
+            const double fl = std::floor(xo);
+            const double ratio = xo == fl ? 1.0 : xo - fl;
+            std::vector<double> w = resizeCoeffs(mode, nearestMode, ratio, A);
+            const auto n = static_cast<std::int64_t>(w.size());
+            // The n neighbours nearest to xo, ties to the lower index: for an integral xo the window
+            // ends at xo (ratio 1), otherwise it is centred on [floor, floor + 1].
+            const std::int64_t start =
+                xo == fl ? static_cast<std::int64_t>(fl) - n / 2 : static_cast<std::int64_t>(fl) - (n / 2 - 1);
+            Tap t;
+            double sum = 0;
+            for (std::int64_t k = 0; k < n; ++k) {
+                const std::int64_t i = start + k;
+                if (excludeOutside && (i < 0 || i >= X.dims[a])) w[static_cast<std::size_t>(k)] = 0;
+                sum += w[static_cast<std::size_t>(k)];
+                t.idx.push_back(std::clamp<std::int64_t>(i, 0, X.dims[a] - 1));
+            }
+            if (excludeOutside && sum != 0)
+                for (auto& v : w) v /= sum;
+            t.w = w;
+            taps[a][static_cast<std::size_t>(o)] = std::move(t);
+        }
+    }
+    auto r = c.make(out, c.outDType());
+    const Dims xs = stridesOf(X.dims);
+    Dims idx;
+    for (std::size_t flat = 0; flat < r->v.size(); ++flat) {
+        if ((flat & 0xffff) == 0) c.poll();
+        unflatten(static_cast<std::int64_t>(flat), out, idx);
+        std::vector<const Tap*> ts(rank);
+        bool outside = false;
+        for (std::size_t a = 0; a < rank; ++a) {
+            ts[a] = &taps[a][static_cast<std::size_t>(idx[a])];
+            if (ts[a]->w.empty()) outside = true;
+        }
+        if (outside) {
+            r->v[flat] = extrap;
+            continue;
+        }
+        // Sum over every combination of neighbours (tensor product of the per-axis weights).
+        double acc = 0;
+        std::vector<std::size_t> k(rank, 0);
+        while (true) {
+            double w = 1;
+            std::int64_t off = 0;
+            for (std::size_t a = 0; a < rank; ++a) {
+                w *= ts[a]->w[k[a]];
+                off += ts[a]->idx[k[a]] * xs[a];
+            }
+            if (w != 0) acc += w * X.v[static_cast<std::size_t>(off)];
+            std::size_t a = rank;
+            while (a-- > 0) {
+                if (++k[a] < ts[a]->w.size()) break;
+                k[a] = 0;
+            }
+            if (a == static_cast<std::size_t>(-1)) break;
+        }
+        r->v[flat] = acc;
+    }
+    return r;
+}
+
+// ---- Einsum --------------------------------------------------------------------------------
+
+BufPtr einsum(Ctx& c) {
+    std::string eq;
+    for (char ch : c.n.attrString("equation", ""))
+        if (ch != ' ') eq += ch;
+    const auto arrow = eq.find("->");
+    const std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms;
+    for (std::size_t p = 0;;) {
+        const auto q = lhs.find(',', p);
+        terms.push_back(lhs.substr(p, q == std::string::npos ? std::string::npos : q - p));
+        if (q == std::string::npos) break;
+        p = q + 1;
+    }
+    if (terms.size() != c.in.size())
+        fail("equation has " + std::to_string(terms.size()) + " operands for " + std::to_string(c.in.size()) + " inputs");
+    // Labels: letters are 0..51; the axes under "..." are 100 + k, aligned from the right.
+    auto letter = [](char ch) -> int {
+        if (ch >= 'a' && ch <= 'z') return ch - 'a';
+        if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
+        fail(std::string("invalid equation character '") + ch + "'");
+    };
+    std::map<int, std::int64_t> extent;
+    std::vector<std::vector<int>> labels(terms.size());
+    std::size_t ellipsisRank = 0;
+    std::map<int, int> count;
+    for (std::size_t j = 0; j < terms.size(); ++j) {
+        const Buf& b = c.input(j);
+        const std::string& t = terms[j];
+        const auto dots = t.find("...");
+        std::size_t letters = t.size() - (dots == std::string::npos ? 0 : 3);
+        if (letters > b.dims.size()) fail("operand " + std::to_string(j) + " has fewer axes than its subscripts");
+        const std::size_t er = dots == std::string::npos ? 0 : b.dims.size() - letters;
+        if (dots == std::string::npos && letters != b.dims.size())
+            fail("operand " + std::to_string(j) + " has rank " + std::to_string(b.dims.size()) + " but " +
+                 std::to_string(letters) + " subscripts");
+        ellipsisRank = std::max(ellipsisRank, er);
+        for (std::size_t p = 0; p < t.size();) {
+            if (t.compare(p, 3, "...") == 0) {
+                for (std::size_t k = 0; k < er; ++k) labels[j].push_back(100 + static_cast<int>(er - 1 - k));
+                p += 3;
+            } else {
+                labels[j].push_back(letter(t[p]));
+                ++count[letter(t[p])];
+                ++p;
+            }
+        }
+        for (std::size_t a = 0; a < labels[j].size(); ++a) {
+            const int l = labels[j][a];
+            const std::int64_t d = b.dims[a];
+            auto it = extent.find(l);
+            if (it == extent.end() || it->second == 1) extent[l] = d;
+            else if (d != it->second && !(l >= 100 && d == 1))
+                fail("subscript extents disagree (" + std::to_string(d) + " vs " + std::to_string(it->second) + ")");
+        }
+    }
+    std::vector<int> outLabels;
+    if (arrow != std::string::npos) {
+        const std::string rhs = eq.substr(arrow + 2);
+        for (std::size_t p = 0; p < rhs.size();) {
+            if (rhs.compare(p, 3, "...") == 0) {
+                for (std::size_t k = 0; k < ellipsisRank; ++k) outLabels.push_back(100 + static_cast<int>(ellipsisRank - 1 - k));
+                p += 3;
+            } else {
+                outLabels.push_back(letter(rhs[p++]));
+            }
+        }
+    } else {
+        for (std::size_t k = 0; k < ellipsisRank; ++k) outLabels.push_back(100 + static_cast<int>(ellipsisRank - 1 - k));
+        for (const auto& [l, n] : count)
+            if (n == 1) outLabels.push_back(l);
+    }
+    std::vector<int> all;
+    for (const auto& [l, e] : extent) all.push_back(l);
+    Dims outDims;
+    for (int l : outLabels) {
+        if (!extent.count(l)) fail("output subscript does not appear in the inputs");
+        outDims.push_back(extent[l]);
+    }
+    auto r = c.make(outDims, c.outDType());
+    // Strides per label for every operand (0 where the operand lacks the label or broadcasts it).
+    auto pos = [&](int l) { return static_cast<std::size_t>(std::find(all.begin(), all.end(), l) - all.begin()); };
+    std::vector<Dims> inStride(terms.size(), Dims(all.size(), 0));
+    for (std::size_t j = 0; j < terms.size(); ++j) {
+        const Dims s = stridesOf(c.input(j).dims);
+        for (std::size_t a = 0; a < labels[j].size(); ++a)
+            if (c.input(j).dims[a] != 1 || extent[labels[j][a]] == 1) inStride[j][pos(labels[j][a])] += s[a];
+    }
+    Dims outStride(all.size(), 0);
+    const Dims os = stridesOf(outDims);
+    for (std::size_t a = 0; a < outLabels.size(); ++a) outStride[pos(outLabels[a])] += os[a];
+    Dims ext;
+    for (int l : all) ext.push_back(extent[l]);
+    const std::int64_t total = product(ext, 0, ext.size());
+    if (total > c.opt.maxElements * 16) fail("einsum iteration space is too large");
+    Dims idx;
+    for (std::int64_t flat = 0; flat < total; ++flat) {
+        if ((flat & 0xffff) == 0) c.poll();
+        unflatten(flat, ext, idx);
+        double prod = 1;
+        for (std::size_t j = 0; j < terms.size(); ++j) prod *= c.input(j).v[static_cast<std::size_t>(flatten(idx, inStride[j]))];
+        r->v[static_cast<std::size_t>(flatten(idx, outStride))] += prod;
+    }
+    return r;
+}
+
+// ---- quantised linear algebra --------------------------------------------------------------
+
+/// `b` minus a zero point that is per tensor or per slice along `axis`.
+std::shared_ptr<Buf> minusZeroPoint(Ctx& c, const Buf& b, const Buf* zp, std::size_t axis) {
+    auto r = std::make_shared<Buf>(b);
+    r->dtype = DType::I32;
+    if (!zp) return r;
+    for (std::size_t i = 0; i < r->v.size(); ++i) r->v[i] -= perAxis(*zp, b, axis, i);
+    (void)c;
+    return r;
+}
+
+BufPtr convInteger(Ctx& c) {
+    const Buf& X = c.input(0);
+    const Buf& W = c.input(1);
+    Ctx inner{c.g, c.n, {minusZeroPoint(c, X, c.has(2) ? &c.input(2) : nullptr, 1),
+                         minusZeroPoint(c, W, c.has(3) ? &c.input(3) : nullptr, 0)},
+              c.opt, c.cancel};
+    auto r = std::make_shared<Buf>(*convOp(inner));
+    r->dtype = DType::I32;
+    return r;
+}
+
+BufPtr qlinear(Ctx& c, bool isConv) {
+    // Inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, B] (B: QLinearConv only).
+    const Buf& X = c.input(0);
+    const Buf& W = c.input(3);
+    const std::size_t wAxis = isConv ? 0 : (W.dims.size() >= 2 ? W.dims.size() - 1 : 0);
+    std::vector<BufPtr> ins = {minusZeroPoint(c, X, &c.input(2), 0), minusZeroPoint(c, W, &c.input(5), wAxis)};
+    if (isConv && c.has(8)) ins.push_back(c.in[8]);
+    Ctx inner{c.g, c.n, ins, c.opt, c.cancel};
+    BufPtr acc = isConv ? convOp(inner) : matmulOp(inner);
+    const Buf& xs = c.input(1);
+    const Buf& ws = c.input(4);
+    const double ys = scalarOf(c.input(6), "y_scale");
+    const Buf& yzp = c.input(7);
+    const DType t = yzp.dtype;
+    auto r = c.make(acc->dims, t);
+    // Per-channel weight scales index the output channel (axis 1 of Conv's output, the last axis of MatMul's).
+    const std::size_t outAxis = isConv ? 1 : acc->dims.size() - 1;
+    for (std::size_t i = 0; i < acc->v.size(); ++i) {
+        const double scale = scalarOf(xs, "x_scale") * perAxis(ws, *acc, outAxis, i) / ys;
+        r->v[i] = saturate(t, std::nearbyint(acc->v[i] * scale) + yzp.v[0]);
+    }
+    return r;
 }
 
 // ---- losses --------------------------------------------------------------------------------
@@ -1301,6 +1605,10 @@ bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs) {
         {"MaxUnpool", maxUnpool},
         {"Det", det},
         {"MatMulInteger", matMulInteger},
+        {"Resize", resize},
+        {"Upsample", resize},
+        {"Einsum", einsum},
+        {"ConvInteger", convInteger},
     };
     for (const auto& [name, f] : kOne)
         if (op == name) {
@@ -1343,6 +1651,10 @@ bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs) {
     }
     if (op == "QuantizeLinear" || op == "DequantizeLinear") {
         outs = {quantizeLinear(c, op == "DequantizeLinear")};
+        return true;
+    }
+    if (op == "QLinearConv" || op == "QLinearMatMul") {
+        outs = {qlinear(c, op == "QLinearConv")};
         return true;
     }
     if (op == "DynamicQuantizeLinear") {
