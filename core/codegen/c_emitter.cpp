@@ -603,6 +603,9 @@ void CEmitter::beginLoop(const StmtNode& s, const std::vector<std::string>& prag
 void CEmitter::endLoop(const StmtNode& s) {
     m_w.dedent();
     m_w.line("}");
+    // the loop variable's C scope ends with the loop: its name may be used again by a later loop
+    auto it = m_varNames.find(s.var.id);
+    if (it != m_varNames.end() && !it->second.empty()) m_localIds.release(it->second.back());
     unbindVar(s.var);
 }
 
@@ -634,10 +637,10 @@ void CEmitter::emitAllocateDecl(int buffer, const std::string& name) {
     if (isScalarTemp(buffer)) {
         m_w.line(storageType(b.dtype) + " " + name + ";" + comment);
     } else if (b.bytes() > kHeapThresholdBytes) {
-        m_w.line("std::unique_ptr<" + storageType(b.dtype) + "[]> " + name + "_heap(new " + storageType(b.dtype) + "[" +
+        const std::string heap = m_localIds.unique(name + "_heap");
+        m_w.line("std::unique_ptr<" + storageType(b.dtype) + "[]> " + heap + "(new " + storageType(b.dtype) + "[" +
                  std::to_string(b.numElements()) + "]);" + comment);
-        m_w.line(storageType(b.dtype) + "* " + restrictQualifier() + " " + name + " = " + name + "_heap.get();");
-        m_localIds.reserve(name + "_heap");
+        m_w.line(storageType(b.dtype) + "* " + restrictQualifier() + " " + name + " = " + heap + ".get();");
     } else {
         m_w.line(storageType(b.dtype) + " " + name + "[" + std::to_string(b.numElements()) + "];" + comment);
     }

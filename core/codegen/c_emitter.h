@@ -81,6 +81,8 @@ public:
     /// [a-z][a-z0-9_]*, at most 24 characters, not reserved), otherwise "v_" + sanitised hint;
     /// then made unique.
     std::string uniqueVar(std::string_view hint);
+    /// Makes a name available again (a loop variable whose `for` scope ended).
+    void release(const std::string& name) { m_used.erase(name); }
     void clear() { m_used.clear(); }
 
 private:

@@ -105,9 +105,16 @@ std::int64_t floatToInt(double v, DType t) {
         if (v >= 18446744073709551615.0) return static_cast<std::int64_t>(std::numeric_limits<std::uint64_t>::max());
         return static_cast<std::int64_t>(static_cast<std::uint64_t>(v));
     }
-    if (v <= -9223372036854775808.0) return std::numeric_limits<std::int64_t>::min();
+    if (v <= -9223372036854775808.0) v = -9223372036854775808.0;
+    const int bits = static_cast<int>(ir::dtypeSize(t)) * 8;
+    const bool isUnsigned = t == DType::U8 || t == DType::U16 || t == DType::U32;
+    if (bits < 64) {  // saturate to the target's range
+        const double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
+        const double hi = isUnsigned ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+        return static_cast<std::int64_t>(std::min(std::max(v, lo), hi));
+    }
     if (v >= 9223372036854775807.0) return std::numeric_limits<std::int64_t>::max();
-    return wrapInt(static_cast<std::int64_t>(v), t);
+    return static_cast<std::int64_t>(v);
 }
 
 double intToFloat(std::int64_t v, DType from) {

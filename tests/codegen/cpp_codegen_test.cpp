@@ -285,13 +285,49 @@ Kernel mathKernel() {
     return k;
 }
 
+/// Y[i, j] = X[i, n - 1 - j] through a Local row buffer of 20000 floats (80 KB: heap-allocated)
+/// and a 4-element Shared scratch (stack array) holding the row's first values.
+Kernel reverseRowsKernel() {
+    Kernel k;
+    k.name = "reverse_rows";
+    const std::int64_t n = 20000;
+    const int x = addParam(k, "X", DType::F32, {3, n}, BufferRole::Input);
+    const int y = addParam(k, "Y", DType::F32, {3, n}, BufferRole::Output);
+    const int row = addTemp(k, "row", DType::F32, {n});
+    const int head = addTemp(k, "head", DType::F32, {4}, MemoryScope::Shared);
+    auto i = k.newVar("i"), j = k.newVar("j"), q = k.newVar("j");
+    Expr ei = lower::varRef(i), ej = lower::varRef(j), eq = lower::varRef(q);
+    Stmt fill = lower::forLoop(j, lower::intImm(n), lower::store(row, {ej}, lower::load(x, DType::F32, {ei, ej})));
+    Stmt heads = lower::forLoop(j, lower::intImm(4), lower::store(head, {ej}, lower::load(row, DType::F32, {ej})));
+    Expr rev = lower::load(row, DType::F32, {lower::intImm(n - 1) - eq});
+    Stmt out = lower::forLoop(q, lower::intImm(n),
+                              lower::store(y, {ei, eq}, lower::select(eq >= lower::intImm(n - 4),
+                                                                      lower::load(head, DType::F32, {lower::intImm(n - 1) - eq}), rev)));
+    k.body = lower::forLoop(i, lower::intImm(3), lower::allocate(row, lower::allocate(head, lower::seq({fill, heads, lower::barrier(), out}))),
+                            ForKind::Parallel);
+    return k;
+}
+
+TEST(CppCodegen, LocalArraysOnStackOrHeap) {
+    const auto k = reverseRowsKernel();
+    const std::string src = generateCpp({&k}).source;
+    EXPECT_NE(src.find("        std::unique_ptr<float[]> t_row_heap(new float[20000]);  // local f32[20000]\n"
+                       "        float* __restrict__ t_row = t_row_heap.get();\n"
+                       "        float t_head[4];  // shared f32[4]\n"),
+              std::string::npos)
+        << src;
+    EXPECT_NE(src.find("out_Y[i * 20000 + j] = j >= 19996 ? t_head[19999 - j] : t_row[19999 - j];"), std::string::npos) << src;
+    EXPECT_EQ(src.find("j_2"), std::string::npos);  // sequential loops reuse the name
+    EXPECT_NE(src.find("// barrier: no-op"), std::string::npos);
+}
+
 class CompiledKernels : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         if (!haveCompiler()) return;
         s_kernels = new std::vector<Kernel>{vectorAddKernel(), transposeKernel(), matmulKernel(13, 7, 19),
                                             paddedConvKernel(3, 4, 9, 6), broadcastAddKernel(), halfKernel(),
-                                            integerKernel(), mathKernel()};
+                                            integerKernel(), mathKernel(), reverseRowsKernel()};
         std::vector<const Kernel*> ptrs;
         for (const auto& k : *s_kernels) ptrs.push_back(&k);
         s_source = new GeneratedSource(generateCpp(ptrs));
@@ -507,6 +543,16 @@ TEST_F(CompiledKernels, MathIntrinsics) {
         EXPECT_GE(z[r * 3 + 1], 0.0);  // floormod by a positive divisor is never negative
         EXPECT_LT(z[r * 3 + 1], 0.3);
     }
+}
+
+TEST_F(CompiledKernels, LocalAndSharedArrays) {
+    const auto x = randomFloats(3 * 20000, 10);
+    std::vector<ir::TensorData> c, e;
+    runBoth(8, {floats(x, {3, 20000})}, c, e);
+    const auto got = asFloats(c[0]);
+    for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 20000; ++j) ASSERT_EQ(got[i * 20000 + j], x[i * 20000 + 19999 - j]) << i << "," << j;
+    EXPECT_EQ(c[0].bytes, e[0].bytes);
 }
 
 }  // namespace
