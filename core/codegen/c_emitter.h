@@ -150,8 +150,8 @@ protected:
     virtual void emitEpilogue() {}
     /// Qualifiers before `void <entry>(...)`, e.g. `extern "C"` or `extern "C" __global__`.
     virtual std::string kernelQualifiers() const { return "extern \"C\""; }
-    /// Qualifiers of the prelude's helper functions, e.g. `static inline`.
-    virtual std::string helperQualifiers() const { return "static inline"; }
+    /// Qualifiers of the prelude's helper functions, e.g. `[[maybe_unused]] static inline`.
+    virtual std::string helperQualifiers() const { return "[[maybe_unused]] static inline"; }
     /// The function signature line(s) ending in `{` and the parameter bindings (the base: one
     /// `void* const* args` argument, each param cast from args[i]). Names are in paramName().
     virtual void emitKernelSignature(const lower::Kernel& k, const std::string& entry);
