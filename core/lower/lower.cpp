@@ -84,4 +84,11 @@ std::vector<ir::ScheduleMappingDecl> defaultCpuSchedule(const ir::Graph& g, ir::
     return out;
 }
 
+bool isUnsupportedForm(const support::DiagnosticList& diags) {
+    for (const auto& d : diags.items())
+        for (const auto& n : d.notes)
+            if (n == kUnsupportedFormNote) return true;
+    return false;
+}
+
 }  // namespace tessera::lower

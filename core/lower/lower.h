@@ -64,6 +64,13 @@ struct LoweredKernel {
     std::vector<ir::ValueId> outputs;  ///< then kernel.params[inputs.size() ..)
 };
 
+/// Note attached to a lowering error for a form of an op that has no generator by design (the op
+/// itself has one): training-mode BatchNormalization/Dropout, casts from or to strings, MaxPool's
+/// Indices output, pooling of integers, LayerNormalization with broadcast Scale/B.
+inline constexpr const char* kUnsupportedFormNote = "this form of the op has no code generator (not claimed)";
+/// True when `diags` holds an error carrying kUnsupportedFormNote.
+bool isUnsupportedForm(const support::DiagnosticList& diags);
+
 /// True when `op` (default ONNX domain, or tessera's Compute) has a code generator.
 bool hasGenerator(const ir::Node& node);
 /// Op types with a generator, sorted (for `tessera-cli` and the conformance run's claim list).

@@ -37,7 +37,7 @@ support::Expected<LoweredKernel> lowerPointwise(const LowerContext& ctx, const s
         auto sh = shapeOf(ctx, n.inputs[s]);
         if (!sh) return sh.diagnostics();
         if (dtypeOf(ctx.g, n.inputs[s]) == DType::String || dtypeOf(ctx.g, n.inputs[s]) == DType::Undefined)
-            return lowerError(ctx, "input '" + ctx.g.value(n.inputs[s]).name + "' has no numeric element type");
+            return unsupportedForm(ctx, "input '" + ctx.g.value(n.inputs[s]).name + "' has no numeric element type");
         if (sh->size() > outShape->size())
             return lowerError(ctx, "input '" + ctx.g.value(n.inputs[s]).name + "' has a higher rank than the output");
         inShapes.push_back(*sh);
@@ -56,7 +56,7 @@ support::Expected<LoweredKernel> lowerPointwise(const LowerContext& ctx, const s
         if (*sh != *outShape) return lowerError(ctx, "outputs of different shapes are not supported");
         const DType t = dtypeOf(ctx.g, o);
         if (t == DType::String || t == DType::Undefined)
-            return lowerError(ctx, "output '" + ctx.g.value(o).name + "' has no numeric element type");
+            return unsupportedForm(ctx, "output '" + ctx.g.value(o).name + "' has no numeric element type");
         outType.push_back(t);
         outBuf.push_back(addOutput(ctx, lk, o));
     }
@@ -181,9 +181,9 @@ support::Expected<LoweredKernel> lowerDropout(const LowerContext& ctx) {
     if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoValue) {
         auto mode = constInts(ctx.g, n.inputs[2]);
         if (!mode)
-            return lowerError(ctx, "training_mode must be a constant (only inference Dropout is generated)");
+            return unsupportedForm(ctx, "training_mode must be a constant (only inference Dropout is generated)");
         if (!mode->empty() && (*mode)[0] != 0)
-            return lowerError(ctx, "training_mode is true: only inference Dropout (the identity) is generated");
+            return unsupportedForm(ctx, "training_mode is true: only inference Dropout (the identity) is generated");
     }
     return lowerPointwise(ctx, {0}, [](const std::vector<Expr>& a) {
         return std::vector<Expr>{a[0], boolImm(true)};
@@ -194,7 +194,7 @@ support::Expected<LoweredKernel> lowerConvert(const LowerContext& ctx) {
     // Cast / CastLike: the output value's type is the target; the store converts.
     const ir::Node& n = ctx.node;
     if (!n.outputs.empty() && n.outputs[0] != ir::kNoValue && dtypeOf(ctx.g, n.outputs[0]) == DType::String)
-        return lowerError(ctx, "Cast to string is not supported by the code generators");
+        return unsupportedForm(ctx, "Cast to string is not supported by the code generators");
     return lowerPointwise(ctx, {0}, [](const std::vector<Expr>& a) {
         // Float -> bool is x != 0 (C conversion); everything else the C conversion too.
         return std::vector<Expr>{a[0]};

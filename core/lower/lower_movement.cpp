@@ -50,7 +50,7 @@ support::Expected<LoweredKernel> lowerMapped(const LowerContext& ctx, const std:
         if (!sh) return sh.diagnostics();
         const DType t = dtypeOf(ctx.g, n.inputs[s]);
         if (t == DType::String || t == DType::Undefined)
-            return lowerError(ctx, "input '" + ctx.g.value(n.inputs[s]).name + "' has no numeric element type");
+            return unsupportedForm(ctx, "input '" + ctx.g.value(n.inputs[s]).name + "' has no numeric element type");
         bufs.push_back(addInput(ctx, lk, n.inputs[s]));
     }
     const DType outT = dtypeOf(ctx.g, n.outputs[0]);

@@ -53,7 +53,7 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
     const ir::Node& node = ctx.node;
     if (node.inputs.size() != 1 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
         return lowerError(ctx, "pooling needs one input and one output");
-    if (node.outputs.size() > 1 && node.outputs[1] != ir::kNoValue) return lowerError(ctx, "the Indices output is not supported");
+    if (node.outputs.size() > 1 && node.outputs[1] != ir::kNoValue) return unsupportedForm(ctx, "the Indices output is not supported");
     auto xs = shapeOf(ctx, node.inputs[0]);
     if (!xs) return xs.diagnostics();
     auto ys = shapeOf(ctx, node.outputs[0]);
@@ -71,7 +71,7 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
     outShape.insert(outShape.end(), w.out.begin(), w.out.end());
     if (*ys != outShape) return lowerError(ctx, "output shape " + dimsText(*ys) + " differs from " + dimsText(outShape));
     const DType outT = dtypeOf(ctx.g, node.outputs[0]);
-    if (!ir::isFloatingPoint(outT)) return lowerError(ctx, "pooling of non-float tensors is not supported");
+    if (!ir::isFloatingPoint(outT)) return unsupportedForm(ctx, "pooling of non-float tensors is not supported");
     const DType accT = accumulatorType(outT);
 
     LoweredKernel lk = beginKernel(ctx);

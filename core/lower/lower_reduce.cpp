@@ -476,7 +476,7 @@ support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx) {
         auto s = shapeOf(ctx, node.inputs[i]);
         if (!s) return s.diagnostics();
         if (prod(*s, 0, s->size()) != len)
-            return lowerError(ctx, "input " + std::to_string(i) + " of shape " + dimsText(*s) +
+            return unsupportedForm(ctx, "input " + std::to_string(i) + " of shape " + dimsText(*s) +
                                        " must have the normalised shape (broadcast Scale/B is not supported)");
     }
     const DType outT = dtypeOf(ctx.g, node.outputs[0]);
@@ -534,11 +534,11 @@ support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx) {
 
 support::Expected<LoweredKernel> lowerBatchNorm(const LowerContext& ctx) {
     const ir::Node& node = ctx.node;
-    if (node.attrInt("training_mode", 0) != 0) return lowerError(ctx, "training_mode is not supported (inference only)");
+    if (node.attrInt("training_mode", 0) != 0) return unsupportedForm(ctx, "training_mode is not supported (inference only)");
     if (node.inputs.size() != 5 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
         return lowerError(ctx, "BatchNormalization needs X, scale, B, mean, var and output Y");
     for (std::size_t i = 1; i < node.outputs.size(); ++i)
-        if (node.outputs[i] != ir::kNoValue) return lowerError(ctx, "the training outputs are not supported");
+        if (node.outputs[i] != ir::kNoValue) return unsupportedForm(ctx, "the training outputs are not supported");
     auto xs = shapeOf(ctx, node.inputs[0]);
     if (!xs) return xs.diagnostics();
     if (xs->size() < 2) return lowerError(ctx, "input must have rank >= 2, got " + dimsText(*xs));

@@ -22,6 +22,12 @@ support::DiagnosticList lowerError(const LowerContext& ctx, std::string message)
     return list;
 }
 
+support::DiagnosticList unsupportedForm(const LowerContext& ctx, std::string message) {
+    support::DiagnosticList list = lowerError(ctx, std::move(message));
+    list.items().back().notes.push_back(kUnsupportedFormNote);
+    return list;
+}
+
 std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::ValueId v) {
     if (v == ir::kNoValue || v < 0 || static_cast<std::size_t>(v) >= g.numValues()) return std::nullopt;
     const ir::Value& val = g.value(v);

@@ -28,6 +28,12 @@ struct LowerContext {
 /// A diagnostic list holding one error at ctx.where.
 support::DiagnosticList lowerError(const LowerContext& ctx, std::string message);
 
+/// Like lowerError, for a form of the op that Tessera deliberately does not generate code for
+/// (training mode, string casts, MaxPool's Indices output ...): the diagnostic carries the note
+/// kUnsupportedFormNote (lower.h), so callers can fall back to the reference interpreter and the
+/// conformance run can list the case as not claimed rather than failed.
+support::DiagnosticList unsupportedForm(const LowerContext& ctx, std::string message);
+
 /// Concrete shape of value v (every dim known), or nullopt.
 std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::ValueId v);
 

@@ -16,6 +16,13 @@ int CompiledModel::kernelCount() const {
     return n;
 }
 
+std::vector<ir::TensorData> CompiledModel::runtimeInputsOf(const std::vector<ir::TensorData>& callerInputs) const {
+    std::vector<ir::TensorData> r;
+    for (auto i : inputSlots)
+        if (i < callerInputs.size()) r.push_back(callerInputs[i]);
+    return r;
+}
+
 int CompiledModel::stepOfNode(const std::string& name) const {
     for (std::size_t i = 0; i < steps.size(); ++i)
         if (steps[i].name == name) return static_cast<int>(i);
@@ -77,10 +84,12 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     const std::string& file = model.sourcePath;
     if (progress) progress(0.0, "specialising shapes");
     SpecialiseStats stats;
-    auto spec = specialiseModel(model, inputs, &stats, cancel);
+    std::vector<std::size_t> kept;
+    auto spec = specialiseModel(model, inputs, &stats, cancel, &kept);
     if (!spec.ok()) return spec.diagnostics();
 
     CompiledModel cm;
+    cm.inputSlots = std::move(kept);
     cm.model = std::move(*spec);
     cm.foldedNodes = stats.foldedNodes;
     cm.target = options.target;
@@ -124,8 +133,20 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         }
         lopts.kernelName = n.name;
         auto lk = lower::lowerNode(g, id, cm.model.program.scheduleFor(n.name), lopts);
+        if (!lk.ok() && options.fallbackReference && lower::isUnsupportedForm(lk.diagnostics())) {
+            step.kind = StepKind::Reference;
+            for (auto v : n.inputs)
+                if (v != ir::kNoValue) step.inputs.push_back(v);
+            for (auto v : n.outputs)
+                if (v != ir::kNoValue) step.outputs.push_back(v);
+            cm.steps.push_back(std::move(step));
+            continue;
+        }
         if (!lk.ok()) {
             diags.append(lk.diagnostics());
+            if (lower::isUnsupportedForm(lk.diagnostics()))
+                diags.items().back().notes.push_back(
+                    "run with --fallback-reference to run this node in the reference interpreter");
             continue;
         }
         step.kernel = std::move(lk->kernel);

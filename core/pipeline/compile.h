@@ -9,7 +9,8 @@
 /// - One kernel per node (fusion plans come later). Steps are in the graph's topological order.
 /// - A node whose op has no code generator stops the compile with an error naming it, unless
 ///   CompileOptions::fallbackReference is set: then it becomes a Reference step, run by the
-///   reference interpreter between kernels and marked so in every report.
+///   reference interpreter between kernels and marked so in every report. The same holds for a
+///   form of an op that has no generator by design (lower::kUnsupportedFormNote).
 /// - Kernel names are the node names (data: the generator sanitises and uniquifies them into
 ///   entry-point symbols; `CompiledStep::entry`).
 ///
@@ -58,9 +59,14 @@ struct CompiledModel {
     std::vector<CompiledStep> steps;  ///< execution order
     codegen::GeneratedSource code;    ///< one module holding every kernel
     int foldedNodes = 0;
+    /// For each runtime input of model.graph, its index in the inputs given to compileModel
+    /// (shape operands bound at compile time are not runtime inputs any more).
+    std::vector<std::size_t> inputSlots;
     lower::Target target = lower::Target::Cpu;
 
     int kernelCount() const;
+    /// The subset of the caller's inputs (given to compileModel) that model.graph still takes.
+    std::vector<ir::TensorData> runtimeInputsOf(const std::vector<ir::TensorData>& callerInputs) const;
     /// Index of the step computing node `name`, -1 if none.
     int stepOfNode(const std::string& name) const;
 };

@@ -27,6 +27,20 @@ bool isConstant(const ir::Graph& g, ir::ValueId v) {
 
 }  // namespace
 
+bool isShapeOperand(const std::string& op, std::size_t slot) {
+    if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Squeeze" || op == "Unsqueeze" || op == "Split" ||
+        op == "TopK" || op == "Upsample")
+        return slot == 1;
+    if (op == "Slice") return slot >= 1 && slot <= 4;
+    if (op == "Pad") return slot >= 1 && slot <= 3;
+    if (op == "Resize") return slot >= 1 && slot <= 3;
+    if (op == "Dropout") return slot == 1 || slot == 2;
+    if (op == "ConstantOfShape") return slot == 0;
+    if (op == "Range") return slot <= 2;
+    if (op.rfind("Reduce", 0) == 0) return slot == 1;
+    return false;
+}
+
 support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const ir::TensorData& fed,
                                       std::vector<std::pair<std::string, std::int64_t>>& bindings,
                                       const std::string& file) {
@@ -127,7 +141,8 @@ ir::Graph filterNodes(const ir::Graph& g, const std::vector<bool>& keep) {
 }
 
 support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::vector<ir::TensorData>& runtimeInputs,
-                                             SpecialiseStats* stats, const support::CancelToken* cancel) {
+                                             SpecialiseStats* stats, const support::CancelToken* cancel,
+                                             std::vector<std::size_t>* keptInputs) {
     support::DiagnosticList diags;
     const std::string& file = model.sourcePath;
     ir::Model m = model;
@@ -146,6 +161,29 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
         ir::Value& v = g.value(rin[i]);
         v.type.dtype = runtimeInputs[i].dtype;
         v.type.shape = ir::Shape::ofKnown(runtimeInputs[i].dims);
+    }
+    // Shape operands fed at run time become constants (the kernels are specialised to them).
+    int bound = 0;
+    std::vector<bool> isBound(rin.size(), false);
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        bool shapeOperand = false;
+        for (ir::NodeId c : g.consumers(rin[i])) {
+            const ir::Node& n = g.node(c);
+            for (std::size_t s = 0; s < n.inputs.size(); ++s)
+                if (n.inputs[s] == rin[i] && isShapeOperand(n.opType, s)) shapeOperand = true;
+        }
+        if (!shapeOperand) continue;
+        ir::Value& v = g.value(rin[i]);
+        v.data = std::make_shared<const ir::TensorData>(runtimeInputs[i]);
+        v.isInitializer = true;
+        g.initializers().push_back(rin[i]);
+        isBound[i] = true;
+        ++bound;
+    }
+    if (keptInputs) {
+        keptInputs->clear();
+        for (std::size_t i = 0; i < rin.size(); ++i)
+            if (!isBound[i]) keptInputs->push_back(i);
     }
     auto inferred = ir::inferShapes(g, file);
     for (const auto& d : inferred.diagnostics.items())
@@ -196,7 +234,10 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
             if (d.severity == support::Severity::Error) diags.add(d);
         if (diags.hasErrors()) return diags;
     }
-    if (stats) stats->foldedNodes = folded;
+    if (stats) {
+        stats->foldedNodes = folded;
+        stats->boundInputs = bound;
+    }
     return m;
 }
 

@@ -11,6 +11,13 @@
 ///   removed; its outputs become initializers holding the result. Shape computations such as
 ///   Shape -> Gather -> Concat -> Reshape thereby disappear before lowering. Shape inference runs
 ///   again at the end, so every remaining value has the concrete type the kernels are built for.
+/// - Shape operands: a runtime input consumed at an operand that decides shapes or indexing
+///   (Reshape's shape, Expand's shape, Tile's repeats, Slice's starts/ends/axes/steps, Pad's pads
+///   and constant_value, Squeeze/Unsqueeze/Reduce* axes, Split's split, ConstantOfShape's shape,
+///   Range's operands, TopK's k, Dropout's ratio/training_mode, Resize's roi/scales/sizes) is bound
+///   to the value fed for it: it becomes an initializer, and the compiled kernels are specialised
+///   to that value (as they are to the fed shapes). `keptInputs` receives, for each runtime input
+///   of the result, its index in `runtimeInputs`.
 /// - Value ids are preserved (the result's graph has the same values in the same order); node
 ///   ids are not (folded nodes are gone). Node names are preserved.
 /// - `singleNodeGraph` makes a graph of one node of `g`: its non-constant inputs become runtime
@@ -32,11 +39,16 @@ namespace tessera::pipeline {
 
 struct SpecialiseStats {
     int foldedNodes = 0;
+    int boundInputs = 0;  ///< runtime inputs bound as shape operands
 };
 
 support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::vector<ir::TensorData>& runtimeInputs,
                                              SpecialiseStats* stats = nullptr,
-                                             const support::CancelToken* cancel = nullptr);
+                                             const support::CancelToken* cancel = nullptr,
+                                             std::vector<std::size_t>* keptInputs = nullptr);
+
+/// True when input slot `slot` of an op of type `opType` decides shapes or indexing (see above).
+bool isShapeOperand(const std::string& opType, std::size_t slot);
 
 /// Checks a fed tensor against the declared type of graph input `v` (dtype and every known
 /// extent; symbolic extents are bound in `bindings`). Error text names the input and both shapes,

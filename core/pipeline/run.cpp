@@ -83,10 +83,11 @@ std::string stemOf(const std::string& path) {
 
 }  // namespace
 
-support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& inputs,
+support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& callerInputs,
                                       const RunOptions& options, runtime::RunnerClient& runner,
                                       const support::CancelToken* cancel, const support::ProgressSink& progress) {
     support::DiagnosticList diags;
+    const std::vector<ir::TensorData> inputs = cm.runtimeInputsOf(callerInputs);
     const ir::Graph& g = cm.model.graph;
     const std::string& file = cm.model.sourcePath;
     RunReport report;

@@ -93,6 +93,7 @@ struct RunReport {
     support::DiagnosticList warnings;
 };
 
+/// `inputs` are the inputs given to compileModel (in the source graph's runtime-input order).
 support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& inputs,
                                       const RunOptions& options, runtime::RunnerClient& runner,
                                       const support::CancelToken* cancel = nullptr,
