@@ -8,28 +8,56 @@
 ///   (https://onnx.ai/onnx/operators/); `tessera::Compute` nodes follow core/ir/compute.h (index
 ///   notation evaluated by looping over the output axes and, inside each Reduce, its axes;
 ///   integer `/` and `%` are floor division and the matching remainder).
-/// - Arithmetic: every element is held and computed in **double**, whatever the tensor's dtype
-///   (integers are exact up to 2^53). Values are rounded only where the semantics require it: a
-///   Cast (or a Compute cast) to an integer type truncates toward zero, to bool gives 0/1, to f32
-///   or f16/bf16 rounds through float; integer Div truncates (ONNX). Graph outputs are converted
-///   to the dtype the graph gives them (Value::type, else the dtype of the producing node's first
-///   input), so an f32 model gives f32 outputs that are the double result rounded once.
+/// - Arithmetic: every element is held and computed in **double** inside an op, whatever the
+///   tensor's dtype (integers are exact up to 2^53; reductions, dot products and normalisation
+///   statistics accumulate in double). Each node output is then *stored as its dtype* (the graph's
+///   Value::type, else the dtype the op produces): f32, f16 and bf16 values are rounded to float,
+///   as a framework holding the tensor would, so the next op sees what a generated kernel sees;
+///   integer and bool values are already exact. Other roundings follow the semantics: a Cast (or a
+///   Compute cast) to an integer type truncates toward zero, to bool gives 0/1; integer Div
+///   truncates (ONNX). Graph outputs (and evaluateAll's values) are converted to their dtype, so an
+///   f32 model gives f32 outputs; f16/bf16 round to nearest even at that point.
 /// - Shapes come from the runtime inputs, not from the declared types: symbolic dims (e.g. a
 ///   batch "N") take the size of the fed tensor. A declared known extent that disagrees with the
 ///   fed tensor is an error. auto_pad (SAME_UPPER, SAME_LOWER, VALID) and ceil_mode are computed
 ///   as the ONNX spec says.
-/// - Supported ops: Add Sub Mul Div Pow Min Max Sum Mean (numpy broadcasting), Equal Less
-///   Greater LessOrEqual GreaterOrEqual Where, Relu Clip Sigmoid Tanh Erf Exp Log Sqrt Neg Abs
-///   Reciprocal Floor Ceil Sin Cos Softplus Gelu HardSwish HardSigmoid LeakyRelu Elu, MatMul,
-///   Gemm, Conv (N-D, groups), MaxPool AveragePool (N-D), GlobalAveragePool GlobalMaxPool,
-///   BatchNormalization (inference), Softmax LogSoftmax, ReduceMean ReduceSum ReduceMax
-///   ReduceMin ReduceProd, Flatten Reshape Transpose Concat Identity Dropout Constant Shape
-///   Squeeze Unsqueeze Gather Cast, and Compute. Softmax/LogSoftmax use opset-13 semantics
-///   (one axis, default -1) unless ReferenceOptions::opset is below 13 (coerce to 2-D at axis,
-///   default 1).
+/// - Supported ops (default domain; attribute and input forms of every opset the importer accepts,
+///   e.g. Reduce*/Squeeze/Unsqueeze axes as attribute or input, Clip min/max as attributes or
+///   inputs, Slice/Pad/Split/TopK/Resize before and after their inputs became tensors):
+///   * element-wise: Add Sub Mul Div Pow Mod Min Max Sum Mean (numpy broadcasting), PRelu, Equal
+///     Less Greater LessOrEqual GreaterOrEqual, And Or Xor Not, BitShift, Where, Relu Clip Sigmoid
+///     Tanh Erf Exp Log Sqrt Neg Abs Reciprocal Floor Ceil Round Sign, Sin Cos Tan Asin Acos Atan
+///     Sinh Cosh Asinh Acosh Atanh, Softplus Softsign Mish Gelu HardSwish HardSigmoid LeakyRelu Elu
+///     Selu Celu ThresholdedRelu Shrink, IsNaN IsInf, Cast CastLike;
+///   * linear algebra: MatMul, Gemm, Einsum, Det, MatMulInteger, QLinearMatMul;
+///   * windows: Conv ConvTranspose ConvInteger QLinearConv (N-D, groups, output_padding,
+///     output_shape), MaxPool (with Indices, storage_order) AveragePool, GlobalAveragePool
+///     GlobalMaxPool, MaxUnpool, LRN;
+///   * normalisation: BatchNormalization (inference, and training_mode with running statistics),
+///     LayerNormalization (Mean and InvStdDev outputs), InstanceNormalization,
+///     MeanVarianceNormalization, Softmax LogSoftmax Hardmax;
+///   * reductions: ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2
+///     ReduceSumSquare ReduceLogSum ReduceLogSumExp, ArgMax ArgMin (select_last_index), CumSum,
+///     TopK;
+///   * data movement: Flatten Reshape Transpose Concat Split Slice Pad (constant, reflect, edge,
+///     wrap) Expand Tile Squeeze Unsqueeze Gather GatherElements GatherND ScatterElements Scatter
+///     ScatterND DepthToSpace SpaceToDepth Trilu Compress NonZero OneHot ReverseSequence EyeLike,
+///     Resize (nearest/linear/cubic, every coordinate_transformation_mode) Upsample;
+///   * sources: Identity Dropout (inference, or training with ratio 0) Constant ConstantOfShape
+///     Shape Size Range, HannWindow HammingWindow BlackmanWindow;
+///   * quantisation: QuantizeLinear DequantizeLinear DynamicQuantizeLinear;
+///   * losses: NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss;
+///   * and `tessera::Compute`.
+///   Softmax/LogSoftmax/Hardmax use opset-13 semantics (one axis, default -1) unless
+///   ReferenceOptions::opset is below 13 (coerce to 2-D at axis, default 1).
+///   Not implemented (the ONNX 1.12 node tests that need them are skipped): control flow (If,
+///   Loop, Scan), sequences/optionals, RNN/GRU/LSTM, GridSample, RoiAlign, NonMaxSuppression, DFT/
+///   STFT/MelWeightMatrix, Unique, TfIdfVectorizer, string ops, and random ops (Bernoulli,
+///   RandomUniform..., training-mode Dropout).
 ///
-/// Errors (diagnostics with `where` = "node 'name' (Op)", never exceptions): an op without a
-/// reference implementation ("no reference implementation"), a missing or mis-shaped runtime
+/// Errors (diagnostics with `where` = "node 'name' (Op)", never exceptions): an op or an op feature
+/// without a reference implementation (message kNoReferenceImplementation, or that text followed by
+/// " for <feature>"), a missing or mis-shaped runtime
 /// input (naming the input and both shapes), a shape the op cannot accept, a tensor of more
 /// than ReferenceOptions::maxElements elements, a Compute read out of range or an extent that is
 /// neither known nor bound by an input, cancellation.
@@ -69,8 +97,9 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
                                                         const ReferenceOptions& options,
                                                         const support::CancelToken* cancel = nullptr);
 
-/// Message of the diagnostic for a node whose op has no reference implementation (callers that
-/// sort failures, such as the conformance runner, compare against it).
+/// Message of the diagnostic for a node whose op has no reference implementation; an unsupported
+/// feature of a supported op gives this text followed by " for <feature>". Callers that sort
+/// failures (the conformance runner) test for it as a prefix.
 inline constexpr const char* kNoReferenceImplementation = "no reference implementation";
 
 /// Every value one evaluation computed, so that a kernel's outputs can be checked against the

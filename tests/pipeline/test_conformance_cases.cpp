@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/frontend/onnx/tensor_proto.h"
 #include "core/pipeline/conformance_cases.h"
 #include "core/runtime/reference_interpreter.h"
 
@@ -52,6 +53,35 @@ std::string floatTensorProto(const std::vector<std::int64_t>& dims, const std::v
     return s;
 }
 
+/// TensorProto{dims, data_type = i64 (7), int64_data packed = values}.
+std::string int64TensorProto(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& values) {
+    std::string s;
+    for (auto d : dims) {
+        putKey(s, 1, 0);
+        putVarint(s, static_cast<std::uint64_t>(d));
+    }
+    putKey(s, 2, 0);
+    putVarint(s, 7);
+    std::string packed;
+    for (auto v : values) putVarint(packed, static_cast<std::uint64_t>(v));
+    putKey(s, 7, 2);
+    putVarint(s, packed.size());
+    return s + packed;
+}
+
+/// SequenceProto{name = "seq", elem_type = TENSOR (1), tensor_values = [tensor]}.
+std::string sequenceProto(const std::string& tensor) {
+    std::string s;
+    putKey(s, 1, 2);
+    putVarint(s, 3);
+    s += "seq";
+    putKey(s, 2, 0);
+    putVarint(s, 1);
+    putKey(s, 3, 2);
+    putVarint(s, tensor.size());
+    return s + tensor;
+}
+
 void writeFile(const fs::path& p, const std::string& bytes) {
     std::ofstream f(p, std::ios::binary);
     f << bytes;
@@ -63,6 +93,46 @@ std::string nodeTestRoot() {
 }
 
 }  // namespace
+
+TEST(TensorProtoFiles, ReadsRawAndTypedDataAndRejectsOtherKinds) {
+    const fs::path dir = fs::path(TESSERA_BINARY_DIR) / "tensor_proto_test";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    writeFile(dir / "f.pb", floatTensorProto({2, 2}, {1.5f, -2, 0, 8}));
+    auto f = frontend::onnx::readTensorProtoFile((dir / "f.pb").string());
+    ASSERT_TRUE(f.ok()) << f.diagnostics().firstError()->message;
+    EXPECT_EQ(f->dtype, ir::DType::F32);
+    EXPECT_EQ(f->dims, (std::vector<std::int64_t>{2, 2}));
+    EXPECT_EQ(f->toDoubles(), (std::vector<double>{1.5, -2, 0, 8}));
+
+    writeFile(dir / "i.pb", int64TensorProto({3}, {5, -1, 1ll << 40}));
+    auto i = frontend::onnx::readTensorProtoFile((dir / "i.pb").string());
+    ASSERT_TRUE(i.ok()) << i.diagnostics().firstError()->message;
+    EXPECT_EQ(i->dtype, ir::DType::I64);
+    EXPECT_EQ(i->toInts(), (std::vector<std::int64_t>{5, -1, 1ll << 40}));
+
+    writeFile(dir / "seq.pb", sequenceProto(floatTensorProto({1}, {1})));
+    auto q = frontend::onnx::readTensorProtoFile((dir / "seq.pb").string());
+    ASSERT_FALSE(q.ok());
+    EXPECT_EQ(q.diagnostics().firstError()->file, (dir / "seq.pb").string());
+    EXPECT_EQ(q.diagnostics().firstError()->message.rfind("unsupported test data kind", 0), 0u)
+        << q.diagnostics().firstError()->message;
+
+    // raw_data shorter than the dims say.
+    writeFile(dir / "short.pb", floatTensorProto({4}, {1, 2, 3}));
+    auto sh = frontend::onnx::readTensorProtoFile((dir / "short.pb").string());
+    ASSERT_FALSE(sh.ok());
+    EXPECT_EQ(sh.diagnostics().firstError()->message, "raw_data has 12 bytes but f32 x 4 elements needs 16 bytes");
+
+    auto missing = frontend::onnx::readTensorProtoFile((dir / "missing.pb").string());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.diagnostics().firstError()->file, (dir / "missing.pb").string());
+    EXPECT_EQ(missing.diagnostics().firstError()->message, "file not found");
+    writeFile(dir / "empty.pb", "");
+    EXPECT_EQ(frontend::onnx::readTensorProtoFile((dir / "empty.pb").string()).diagnostics().firstError()->message,
+              "empty file");
+    fs::remove_all(dir);
+}
 
 TEST(ConformanceCases, DiscoversLoadsAndRunsAHandMadeCase) {
     const fs::path root = fs::path(TESSERA_BINARY_DIR) / "conformance_cases_test";

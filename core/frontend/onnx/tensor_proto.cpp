@@ -60,12 +60,22 @@ bool readWholeFile(const std::string& path, std::string& bytes, DiagnosticList& 
     return true;
 }
 
-/// True when `bytes` read as a SequenceProto (the wire layout OptionalProto and MapProto share in
-/// their first fields) gives a plausible non-tensor value: a known element type with content.
+/// True when `bytes` parse cleanly (no unknown fields: a TensorProto's raw_data, name or typed
+/// fields would be unknown there) as a SequenceProto, OptionalProto or MapProto that declares its
+/// element type (0 = an empty sequence/optional). Only asked after the TensorProto reading failed.
 bool looksLikeNonTensorProto(const std::string& bytes) {
+    const int size = static_cast<int>(bytes.size());
     ::onnx::SequenceProto seq;
-    if (!seq.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return false;
-    return seq.has_elem_type() && seq.elem_type() >= 1 && seq.elem_type() <= 5;
+    if (seq.ParseFromArray(bytes.data(), size) && seq.unknown_fields().empty() && seq.has_elem_type() &&
+        seq.elem_type() >= 0 && seq.elem_type() <= 5)
+        return true;
+    ::onnx::OptionalProto opt;
+    if (opt.ParseFromArray(bytes.data(), size) && opt.unknown_fields().empty() && opt.has_elem_type() &&
+        opt.elem_type() >= 0 && opt.elem_type() <= 5)
+        return true;
+    ::onnx::MapProto map;
+    return map.ParseFromArray(bytes.data(), size) && map.unknown_fields().empty() && map.key_type() != 0 &&
+           map.has_values();
 }
 
 bool isTensorType(const ::onnx::TypeProto& t) {
