@@ -269,7 +269,9 @@ TEST(ConformanceNodeTests, ReferenceInterpreterPassesCoreOps) {
         "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
         "ReduceSumSquare", "Relu", "Reshape", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Slice", "Softmax",
         "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose",
-        "Unsqueeze", "Where"};
+        "Unsqueeze", "Where", "And", "ArgMax", "ArgMin", "ConstantOfShape", "CumSum", "DepthToSpace", "Einsum",
+        "GatherElements", "GatherND", "Hardmax", "Mod", "Not", "Or", "Range", "Resize", "Round", "ScatterElements",
+        "ScatterND", "Size", "SpaceToDepth", "Tan", "TopK", "Trilu", "Xor"};
     for (const std::string& op : kCoreOps) {
         SCOPED_TRACE(op);
         const auto it = perOp.find(op);
