@@ -1,4 +1,4 @@
-// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT]
+// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
 // [--mapping-tensor DIMS]]`.
 #include <cstdio>
@@ -21,6 +21,8 @@
 namespace {
 
 constexpr int kScreenshotTimeoutMs = 120000;
+// With --run the screenshot waits for the compile, the JIT and the timed, checked run as well.
+constexpr int kScreenshotRunTimeoutMs = 900000;
 // Lets the window settle (docks laid out, first paint) before grabbing.
 constexpr int kScreenshotSettleMs = 500;
 
@@ -108,7 +110,13 @@ int main(int argc, char** argv)
                                               QStringLiteral("Follow worker W (with a block mapping: the global "
                                                              "worker block * threads + thread)."),
                                               QStringLiteral("W"));
+    const QCommandLineOption runOpt(QStringLiteral("run"),
+                                    QStringLiteral("After loading, compile and run the model on the CPU and check it "
+                                                   "against the reference interpreter (Run > Run (CPU)). With "
+                                                   "--screenshot the PNG is taken once the run has finished (exit 4 "
+                                                   "if the run failed)."));
     parser.addOption(findOpt);
+    parser.addOption(runOpt);
     parser.addOption(mappingOpt);
     parser.addOption(mappingBlockOpt);
     parser.addOption(mappingStepOpt);
@@ -144,6 +152,7 @@ int main(int argc, char** argv)
     const QString file = args.isEmpty() ? QString() : args.first();
     const QString shot = parser.value(screenshotOpt);
     const QString findText = parser.value(findOpt);
+    const bool run = parser.isSet(runOpt);
     if (!findText.isEmpty()) {
         QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window,
                          [&window, findText] { window.graphView()->findNext(findText); });
@@ -165,7 +174,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "tessera: saved %s\n", qPrintable(shot));
             QApplication::exit(0);
         };
-        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab] {
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab, run] {
             tessera::views::GraphView* view = window.graphView();
             const auto model = window.model();
             if (model && view->selectedNodeId() < 0) {
@@ -180,15 +189,36 @@ int main(int argc, char** argv)
                     }
                 }
             }
-            QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+            if (!run)
+                QTimer::singleShot(kScreenshotSettleMs, &window, grab);
         });
+        if (run) {
+            // The grab waits for the run; a failed run is still photographed (its error is in
+            // the status bar and the Problems dock), then reported by the exit status.
+            QObject::connect(&window, &tessera::app::MainWindow::runFinished, &window, [&window, grab](bool ok) {
+                if (!ok) {
+                    std::fprintf(stderr, "tessera: the run failed: %s\n", qPrintable(window.runStatusText()));
+                    QTimer::singleShot(kScreenshotSettleMs, &window, [grab] {
+                        grab();
+                        QApplication::exit(4);
+                    });
+                    return;
+                }
+                QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+            });
+        }
         QObject::connect(&window, &tessera::app::MainWindow::loadFailed, &window, [] { QApplication::exit(2); });
-        QTimer::singleShot(kScreenshotTimeoutMs, &window, [] {
-            std::fprintf(stderr, "tessera: timed out waiting for the graph\n");
+        QTimer::singleShot(run ? kScreenshotRunTimeoutMs : kScreenshotTimeoutMs, &window, [run] {
+            std::fprintf(stderr, "tessera: timed out waiting for the %s\n", run ? "run" : "graph");
             QApplication::exit(3);
         });
         if (file.isEmpty())
             QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+    }
+    if (run) {
+        // Connected after --find and the screenshot's selection, so the run starts with the
+        // node already selected and its code is highlighted as soon as it is compiled.
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window] { window.startRun(); });
     }
 
     window.show();

@@ -19,10 +19,16 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include <algorithm>
+
+#include "app/gui/run_results.h"
+#include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "views/code/code_panel.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
+#include "views/timing/timing_panel.h"
 
 namespace tessera::app {
 namespace {
@@ -46,6 +52,7 @@ MainWindow::MainWindow(QWidget* parent)
     setAcceptDrops(true);
     setCentralWidget(m_view);
     m_session = new Session([view = m_view](const views::GraphSnapshot& s) { return view->makeLayoutRequest(s); }, this);
+    m_run = new RunSession(this);
 
     m_reportError = [this](const QString& title, const QStringList& lines) {
         QMessageBox box(QMessageBox::Critical, title, lines.value(0), QMessageBox::Ok, this);
@@ -56,12 +63,17 @@ MainWindow::MainWindow(QWidget* parent)
 
     createActions();
     createDocks();
+    createRunDocks();
     createStatusBar();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
     connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
     connect(m_session, &Session::finished, this, &MainWindow::onLoadFinished);
     connect(m_view, &views::GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
+    connect(m_run, &RunSession::started, this, &MainWindow::onRunStarted);
+    connect(m_run, &RunSession::progress, this, &MainWindow::onRunProgress);
+    connect(m_run, &RunSession::compiled, this, &MainWindow::onRunCompiled);
+    connect(m_run, &RunSession::finished, this, &MainWindow::onRunFinished);
 }
 
 MainWindow::~MainWindow() = default;
@@ -89,6 +101,29 @@ void MainWindow::createActions()
     view->addSeparator();
     m_viewMenu = view;
 
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    m_runAction = run->addAction(tr("&Run (CPU)"), this, &MainWindow::startRun);
+    m_runAction->setObjectName(QStringLiteral("runAction"));
+    m_runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_runAction->setToolTip(tr("Compile every kernel, run it on the CPU in tessera-runner and time it (Ctrl+R)"));
+    m_runAction->setEnabled(false);
+    m_stopAction = run->addAction(tr("&Stop"), this, &MainWindow::stopRun);
+    m_stopAction->setObjectName(QStringLiteral("stopAction"));
+    m_stopAction->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_stopAction->setToolTip(tr("Cancel the run (Esc)"));
+    m_stopAction->setEnabled(false);
+    run->addSeparator();
+    m_checkAction = run->addAction(tr("&Check against Reference"));
+    m_checkAction->setObjectName(QStringLiteral("checkAction"));
+    m_checkAction->setCheckable(true);
+    m_checkAction->setChecked(true);
+    m_checkAction->setToolTip(tr("Compare every kernel's outputs with the reference interpreter"));
+    m_fallbackAction = run->addAction(tr("Reference Interpreter for &Unsupported Ops"));
+    m_fallbackAction->setCheckable(true);
+    m_fallbackAction->setChecked(true);
+    m_fallbackAction->setToolTip(tr("Ops without a code generator run in the reference interpreter "
+                                    "(tessera-cli run --fallback-reference) instead of stopping the compile"));
+
     QToolBar* tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolBar"));
     tools->setMovable(false);
@@ -100,6 +135,10 @@ void MainWindow::createActions()
     tools->addAction(m_view->zoomOutAction());
     tools->addSeparator();
     tools->addAction(m_view->findAction());
+    tools->addSeparator();
+    tools->addAction(m_runAction);
+    tools->addAction(m_stopAction);
+    tools->addAction(m_checkAction);
 }
 
 void MainWindow::createDocks()
@@ -149,6 +188,40 @@ void MainWindow::showMapping(const QString& grid, const QString& block)
     resizeDocks({m_mappingDock}, {width() * 3 / 5}, Qt::Horizontal);
 }
 
+void MainWindow::createRunDocks()
+{
+    // The right dock area takes the full height, so the code keeps long columns of lines and
+    // the Timings table spans the graph below it.
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+
+    m_code = new views::CodePanel(this);
+    m_code->setObjectName(QStringLiteral("codePanel"));
+    m_codeDock = new QDockWidget(tr("Code"), this);
+    m_codeDock->setObjectName(QStringLiteral("codeDock"));
+    m_codeDock->setWidget(m_code);
+    addDockWidget(Qt::RightDockWidgetArea, m_codeDock);
+    tabifyDockWidget(m_propertiesDock, m_codeDock);
+    m_codeDock->hide();
+
+    m_timing = new views::TimingPanel(this);
+    m_timing->setObjectName(QStringLiteral("timingPanel"));
+    m_timingDock = new QDockWidget(tr("Timings"), this);
+    m_timingDock->setObjectName(QStringLiteral("timingDock"));
+    m_timingDock->setWidget(m_timing);
+    addDockWidget(Qt::BottomDockWidgetArea, m_timingDock);
+    tabifyDockWidget(m_problemsDock, m_timingDock);
+    m_timingDock->hide();
+    connect(m_timing, &views::TimingPanel::kernelSelected, this, &MainWindow::onKernelRowSelected);
+
+    QAction* toggleCode = m_codeDock->toggleViewAction();
+    toggleCode->setText(tr("&Code"));
+    m_viewMenu->addAction(toggleCode);
+    QAction* toggleTimings = m_timingDock->toggleViewAction();
+    toggleTimings->setText(tr("&Timings"));
+    m_viewMenu->addAction(toggleTimings);
+}
+
 void MainWindow::createStatusBar()
 {
     m_stageLabel = new QLabel(this);
@@ -174,9 +247,27 @@ void MainWindow::createStatusBar()
         m_problemsDock->show();
         m_problemsDock->raise();
     });
+    m_runLabel = new QLabel(this);
+    m_runLabel->setObjectName(QStringLiteral("runStatus"));
+    m_runLabel->setTextFormat(Qt::PlainText);
+    m_runLabel->setMaximumWidth(620);
+    m_runProgress = new QProgressBar(this);
+    m_runProgress->setObjectName(QStringLiteral("runProgress"));
+    m_runProgress->setRange(0, 1000);
+    m_runProgress->setMaximumWidth(160);
+    m_runProgress->setMaximumHeight(16);
+    m_runProgress->setTextVisible(false);
+    m_runCancel = new QToolButton(this);
+    m_runCancel->setText(tr("Cancel"));
+    m_runCancel->setObjectName(QStringLiteral("cancelRun"));
+    m_runCancel->setToolTip(tr("Cancel the run (Esc)"));
+    connect(m_runCancel, &QToolButton::clicked, this, &MainWindow::stopRun);
     statusBar()->addWidget(m_stageLabel);
     statusBar()->addWidget(m_progress);
     statusBar()->addWidget(m_cancelButton);
+    statusBar()->addWidget(m_runLabel);
+    statusBar()->addWidget(m_runProgress);
+    statusBar()->addWidget(m_runCancel);
     statusBar()->addPermanentWidget(m_nodesLabel);
     statusBar()->addPermanentWidget(m_timeLabel);
     statusBar()->addPermanentWidget(m_zoomLabel);
@@ -184,6 +275,8 @@ void MainWindow::createStatusBar()
     m_nodesLabel->setText(tr("No model"));
     m_problemsButton->hide();
     setBusy(false);
+    setRunBusy(false);
+    m_runLabel->hide();
 }
 
 void MainWindow::setBusy(bool busy)
@@ -216,8 +309,10 @@ void MainWindow::onStage(quint64, const QString& stage)
     m_stageLabel->setText(QStringLiteral("%1: %2...").arg(QFileInfo(m_loadingPath).fileName(), stage));
 }
 
-void MainWindow::showProblems(const support::DiagnosticList& diagnostics)
+void MainWindow::showProblems()
 {
+    support::DiagnosticList diagnostics = m_loadDiagnostics;
+    diagnostics.append(m_runDiagnostics);
     m_problems->clear();
     int warnings = 0, errors = 0, notes = 0;
     for (const support::Diagnostic& d : diagnostics.items()) {
@@ -261,7 +356,22 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         m_stageLabel->setText(tr("Loading cancelled"));
         return;
     }
-    showProblems(out.diagnostics);
+    if (ok) {
+        // A new model: results of the old one no longer apply, and a run of it is moot.
+        m_loadDiagnostics = out.diagnostics;
+        m_runDiagnostics = {};
+        if (m_run->isBusy())
+            m_run->cancel();
+        m_compiled.reset();
+        m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
+        m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
+        m_runLabel->clear();
+        m_runLabel->hide();
+    } else {
+        // The model on screen stays; show the failed file's problems with it.
+        m_loadDiagnostics = out.diagnostics;
+    }
+    showProblems();
     if (!ok) {
         const QString name = QFileInfo(out.path).fileName();
         m_stageLabel->setText(tr("Could not open %1").arg(name));
@@ -291,6 +401,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
                           tr(" \u00b7 %n output(s)", nullptr, static_cast<int>(g.outputs().size())));
     m_timeLabel->setText(tr("import %1 ms \u00b7 layout %2 ms")
                              .arg(QString::number(out.importMs, 'f', 0), QString::number(out.layoutMs, 'f', 0)));
+    m_runAction->setEnabled(true);
     addRecent(m_path);
     emit modelShown(m_path);
 }
@@ -299,6 +410,7 @@ void MainWindow::onNodeSelected(int nodeId)
 {
     const views::GraphSnapshot* snap = m_view->snapshot();
     const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
+    showNodeResults(nodeId);
     if (n == nullptr) {
         m_properties->clear();
         return;
@@ -332,6 +444,184 @@ void MainWindow::showKernelSchedule(ir::NodeId node)
     statusBar()->showMessage(tr("Schedule of '%1' is in the Task Mapping dock (Ctrl+M)")
                                  .arg(QString::fromStdString(sched->subject)),
                              5000);
+}
+
+void MainWindow::startRun()
+{
+    if (!m_model) {
+        setRunMessage(tr("Open a model first (File > Open)"), true);
+        return;
+    }
+    RunSettings settings;
+    settings.run.check = m_checkAction->isChecked();
+    settings.compile.fallbackReference = m_fallbackAction->isChecked();
+    m_run->start(m_model, settings);
+}
+
+void MainWindow::stopRun()
+{
+    if (m_run->isBusy())
+        m_run->cancel();
+}
+
+QString MainWindow::runStatusText() const { return m_runLabel->text(); }
+
+void MainWindow::setRunBusy(bool busy)
+{
+    m_runProgress->setVisible(busy);
+    m_runCancel->setVisible(busy);
+    m_stopAction->setEnabled(busy);
+}
+
+void MainWindow::setRunMessage(const QString& text, bool error)
+{
+    m_runLabel->setStyleSheet(error ? QStringLiteral("color: #c62828;") : QString());
+    const QString firstLine = text.section(QLatin1Char('\n'), 0, 0);
+    m_runLabel->setText(QFontMetrics(m_runLabel->font()).elidedText(firstLine, Qt::ElideRight, m_runLabel->maximumWidth()));
+    m_runLabel->setToolTip(text);
+    m_runLabel->show();
+}
+
+void MainWindow::onRunStarted(quint64)
+{
+    if (!m_runDocksShown) {
+        // The first run opens the result docks; later the user's arrangement stays.
+        m_runDocksShown = true;
+        m_codeDock->show();
+        m_codeDock->raise();
+        m_timingDock->show();
+        m_timingDock->raise();
+        resizeDocks({m_codeDock}, {std::max(480, width() * 2 / 5)}, Qt::Horizontal);
+        resizeDocks({m_timingDock}, {std::max(200, height() / 4)}, Qt::Vertical);
+    }
+    m_runDiagnostics = {};
+    showProblems();
+    m_view->clearKernelStatuses();
+    m_timing->clear(tr("Running..."));
+    m_runProgress->setValue(0);
+    setRunMessage(tr("Run: starting..."), false);
+    setRunBusy(true);
+}
+
+void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
+{
+    m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+    setRunMessage(tr("Run: %1...").arg(stage), false);
+}
+
+void MainWindow::onRunCompiled(quint64)
+{
+    m_compiled = m_run->currentCompiled();
+    if (!m_compiled || !m_model)
+        return;
+    m_code->setModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled));
+    m_view->setKernelStatuses(compileStatuses(*m_compiled, m_model->graph));
+    showNodeResults(m_view->selectedNodeId());
+}
+
+void MainWindow::onRunFinished(quint64, bool ok)
+{
+    setRunBusy(false);
+    const RunOutcome& out = m_run->lastOutcome();
+    if (out.cancelled) {
+        setRunMessage(tr("Run cancelled"), false);
+        m_timing->clear(tr("Run cancelled."));
+        emit runFinished(false);
+        return;
+    }
+    // A result for a model that is no longer on screen (the load finished after the run) is
+    // dropped: a new model cancels the run, so this only guards the order of queued events.
+    if (out.model != m_model) {
+        emit runFinished(false);
+        return;
+    }
+    if (out.compiled && out.compiled != m_compiled) {
+        m_compiled = out.compiled;
+        m_code->setModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled));
+    }
+    m_runDiagnostics = out.diagnostics;
+    showProblems();
+    if (!ok) {
+        QString message;
+        for (const support::Diagnostic& d : out.diagnostics.items()) {
+            if (d.severity == support::Severity::Error) {
+                message = fromStd(d.message);
+                break;
+            }
+        }
+        const QString stage = out.compiled ? tr("Run failed") : tr("Compile failed");
+        setRunMessage(QStringLiteral("%1: %2").arg(stage, message), true);
+        m_timing->clear(QStringLiteral("%1: %2").arg(stage, message));
+        if (m_compiled) {
+            views::KernelStatusMap statuses = compileStatuses(*m_compiled, m_model->graph);
+            // A kernel that crashed or hung in the runner is the one to look at.
+            for (const support::Diagnostic& d : out.diagnostics.items()) {
+                const std::string culprit = faultKernel(d.message);
+                if (!culprit.empty() && statuses.count(culprit)) {
+                    statuses[culprit] = {views::KernelStatus::Failed, fromStd(d.message)};
+                    const int id = m_view->operatorIdByName(culprit);
+                    if (id >= 0)
+                        m_view->selectNode(id, true);
+                    break;
+                }
+            }
+            m_view->setKernelStatuses(statuses);
+        }
+        m_problemsDock->show();
+        m_problemsDock->raise();
+        emit runFinished(false);
+        return;
+    }
+
+    const pipeline::RunReport& report = *out.report;
+    m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
+    m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
+    QStringList summary;
+    summary << (report.kernels.size() == 1 ? tr("Ran 1 kernel") : tr("Ran %1 kernels").arg(report.kernels.size()));
+    if (out.settings.run.time)
+        summary << tr("end to end %1").arg(views::TimingTableModel::formatSeconds(report.total.median));
+    bool failed = false;
+    if (report.checked) {
+        int bad = 0;
+        for (const pipeline::KernelReport& k : report.kernels)
+            bad += k.passed ? 0 : 1;
+        failed = bad > 0;
+        summary << (bad == 0 ? tr("all match the reference")
+                             : tr("%1 of %2 outside tolerance").arg(bad).arg(report.kernels.size()));
+    }
+    setRunMessage(summary.join(QStringLiteral(" \u00b7 ")), failed);
+    showNodeResults(m_view->selectedNodeId());
+    emit runFinished(true);
+}
+
+void MainWindow::showNodeResults(int nodeId)
+{
+    const views::GraphSnapshot* snap = m_view->snapshot();
+    const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
+    const bool op = n != nullptr && n->kind == views::SnapshotNodeKind::Operator;
+    m_timing->selectKernel(op ? n->name : std::string());
+    if (!m_compiled || !m_code->hasModule())
+        return;
+    if (!op) {
+        m_code->showNote(tr("select an operator to see its kernel"));
+        return;
+    }
+    const QString name = fromStd(n->name);
+    const pipeline::CompiledStep* step = stepForNode(*m_compiled, n->name);
+    if (step == nullptr)
+        m_code->showNote(tr("'%1' was folded into a constant at compile time: no kernel").arg(name));
+    else if (step->kind == pipeline::StepKind::Reference)
+        m_code->showNote(tr("'%1' (%2) has no code generator: it runs in the reference interpreter")
+                             .arg(name, fromStd(step->opType)));
+    else
+        m_code->showKernel(name, step->firstLine, step->lastLine);
+}
+
+void MainWindow::onKernelRowSelected(const QString& name)
+{
+    const int id = m_view->operatorIdByName(name.toStdString());
+    if (id >= 0)
+        m_view->selectNode(id, true);
 }
 
 QStringList MainWindow::recentFiles() const { return QSettings().value(QLatin1String(kRecentKey)).toStringList(); }

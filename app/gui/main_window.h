@@ -8,6 +8,15 @@
 /// its diagnostics through the error reporter (a modal message box unless replaced, e.g. by
 /// tests) and the model shown before stays.
 ///
+/// Running goes through a RunSession (Run > Run (CPU), Ctrl+R; Stop, Esc): compile, JIT, run,
+/// time and check on a worker thread, kernels in tessera-runner. Meanwhile the status bar shows
+/// the stage and a progress bar with Cancel; when the compile is done the Code dock shows the
+/// generated C++ and the graph colours operators by kernel status (views/graph/kernel_status.h);
+/// when the run is done the Timings dock lists every kernel. Selecting a node highlights its
+/// kernel's lines in the Code dock and its row in the Timings dock, and selecting a row selects
+/// the node. A failed run (compiler missing, a kernel that crashed) is reported in the status bar
+/// and the Problems dock (never modal); a newly loaded model cancels a run in progress.
+///
 /// Thread rules: UI thread only.
 
 #include <functional>
@@ -28,13 +37,20 @@ class QProgressBar;
 class QToolButton;
 
 namespace tessera::views {
+class CodePanel;
 class GraphView;
 class MappingPanel;
 class PropertiesPanel;
+class TimingPanel;
 }  // namespace tessera::views
+
+namespace tessera::pipeline {
+struct CompiledModel;
+}
 
 namespace tessera::app {
 
+class RunSession;
 class Session;
 
 class MainWindow : public QMainWindow {
@@ -58,6 +74,24 @@ public:
     QDockWidget* mappingDock() const { return m_mappingDock; }
     /// Shows and raises the task-mapping dock with the given expressions (blank block = one level).
     void showMapping(const QString& grid, const QString& block = QString());
+    RunSession* runSession() const { return m_run; }
+    views::CodePanel* codePanel() const { return m_code; }
+    views::TimingPanel* timingPanel() const { return m_timing; }
+    QDockWidget* codeDock() const { return m_codeDock; }
+    QDockWidget* timingDock() const { return m_timingDock; }
+    QAction* runAction() const { return m_runAction; }
+    QAction* stopAction() const { return m_stopAction; }
+    /// Run > Check against Reference (checked by default).
+    QAction* checkAction() const { return m_checkAction; }
+    /// Run > Reference Interpreter for Unsupported Ops (checked by default).
+    QAction* fallbackAction() const { return m_fallbackAction; }
+    /// Starts a run of the model on screen (does nothing but say so without a model).
+    void startRun();
+    /// Cancels the run in progress.
+    void stopRun();
+    /// The run's line in the status bar (stage while running, the result after).
+    QString runStatusText() const;
+
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const { return m_model; }
     QString currentPath() const { return m_path; }
@@ -70,6 +104,9 @@ signals:
     void modelShown(const QString& path);
     /// A load failed (after the error was reported).
     void loadFailed(const QString& path);
+    /// A run finished (ok = compiled, ran and, when checked, every kernel passed or not:
+    /// ok is false only for errors and cancellation) and its results are on screen.
+    void runFinished(bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -84,13 +121,24 @@ private:
     void onLoadFinished(quint64 generation, bool ok);
     void onNodeSelected(int nodeId);
     void showKernelSchedule(ir::NodeId node);
-    void showProblems(const support::DiagnosticList& diagnostics);
+    void showProblems();
+    void createRunDocks();
+    void onRunStarted(quint64 generation);
+    void onRunProgress(quint64 generation, double fraction, const QString& stage);
+    void onRunCompiled(quint64 generation);
+    void onRunFinished(quint64 generation, bool ok);
+    void setRunBusy(bool busy);
+    void setRunMessage(const QString& text, bool error);
+    /// Code and timing row for the selected node (after a compile).
+    void showNodeResults(int nodeId);
+    void onKernelRowSelected(const QString& name);
     void addRecent(const QString& path);
     void rebuildRecentMenu();
     void setBusy(bool busy);
     void openDialog();
 
     Session* m_session;
+    RunSession* m_run;
     views::GraphView* m_view;
     views::PropertiesPanel* m_properties;
     QListWidget* m_problems = nullptr;
@@ -111,6 +159,23 @@ private:
     std::shared_ptr<const ir::Model> m_model;
     QString m_path;
     QString m_loadingPath;
+    support::DiagnosticList m_loadDiagnostics;
+    support::DiagnosticList m_runDiagnostics;
+
+    views::CodePanel* m_code = nullptr;
+    views::TimingPanel* m_timing = nullptr;
+    QDockWidget* m_codeDock = nullptr;
+    QDockWidget* m_timingDock = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_stopAction = nullptr;
+    QAction* m_checkAction = nullptr;
+    QAction* m_fallbackAction = nullptr;
+    QLabel* m_runLabel = nullptr;
+    QProgressBar* m_runProgress = nullptr;
+    QToolButton* m_runCancel = nullptr;
+    bool m_runDocksShown = false;
+    /// The compiled model whose code and statuses are on screen (null when none).
+    std::shared_ptr<const pipeline::CompiledModel> m_compiled;
 };
 
 }  // namespace tessera::app

@@ -16,6 +16,10 @@ constexpr double kPadX = 10;
 constexpr double kMinWidth = 130;
 constexpr double kMaxWidth = 260;
 constexpr double kRadius = 6;
+// The kernel-status ring sits outside the box so the op colours stay readable.
+constexpr double kStatusRingOffset = 3.5;
+constexpr double kStatusRingWidth = 3;
+constexpr double kBadgeRadius = 7;
 // Below these zoom levels the items drop detail; text is unreadable there anyway.
 constexpr double kLodNoText = 0.32;
 constexpr double kLodTitleOnly = 0.55;
@@ -32,6 +36,28 @@ QString displayable(const std::string& s)
             c = QChar(0x2423);
     }
     return out.isEmpty() ? QStringLiteral("(unnamed)") : out;
+}
+
+// A small disc on the top-right corner with a symbol, so the status reads without colour too.
+void paintStatusBadge(QPainter* painter, const QRectF& rect, KernelStatus status)
+{
+    QString symbol;
+    switch (status) {
+    case KernelStatus::Passed: symbol = QStringLiteral("\u2713"); break;
+    case KernelStatus::Failed: symbol = QStringLiteral("\u2717"); break;
+    case KernelStatus::Reference: symbol = QStringLiteral("R"); break;
+    default: return;
+    }
+    const QPointF c(rect.right() - 2, rect.top() + 2);
+    const QRectF disc(c.x() - kBadgeRadius, c.y() - kBadgeRadius, 2 * kBadgeRadius, 2 * kBadgeRadius);
+    painter->setPen(QPen(Qt::white, 1.5));
+    painter->setBrush(kernelStatusColor(status));
+    painter->drawEllipse(disc);
+    QFont f = GraphStyle::instance().titleFont;
+    f.setPointSizeF(7.5);
+    painter->setFont(f);
+    painter->setPen(Qt::white);
+    painter->drawText(disc, Qt::AlignCenter, symbol);
 }
 
 }  // namespace
@@ -114,10 +140,31 @@ NodeItem::NodeItem(const SnapshotNode& node, const QSizeF& size)
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(false);
     setZValue(1);
-    setToolTip(QStringLiteral("%1 — %2\n%3").arg(m_opType, m_name, m_shape));
+    updateToolTip();
 }
 
-QRectF NodeItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
+void NodeItem::setStatus(KernelStatus status, const QString& detail)
+{
+    if (status == m_status && detail == m_statusDetail)
+        return;
+    m_status = status;
+    m_statusDetail = detail;
+    updateToolTip();
+    update();
+}
+
+void NodeItem::updateToolTip()
+{
+    QString tip = QStringLiteral("%1 — %2\n%3").arg(m_opType, m_name, m_shape);
+    if (m_status != KernelStatus::None) {
+        tip += QStringLiteral("\nKernel: %1 (%2)").arg(kernelStatusLabel(m_status), kernelStatusDescription(m_status));
+        if (!m_statusDetail.isEmpty())
+            tip += QLatin1Char('\n') + m_statusDetail;
+    }
+    setToolTip(tip);
+}
+
+QRectF NodeItem::boundingRect() const { return m_rect.adjusted(-kStatusRingOffset - 3, -kStatusRingOffset - 3, kStatusRingOffset + 3, kStatusRingOffset + 3); }
 
 QPainterPath NodeItem::shape() const
 {
@@ -133,7 +180,15 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const bool io = m_kind != SnapshotNodeKind::Operator;
     const double radius = io || m_compact ? m_rect.height() / 2 : kRadius;
 
+    const QColor statusColor = kernelStatusColor(m_status);
     if (lod < kLodNoText) {
+        if (statusColor.isValid() && m_status != KernelStatus::Folded) {
+            // Far out the ring would vanish: fill the box with the status colour instead.
+            painter->setPen(selected ? QPen(QColor(0xff, 0x8f, 0x00), 3 / lod) : Qt::NoPen);
+            painter->setBrush(statusColor);
+            painter->drawRect(m_rect);
+            return;
+        }
         painter->setPen(selected ? QPen(QColor(0xff, 0x8f, 0x00), 3 / lod) : Qt::NoPen);
         painter->setBrush(m_accent);
         painter->drawRect(m_rect);
@@ -142,6 +197,15 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 
     QPainterPath outline;
     outline.addRoundedRect(m_rect, radius, radius);
+    if (statusColor.isValid()) {
+        const double o = kStatusRingOffset;
+        QPen ring(statusColor, kStatusRingWidth, kernelStatusPenStyle(m_status));
+        if (m_status == KernelStatus::Folded)
+            ring.setWidthF(1.5);
+        painter->setPen(ring);
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRoundedRect(m_rect.adjusted(-o, -o, o, o), radius + o, radius + o);
+    }
     QPen border(selected ? QColor(0xff, 0x8f, 0x00) : m_accent.darker(115), selected ? 3 : 1);
     if (!m_knownOp)
         border.setStyle(Qt::DashLine);
@@ -168,6 +232,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
         const QRectF valueRect = headerText.adjusted(fm.horizontalAdvance(tag + QStringLiteral(" ")), 0, 0, 0);
         painter->drawText(valueRect, Qt::AlignVCenter | Qt::AlignRight,
                           QFontMetricsF(st.monoFont).elidedText(m_shape, Qt::ElideRight, valueRect.width()));
+        paintStatusBadge(painter, m_rect, m_status);
         return;
     }
     if (io) {
@@ -182,8 +247,10 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     } else {
         painter->drawText(headerText, Qt::AlignVCenter | Qt::AlignHCenter, m_opType);
     }
-    if (lod < kLodTitleOnly)
+    if (lod < kLodTitleOnly) {
+        paintStatusBadge(painter, m_rect, m_status);
         return;
+    }
 
     double y = header.bottom() + 2;
     const QRectF body(m_rect.left() + kPadX, y, m_rect.width() - 2 * kPadX, kLineHeight);
@@ -199,6 +266,7 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const QRectF shapeRect(body.left(), y, body.width(), kLineHeight);
     painter->drawText(shapeRect, Qt::AlignVCenter | Qt::AlignHCenter,
                       QFontMetricsF(st.monoFont).elidedText(m_shape, Qt::ElideRight, shapeRect.width()));
+    paintStatusBadge(painter, m_rect, m_status);
 }
 
 EdgeItem::EdgeItem(const LayoutEdgeOut& edge, const QString& label)

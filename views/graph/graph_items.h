@@ -10,6 +10,7 @@
 
 #include "views/graph/graph_layout.h"
 #include "views/graph/graph_snapshot.h"
+#include "views/graph/kernel_status.h"
 
 namespace tessera::views {
 
@@ -43,7 +44,14 @@ public:
     QPainterPath shape() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
+    /// Kernel status ring around the box (see kernel_status.h); `detail` is appended to the
+    /// tooltip (e.g. the measured time and error). None removes the ring.
+    void setStatus(KernelStatus status, const QString& detail = QString());
+    KernelStatus status() const { return m_status; }
+
 private:
+    void updateToolTip();
+
     int m_id;
     SnapshotNodeKind m_kind;
     QString m_opType, m_name, m_shape;
@@ -51,6 +59,8 @@ private:
     bool m_knownOp;
     bool m_compact;
     QRectF m_rect;
+    KernelStatus m_status = KernelStatus::None;
+    QString m_statusDetail;
 };
 
 class EdgeItem : public QGraphicsItem {

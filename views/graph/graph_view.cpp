@@ -16,6 +16,9 @@
 #include <QToolButton>
 #include <QWheelEvent>
 
+#include <map>
+#include <vector>
+
 #include "views/graph/graph_items.h"
 
 namespace tessera::views {
@@ -56,6 +59,76 @@ private:
     QLineEdit* m_edit;
 };
 
+/// The status legend in the view's corner: one swatch (drawn like the node ring) and count per
+/// status present.
+class StatusLegend : public QWidget {
+public:
+    explicit StatusLegend(QWidget* parent) : QWidget(parent)
+    {
+        setAttribute(Qt::WA_TransparentForMouseEvents);
+        setObjectName(QStringLiteral("statusLegend"));
+    }
+
+    void setCounts(std::vector<std::pair<KernelStatus, int>> counts)
+    {
+        m_counts = std::move(counts);
+        QStringList tip;
+        for (const auto& [st, n] : m_counts)
+            tip << QStringLiteral("%1: %2").arg(kernelStatusLabel(st), kernelStatusDescription(st));
+        setToolTip(tip.join(QLatin1Char('\n')));
+        resize(sizeHint());
+        update();
+    }
+
+    QString text() const
+    {
+        QStringList parts;
+        for (const auto& [st, n] : m_counts)
+            parts << QStringLiteral("%1 %2").arg(kernelStatusLabel(st)).arg(n);
+        return parts.join(QStringLiteral(" \u00b7 "));
+    }
+
+    QSize sizeHint() const override
+    {
+        const QFontMetrics fm(font());
+        int w = kPad;
+        for (const auto& [st, n] : m_counts)
+            w += kSwatch + 5 + fm.horizontalAdvance(entryText(st, n)) + kGap;
+        return {w - kGap + kPad, fm.height() + 2 * kPad};
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter p(this);
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setPen(QColor(0xc8, 0xcc, 0xd2));
+        p.setBrush(QColor(255, 255, 255, 230));
+        p.drawRoundedRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5), 5, 5);
+        const QFontMetrics fm(font());
+        int x = kPad;
+        const int cy = height() / 2;
+        for (const auto& [st, n] : m_counts) {
+            QPen pen(kernelStatusColor(st), 2.5, kernelStatusPenStyle(st));
+            p.setPen(pen);
+            p.setBrush(QColor(0xf4, 0xf5, 0xf7));
+            p.drawRoundedRect(QRectF(x + 1.5, cy - kSwatch / 2.0 + 1.5, kSwatch - 3, kSwatch - 3), 3, 3);
+            x += kSwatch + 5;
+            const QString t = entryText(st, n);
+            p.setPen(QColor(0x30, 0x33, 0x38));
+            p.drawText(QRect(x, 0, fm.horizontalAdvance(t) + 2, height()), Qt::AlignVCenter | Qt::AlignLeft, t);
+            x += fm.horizontalAdvance(t) + kGap;
+        }
+    }
+
+private:
+    static QString entryText(KernelStatus st, int n) { return QStringLiteral("%1 %2").arg(kernelStatusLabel(st)).arg(n); }
+    static constexpr int kPad = 7;
+    static constexpr int kGap = 12;
+    static constexpr int kSwatch = 14;
+    std::vector<std::pair<KernelStatus, int>> m_counts;
+};
+
 }  // namespace
 
 GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGraphicsScene(this))
@@ -86,6 +159,9 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGrap
     m_fit = makeAction(tr("&Fit to Window"), {QKeySequence(Qt::CTRL | Qt::Key_0), QKeySequence(Qt::Key_F)},
                        [this] { fitToWindow(); });
     m_find = makeAction(tr("&Find Node..."), {QKeySequence(Qt::CTRL | Qt::Key_F)}, [this] { showFindBar(); });
+
+    m_legend = new StatusLegend(this);
+    m_legend->hide();
 
     auto* bar = new QFrame(this);
     bar->setObjectName(QStringLiteral("findBar"));
@@ -162,6 +238,7 @@ void GraphView::clearGraph()
         const QSignalBlocker block(m_scene);
         m_scene->clear();
     }
+    m_legend->hide();
     m_snapshot.reset();
     emit nodeSelected(-1);
 }
@@ -199,6 +276,64 @@ void GraphView::setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const La
     }
     m_scene->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
     m_scene->setSceneRect(layout.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
+}
+
+void GraphView::setKernelStatuses(const KernelStatusMap& statuses)
+{
+    std::map<KernelStatus, int> counts;
+    if (m_snapshot) {
+        for (const SnapshotNode& n : m_snapshot->nodes) {
+            if (n.kind != SnapshotNodeKind::Operator)
+                continue;
+            NodeItem* item = nodeItem(n.id);
+            if (item == nullptr)
+                continue;
+            const auto it = statuses.find(n.name);
+            if (it == statuses.end()) {
+                item->setStatus(KernelStatus::None);
+                continue;
+            }
+            item->setStatus(it->second.status, it->second.detail);
+            if (it->second.status != KernelStatus::None)
+                ++counts[it->second.status];
+        }
+    }
+    auto* legend = static_cast<StatusLegend*>(m_legend);
+    legend->setCounts({counts.begin(), counts.end()});
+    legend->setVisible(!counts.empty());
+    placeLegend();
+}
+
+void GraphView::clearKernelStatuses() { setKernelStatuses({}); }
+
+KernelStatus GraphView::kernelStatus(int id) const
+{
+    const NodeItem* item = nodeItem(id);
+    return item ? item->status() : KernelStatus::None;
+}
+
+int GraphView::operatorIdByName(const std::string& name) const
+{
+    if (!m_snapshot)
+        return -1;
+    for (const SnapshotNode& n : m_snapshot->nodes) {
+        if (n.kind == SnapshotNodeKind::Operator && n.name == name)
+            return n.id;
+    }
+    return -1;
+}
+
+QString GraphView::statusLegendText() const
+{
+    return m_legend->isVisibleTo(this) ? static_cast<StatusLegend*>(m_legend)->text() : QString();
+}
+
+void GraphView::placeLegend()
+{
+    m_legend->resize(m_legend->sizeHint());
+    const QRect vp = viewport()->geometry();
+    m_legend->move(vp.left() + 10, std::max(vp.top() + 4, vp.bottom() - m_legend->height() - 10));
+    m_legend->raise();
 }
 
 NodeItem* GraphView::nodeItem(int id) const
@@ -391,6 +526,8 @@ void GraphView::resizeEvent(QResizeEvent* event)
     QGraphicsView::resizeEvent(event);
     if (m_findBar->isVisible())
         placeFindBar();
+    if (!m_legend->isHidden())
+        placeLegend();
 }
 
 void GraphView::drawBackground(QPainter* painter, const QRectF& rect)

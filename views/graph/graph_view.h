@@ -18,6 +18,7 @@
 
 #include "views/graph/graph_layout.h"
 #include "views/graph/graph_snapshot.h"
+#include "views/graph/kernel_status.h"
 
 class QAction;
 class QLabel;
@@ -42,6 +43,18 @@ public:
     void setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const LayoutResult& layout);
     void clearGraph();
     const GraphSnapshot* snapshot() const { return m_snapshot.get(); }
+
+    /// Colours operators by the status of their kernel (kernel_status.h), matched by node name;
+    /// operators not in `statuses` are drawn plain. A legend with the count per status appears
+    /// in the bottom-left corner while any status is set. setGraph()/clearGraph() clear it.
+    void setKernelStatuses(const KernelStatusMap& statuses);
+    void clearKernelStatuses();
+    /// Status of a drawn operator (None for unknown ids and graph inputs/outputs).
+    KernelStatus kernelStatus(int id) const;
+    /// Drawn id of the operator named `name`, or -1.
+    int operatorIdByName(const std::string& name) const;
+    /// The legend's text, e.g. "passed 3 · reference 1" (empty when hidden).
+    QString statusLegendText() const;
 
     int nodeItemCount() const { return static_cast<int>(m_nodes.size()); }
     int edgeItemCount() const { return m_edgeCount; }
@@ -89,6 +102,7 @@ private:
     void placeFindBar();
     void updateFindStatus(const QString& text);
     void highlightEdges(int nodeId);
+    void placeLegend();
 
     QGraphicsScene* m_scene;
     std::shared_ptr<const GraphSnapshot> m_snapshot;
@@ -100,6 +114,7 @@ private:
     int m_findIndex = -1;
     QString m_findText;
 
+    QWidget* m_legend;
     QWidget* m_findBar;
     QLineEdit* m_findEdit;
     QLabel* m_findStatus;

@@ -1,0 +1,148 @@
+#include "app/gui/run_results.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <QCoreApplication>
+#include <QStringList>
+
+namespace tessera::app {
+namespace {
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString counted(qsizetype n, const char* one, const char* many)
+{
+    return QStringLiteral("%1 %2").arg(n).arg(QCoreApplication::translate("RunResults", n == 1 ? one : many));
+}
+
+views::KernelStatus reportStatus(const pipeline::KernelReport& k)
+{
+    if (k.reference)
+        return views::KernelStatus::Reference;
+    if (!k.checked)
+        return views::KernelStatus::Ran;
+    return k.passed ? views::KernelStatus::Passed : views::KernelStatus::Failed;
+}
+
+std::string checkSummary(const pipeline::KernelReport& k)
+{
+    std::string text;
+    for (const pipeline::OutputCheck& c : k.checks) {
+        if (!text.empty())
+            text += "\n";
+        text += "'" + c.tensor + "': " + c.comparison.summary();
+    }
+    return text;
+}
+
+}  // namespace
+
+views::KernelStatusMap compileStatuses(const pipeline::CompiledModel& compiled, const ir::Graph& shown)
+{
+    views::KernelStatusMap out;
+    for (std::size_t n = 0; n < shown.numNodes(); ++n)
+        out[shown.node(static_cast<ir::NodeId>(n)).name] = {views::KernelStatus::Folded, {}};
+    for (const pipeline::CompiledStep& s : compiled.steps) {
+        if (s.kind == pipeline::StepKind::Reference) {
+            out[s.name] = {views::KernelStatus::Reference, {}};
+        } else {
+            out[s.name] = {views::KernelStatus::Compiled,
+                           QStringLiteral("entry %1, lines %2\u2013%3")
+                               .arg(fromStd(s.entry))
+                               .arg(s.firstLine)
+                               .arg(s.lastLine)};
+        }
+    }
+    return out;
+}
+
+views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, const pipeline::RunReport& report,
+                                   const ir::Graph& shown)
+{
+    views::KernelStatusMap out = compileStatuses(compiled, shown);
+    for (const pipeline::KernelReport& k : report.kernels) {
+        QStringList detail;
+        if (k.time.reps > 0)
+            detail << views::TimingTableModel::formatSeconds(k.time.median);
+        if (k.checked && !k.reference)
+            detail << QStringLiteral("relL2 %1").arg(k.maxRelError(), 0, 'e', 1);
+        QString text = detail.join(QStringLiteral(" \u00b7 "));
+        if (k.checked && !k.passed)
+            text += QLatin1Char('\n') + fromStd(checkSummary(k));
+        out[k.name] = {reportStatus(k), text};
+    }
+    return out;
+}
+
+views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pipeline::RunOptions& options)
+{
+    views::TimingSnapshot s;
+    s.timed = options.time;
+    s.checked = report.checked;
+    s.threads = report.threads;
+    s.totalSeconds = report.total.median;
+    s.totalReps = report.total.reps;
+    if (!report.library.path.empty()) {
+        s.compileNote = report.library.cacheHit
+                            ? std::string("compile cache hit")
+                            : "compile " + views::TimingTableModel::formatSeconds(report.library.compileSeconds).toStdString();
+    }
+    for (const pipeline::KernelReport& k : report.kernels) {
+        views::TimingRow r;
+        r.kernel = k.name;
+        r.opType = k.opType;
+        r.reference = k.reference;
+        r.flops = k.flops;
+        r.bytes = k.bytes;
+        r.medianSeconds = k.time.median;
+        r.reps = k.time.reps;
+        r.checked = k.checked;
+        r.relError = k.maxRelError();
+        for (const pipeline::OutputCheck& c : k.checks)
+            r.maxAbsError = std::max(r.maxAbsError, c.comparison.maxAbs);
+        r.checkSummary = checkSummary(k);
+        r.status = reportStatus(k);
+        s.rows.push_back(std::move(r));
+    }
+    return s;
+}
+
+std::string faultKernel(const std::string& message)
+{
+    static const std::string kPrefix = "kernel '";
+    if (message.rfind(kPrefix, 0) != 0)
+        return {};
+    // Kernel labels are node names and may contain quotes: the name ends at the last "' " that
+    // is followed by one of the runner's verbs.
+    for (const char* tail : {"' crashed", "' did not finish", "' ended the runner"}) {
+        const std::size_t at = message.rfind(tail);
+        if (at != std::string::npos && at >= kPrefix.size())
+            return message.substr(kPrefix.size(), at - kPrefix.size());
+    }
+    return {};
+}
+
+QString moduleTitle(const pipeline::CompiledModel& compiled)
+{
+    std::string stem = std::filesystem::path(compiled.model.sourcePath).stem().string();
+    if (stem.empty())
+        stem = "model";
+    int references = 0;
+    for (const pipeline::CompiledStep& s : compiled.steps)
+        references += s.kind == pipeline::StepKind::Reference ? 1 : 0;
+    const auto lines = std::count(compiled.code.source.begin(), compiled.code.source.end(), '\n');
+    QString title = QStringLiteral("%1.cpp \u00b7 %2").arg(fromStd(stem), counted(compiled.kernelCount(), "kernel", "kernels"));
+    if (references > 0)
+        title += QStringLiteral(" \u00b7 ") + counted(references, "reference step", "reference steps");
+    title += QStringLiteral(" \u00b7 ") + counted(static_cast<qsizetype>(lines), "line", "lines");
+    return title;
+}
+
+const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name)
+{
+    const int i = compiled.stepOfNode(name);
+    return i < 0 ? nullptr : &compiled.steps[static_cast<std::size_t>(i)];
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// Turns the results of a compile and a run (core/pipeline/compile.h, run.h) into what the views
+/// draw: the graph's kernel-status map, the Timings table snapshot, and the Code dock's module
+/// title and line ranges. Pure functions, shared by the main window and its tests.
+///
+/// Status rules (node name -> views::KernelStatus):
+/// - after a compile: every Kernel step's node is Compiled, every Reference step's node is
+///   Reference; operators of the shown graph with no step (folded into constants while
+///   specialising) are Folded;
+/// - after a run: Reference steps stay Reference; checked kernels are Passed or Failed;
+///   unchecked kernels are Ran.
+/// - a runner fault naming a kernel ("kernel 'X' crashed: ...", "kernel 'X' did not finish ...")
+///   marks X Failed on top of the compile statuses (faultKernel()).
+///
+/// Thread rules: pure; any thread.
+
+#include <string>
+
+#include <QString>
+
+#include "core/ir/graph.h"
+#include "core/pipeline/compile.h"
+#include "core/pipeline/run.h"
+#include "views/graph/kernel_status.h"
+#include "views/timing/timing_table_model.h"
+
+namespace tessera::app {
+
+/// Statuses after a compile. `shown` is the graph on screen (the model before specialisation):
+/// its operators without a step are Folded.
+views::KernelStatusMap compileStatuses(const pipeline::CompiledModel& compiled, const ir::Graph& shown);
+
+/// Statuses after a run: compileStatuses() overridden by the report (see file comment). The
+/// tooltip detail names the median time and, when checked, the error ("0.123 ms · relL2 1.2e-07").
+views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, const pipeline::RunReport& report,
+                                   const ir::Graph& shown);
+
+/// The Timings table for a report: one row per KernelReport in order, status as runStatuses().
+/// `compileNote`: from the report's library ("compile cache hit" / "compile 1.23 s").
+views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pipeline::RunOptions& options);
+
+/// The kernel named in a runner fault message ("kernel 'X' crashed: ...", "kernel 'X' did not
+/// finish ...", "kernel 'X' ended the runner ..."), empty when none.
+std::string faultKernel(const std::string& message);
+
+/// "dw_pw_block.cpp · 3 kernels · 1 reference step · 212 lines".
+QString moduleTitle(const pipeline::CompiledModel& compiled);
+
+/// The step computing node `name`, null when none (folded or not compiled).
+const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name);
+
+}  // namespace tessera::app

@@ -1,0 +1,115 @@
+#pragma once
+/// @file
+/// The GUI's run job channel: compile a model (pipeline::compileModel) and run, time and check
+/// it (pipeline::runModel) on a worker thread of the channel's own one-thread pool, with the
+/// kernels executing in a tessera-runner child process (never in the GUI process).
+///
+/// Every run gets a generation number. Starting a new run, or cancel(), cancels the running one
+/// (through its CancelToken: the host compiler or the runner is killed) and bumps the generation,
+/// so late progress and results of an older run are dropped. Because the pool has one thread, a
+/// new run starts once the cancelled one has unwound, and the channel's RunnerClient is only
+/// ever used by one job at a time.
+///
+/// Inputs are pipeline::defaultInputs(model->graph) (seed 42), as `tessera-cli run` uses when no
+/// input is given, so the GUI and the CLI compile and check the same thing.
+///
+/// Thread rules: all public functions and signals belong to the UI thread (the thread that owns
+/// the RunSession). The worker only runs the pure core entry points on data it owns or shares
+/// read-only (the model, the compiled model), plus the RunnerClient, which only workers touch
+/// (one at a time) until the destructor, which waits for the worker first.
+
+#include <memory>
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+#include "core/ir/graph.h"
+#include "core/pipeline/compile.h"
+#include "core/pipeline/run.h"
+#include "core/support/cancel.h"
+#include "core/support/diagnostic.h"
+
+namespace tessera::runtime {
+class RunnerClient;
+}
+
+namespace tessera::app {
+
+/// What to run. Defaults: check against the reference interpreter, ops without a code generator
+/// run in the reference interpreter, 2 threads, timing as the CLI times.
+struct RunSettings {
+    pipeline::CompileOptions compile;
+    pipeline::RunOptions run;
+    RunSettings()
+    {
+        compile.fallbackReference = true;
+        run.check = true;
+    }
+};
+
+/// What one run produced. A compile failure leaves `compiled` null; a run failure (compiler
+/// missing, a kernel crashed) keeps `compiled` and leaves `report` null. On failure
+/// `diagnostics` holds at least one Error.
+struct RunOutcome {
+    quint64 generation = 0;
+    bool ok = false;
+    bool cancelled = false;
+    bool runnerFault = false;  ///< the error came from the runner process (crash, timeout)
+    std::shared_ptr<const ir::Model> model;
+    std::shared_ptr<const pipeline::CompiledModel> compiled;
+    std::shared_ptr<const pipeline::RunReport> report;
+    RunSettings settings;
+    support::DiagnosticList diagnostics;
+    double compileSeconds = 0;  ///< wall-clock seconds of compileModel
+    double runSeconds = 0;      ///< wall-clock seconds of runModel (JIT, runs, timing, checks)
+};
+
+class RunSession : public QObject {
+    Q_OBJECT
+public:
+    explicit RunSession(QObject* parent = nullptr);
+    /// Cancels the running job and waits for the worker to unwind; stops the runner.
+    ~RunSession() override;
+
+    /// Starts compiling and running `model`, superseding any run in progress. Returns its
+    /// generation. A null model finishes at once with an error.
+    quint64 start(std::shared_ptr<const ir::Model> model, const RunSettings& settings = {});
+    /// Cancels the run in progress (if any); finished() is emitted with cancelled = true.
+    void cancel();
+    bool isBusy() const { return m_busy; }
+    quint64 generation() const { return m_generation; }
+    /// The outcome of the last run that finished (ok, failed or cancelled).
+    const RunOutcome& lastOutcome() const { return m_last; }
+    /// The compiled model of the current run once compiled() was emitted (null before).
+    std::shared_ptr<const pipeline::CompiledModel> currentCompiled() const { return m_compiled; }
+
+    /// Stage text for a core progress label ("lowering" -> "Lowering", "running kernels" ->
+    /// "Running kernels", ...).
+    static QString stageText(const std::string& coreStage);
+
+signals:
+    void started(quint64 generation);
+    /// fraction in [0, 1] over the whole job (compile: first quarter); stage for the status bar.
+    void progress(quint64 generation, double fraction, const QString& stage);
+    /// The compile finished (read currentCompiled()); the run goes on.
+    void compiled(quint64 generation);
+    /// A run finished; read lastOutcome(). Stale runs never emit this.
+    void finished(quint64 generation, bool ok);
+
+private:
+    void onProgress(quint64 generation, double fraction, const QString& stage);
+    void onCompiled(quint64 generation, std::shared_ptr<const pipeline::CompiledModel> cm);
+    void onFinished(quint64 generation, std::shared_ptr<RunOutcome> outcome);
+    void finish(RunOutcome outcome);
+
+    QThreadPool m_pool;
+    std::shared_ptr<runtime::RunnerClient> m_runner;
+    quint64 m_generation = 0;
+    support::CancelToken m_cancel;
+    bool m_busy = false;
+    std::shared_ptr<const pipeline::CompiledModel> m_compiled;
+    RunOutcome m_last;
+};
+
+}  // namespace tessera::app

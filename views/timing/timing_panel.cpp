@@ -1,0 +1,145 @@
+#include "views/timing/timing_panel.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace tessera::views {
+namespace {
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString counted(qsizetype n, const QString& one, const QString& many)
+{
+    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+}
+
+}  // namespace
+
+TimingPanel::TimingPanel(QWidget* parent)
+    : QWidget(parent), m_summary(new QLabel(this)), m_table(new QTableView(this)), m_model(new TimingTableModel(this)),
+      m_proxy(new QSortFilterProxyModel(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    m_summary->setObjectName(QStringLiteral("timingSummary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setContentsMargins(8, 4, 8, 4);
+    m_summary->setWordWrap(true);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(Qt::UserRole);
+    m_table->setObjectName(QStringLiteral("timingTable"));
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(-1, Qt::AscendingOrder);  // execution order until the user sorts
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setHighlightSections(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &TimingPanel::onCurrentRowChanged);
+    clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
+}
+
+QString TimingPanel::summaryFor(const TimingSnapshot& s)
+{
+    QStringList parts;
+    if (s.timed && s.totalReps > 0)
+        parts << tr("End to end %1 (median of %2)").arg(TimingTableModel::formatSeconds(s.totalSeconds)).arg(s.totalReps);
+    else if (s.timed && s.totalSeconds > 0)
+        parts << tr("End to end %1").arg(TimingTableModel::formatSeconds(s.totalSeconds));
+    parts << counted(static_cast<qsizetype>(s.rows.size()), tr("kernel"), tr("kernels"));
+    if (s.threads > 0)
+        parts << counted(s.threads, tr("thread"), tr("threads"));
+    if (!s.compileNote.empty())
+        parts << fromStd(s.compileNote);
+    if (s.checked) {
+        int failed = 0;
+        std::string first;
+        for (const TimingRow& r : s.rows) {
+            if (r.status == KernelStatus::Failed) {
+                if (failed++ == 0)
+                    first = r.kernel;
+            }
+        }
+        if (failed == 0)
+            parts << tr("check: all %1 match the reference")
+                         .arg(counted(static_cast<qsizetype>(s.rows.size()), tr("kernel"), tr("kernels")));
+        else
+            parts << tr("check: %1 of %2 outside tolerance (first: '%3')")
+                         .arg(failed)
+                         .arg(s.rows.size())
+                         .arg(fromStd(first));
+    }
+    return parts.join(QStringLiteral(" \u00b7 "));
+}
+
+void TimingPanel::setSnapshot(TimingSnapshot snapshot)
+{
+    m_summary->setText(summaryFor(snapshot));
+    m_selecting = true;
+    m_model->setSnapshot(std::move(snapshot));
+    m_selecting = false;
+    m_table->resizeColumnsToContents();
+    // Long kernel names should not push the numbers out of view.
+    if (m_table->columnWidth(TimingTableModel::Kernel) > 260)
+        m_table->setColumnWidth(TimingTableModel::Kernel, 260);
+}
+
+void TimingPanel::clear(const QString& message)
+{
+    m_selecting = true;
+    m_model->setSnapshot({});
+    m_selecting = false;
+    m_summary->setText(message);
+}
+
+void TimingPanel::selectKernel(const std::string& name)
+{
+    const int row = m_model->rowOfKernel(name);
+    m_selecting = true;
+    if (row < 0) {
+        m_table->selectionModel()->clear();
+    } else {
+        const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+        m_table->selectionModel()->setCurrentIndex(
+            idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_table->scrollTo(idx);
+    }
+    m_selecting = false;
+}
+
+std::string TimingPanel::selectedKernel() const
+{
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return {};
+    const int row = m_proxy->mapToSource(rows.first()).row();
+    return row >= 0 && row < m_model->rowCount() ? m_model->snapshot().rows[static_cast<std::size_t>(row)].kernel
+                                                 : std::string();
+}
+
+QString TimingPanel::summaryText() const { return m_summary->text(); }
+
+void TimingPanel::onCurrentRowChanged(const QModelIndex& current)
+{
+    if (m_selecting || !current.isValid())
+        return;
+    const int row = m_proxy->mapToSource(current).row();
+    if (row >= 0 && row < m_model->rowCount())
+        emit kernelSelected(fromStd(m_model->snapshot().rows[static_cast<std::size_t>(row)].kernel));
+}
+
+}  // namespace tessera::views

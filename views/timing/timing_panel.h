@@ -1,0 +1,57 @@
+#pragma once
+/// @file
+/// The Timings dock's content: a summary line (end-to-end time, kernel count, threads, check
+/// result) above a sortable table of kernels (TimingTableModel behind a sort proxy).
+///
+/// Selecting a row emits kernelSelected(name) (the app selects the node in the graph);
+/// selectKernel() selects a row from outside without emitting. Thread rules: UI thread only.
+
+#include <string>
+
+#include <QWidget>
+
+#include "views/timing/timing_table_model.h"
+
+class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace tessera::views {
+
+class TimingPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimingPanel(QWidget* parent = nullptr);
+
+    void setSnapshot(TimingSnapshot snapshot);
+    /// Empties the table and shows `message` in the summary line.
+    void clear(const QString& message);
+    /// Selects and shows the row of kernel `name` (clears the selection when there is none);
+    /// does not emit kernelSelected.
+    void selectKernel(const std::string& name);
+    /// The kernel of the selected row, empty when none.
+    std::string selectedKernel() const;
+
+    QString summaryText() const;
+    TimingTableModel* model() const { return m_model; }
+    QSortFilterProxyModel* proxy() const { return m_proxy; }
+    QTableView* table() const { return m_table; }
+
+    /// The summary line for a snapshot, e.g. "End to end 1.234 ms (median of 40) · 3 kernels ·
+    /// 2 threads · compile cache hit · check: all 3 kernels match the reference".
+    static QString summaryFor(const TimingSnapshot& snapshot);
+
+signals:
+    void kernelSelected(const QString& name);
+
+private:
+    void onCurrentRowChanged(const QModelIndex& current);
+
+    QLabel* m_summary;
+    QTableView* m_table;
+    TimingTableModel* m_model;
+    QSortFilterProxyModel* m_proxy;
+    bool m_selecting = false;
+};
+
+}  // namespace tessera::views

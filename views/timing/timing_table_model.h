@@ -1,0 +1,82 @@
+#pragma once
+/// @file
+/// The Timings dock's data: one row per kernel of a run (a TimingSnapshot the app builds from a
+/// pipeline::RunReport), shown by TimingTableModel with these columns:
+///
+/// | column     | display                                  | sort value (Qt::UserRole)     |
+/// |------------|------------------------------------------|-------------------------------|
+/// | Kernel     | node name                                | name                          |
+/// | Op         | op type, "(ref)" for reference steps      | op type                       |
+/// | FLOPs      | "1.23 M" (SI prefixes)                   | FLOPs                         |
+/// | Bytes      | "4.50 MB" (global bytes issued)          | bytes                         |
+/// | AI         | FLOP/byte, 2 decimals                    | FLOP/byte                     |
+/// | Median     | "12.3 us", "1.234 ms", "1.234 s"; "-" untimed | seconds                  |
+/// | GFLOP/s    | 2 decimals                               | GFLOP/s                       |
+/// | GB/s       | 2 decimals                               | GB/s                          |
+/// | Rel. error | "1.2e-07"; "-" unchecked                 | relative L2 error (-1 unchecked) |
+/// | Status     | kernelStatusLabel(), coloured            | status enum value             |
+///
+/// Thread rules: UI thread only (a Qt item model); the snapshot is a plain value.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <QAbstractTableModel>
+
+#include "views/graph/kernel_status.h"
+
+namespace tessera::views {
+
+struct TimingRow {
+    std::string kernel;            ///< node name (the graph selection key)
+    std::string opType;
+    bool reference = false;        ///< ran in the reference interpreter
+    double flops = 0;
+    std::int64_t bytes = 0;        ///< global bytes issued
+    double medianSeconds = 0;
+    std::int64_t reps = 0;         ///< 0 = not timed
+    bool checked = false;
+    double relError = 0;           ///< worst relative L2 over outputs (when checked)
+    double maxAbsError = 0;
+    std::string checkSummary;      ///< one line per output, for the tooltip
+    KernelStatus status = KernelStatus::None;
+};
+
+struct TimingSnapshot {
+    std::vector<TimingRow> rows;   ///< execution order
+    double totalSeconds = 0;       ///< end to end, median
+    std::int64_t totalReps = 0;
+    int threads = 0;
+    bool timed = true;
+    bool checked = false;
+    std::string compileNote;       ///< e.g. "compile 1.2 s" or "compile cache hit"
+};
+
+class TimingTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Kernel, Op, Flops, Bytes, Intensity, Median, GFlops, GBps, RelError, Status, ColumnCount };
+
+    explicit TimingTableModel(QObject* parent = nullptr);
+
+    void setSnapshot(TimingSnapshot snapshot);
+    const TimingSnapshot& snapshot() const { return m_snapshot; }
+    /// Row of the kernel named `name`, -1 if none.
+    int rowOfKernel(const std::string& name) const;
+
+    int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    /// "0.8 us", "12.3 us", "1.234 ms", "1.234 s" (as tessera-cli run prints times).
+    static QString formatSeconds(double seconds);
+    /// SI prefixes: "950", "1.23 K", "45.6 M", "1.20 G" (3 significant digits); `unit` appended.
+    static QString formatCount(double value, const QString& unit = QString());
+
+private:
+    TimingSnapshot m_snapshot;
+};
+
+}  // namespace tessera::views
