@@ -266,11 +266,17 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 const ir::TensorData actual =
                     readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v);
                 runtime::CompareOptions co = runtime::defaultCompareOptions(actual.dtype);
-                if (options.relTol >= 0) co.relTol = options.relTol;
                 // An element is judged against the tensor's scale as well as its own magnitude:
                 // fp32 sums that cancel to near zero carry absolute errors of the order of the
-                // terms, not of the result (absTol = relTol * RMS of the expected tensor).
-                if (ir::isFloatingPoint(expected->dtype)) co.absTol = std::max(co.absTol, co.relTol * rmsOf(*expected));
+                // terms, not of the result (absTol = relTol * RMS of the expected tensor). A
+                // tolerance given by the caller replaces both.
+                const double scale = ir::isFloatingPoint(expected->dtype) ? rmsOf(*expected) : 0.0;
+                if (options.relTol >= 0) {
+                    co.relTol = options.relTol;
+                    co.absTol = options.relTol * scale;
+                } else {
+                    co.absTol = std::max(co.absTol, co.relTol * scale);
+                }
                 OutputCheck c{g.value(v).name, runtime::compareTensors(actual, *expected, co)};
                 if (!c.comparison.ok) k.passed = false;
                 k.checks.push_back(std::move(c));

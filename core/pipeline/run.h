@@ -50,7 +50,7 @@ inline constexpr const char* kRunnerWhere = "runner";
 
 struct RunOptions {
     bool check = false;
-    double relTol = -1;        ///< < 0: per-dtype defaults (f32: 1e-4)
+    double relTol = -1;        ///< < 0: per-dtype defaults (f32: 1e-4); else relTol, absTol = relTol x RMS
     bool time = true;          ///< false: run once (results and checks only)
     int warmup = 1;
     int minReps = 3;

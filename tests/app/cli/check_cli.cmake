@@ -1,10 +1,11 @@
 # Runs tessera-cli and checks its exit status and output.
-#   -DCLI=path -DARGS="a|b|c" -DEXPECT_RC=n [-DSTDOUT_HAS=text] [-DSTDERR_HAS="alt1|alt2"]
+#   -DCLI=path -DARGS="a|b|c" -DEXPECT_RC=n [-DSTDOUT_HAS=text] [-DSTDERR_HAS="alt1|alt2"] [-DSTDERR_ALL="a|b"]
+# STDERR_ALL: every item must occur (case-sensitive).
 # STDERR_HAS alternatives are compared lowercased: one must occur. For a failing run (rc 2) stderr
 # must also be non-empty, name no "internal error", and every line must be a one-line diagnostic.
 string(REPLACE "|" ";" args "${ARGS}")
 list(FILTER args EXCLUDE REGEX "^$")
-execute_process(COMMAND ${CLI} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 50)
+execute_process(COMMAND ${CLI} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
 if(NOT rc STREQUAL "${EXPECT_RC}")
   message(FATAL_ERROR "tessera-cli ${args}: exit status ${rc}, expected ${EXPECT_RC}\nstdout:\n${out}\nstderr:\n${err}")
 endif()
@@ -41,4 +42,13 @@ if(DEFINED STDERR_HAS AND NOT STDERR_HAS STREQUAL "")
   if(NOT found)
     message(FATAL_ERROR "tessera-cli ${args}: stderr contains none of '${STDERR_HAS}'\nstderr:\n${err}")
   endif()
+endif()
+if(DEFINED STDERR_ALL AND NOT STDERR_ALL STREQUAL "")
+  string(REPLACE "|" ";" items "${STDERR_ALL}")
+  foreach(item IN LISTS items)
+    string(FIND "${err}" "${item}" pos)
+    if(pos EQUAL -1)
+      message(FATAL_ERROR "tessera-cli ${args}: stderr lacks '${item}'\nstdout:\n${out}\nstderr:\n${err}")
+    endif()
+  endforeach()
 endif()

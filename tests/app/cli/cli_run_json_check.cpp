@@ -1,0 +1,96 @@
+// Runs `tessera-cli run samples/dw_pw_block.onnx --check --json --reps 3 --output-dir DIR` and
+// checks the JSON contract of issue 4 (kernels with name, ops, flops, bytes, time_s,
+// max_rel_error; total_time_s) against hand counts, and the .npy written for the output.
+// Usage: tessera_cli_run_json_check TESSERA_CLI SAMPLES_DIR OUT_DIR
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using nlohmann::json;
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+    if (!ok) {
+        std::cerr << "FAIL: " << what << "\n";
+        ++failures;
+    }
+}
+
+std::string shellQuote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::cerr << "usage: tessera_cli_run_json_check TESSERA_CLI SAMPLES_DIR OUT_DIR\n";
+        return 2;
+    }
+    const std::string cli = argv[1], samples = argv[2], outDir = argv[3];
+    const std::string cmd = shellQuote(cli) + " run " + shellQuote(samples + "/dw_pw_block.onnx") + " --input input=" +
+                            shellQuote(samples + "/dw_pw_block_input.npy") + " --check --json --reps 3 --output-dir " +
+                            shellQuote(outDir);
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return 2;
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+    const int status = pclose(p);
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status 0");
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const std::exception& e) {
+        std::cerr << "FAIL: output is not one JSON object: " << e.what() << "\n" << text.substr(0, 400) << "\n";
+        return 1;
+    }
+    check(j.at("kernels").size() == 3, "3 kernels");
+    for (const auto& k : j["kernels"]) {
+        for (const char* key : {"name", "ops", "flops", "bytes", "time_s", "max_rel_error", "passed"})
+            check(k.contains(key), std::string("kernel has ") + key);
+        check(k["time_s"].get<double>() > 0, "time_s > 0");
+        check(k["reps"].get<int>() == 3, "3 reps");
+        check(k["passed"].get<bool>(), "kernel passed");
+        check(k["max_rel_error"].get<double>() < 1e-5, "error below 1e-5");
+        check(k["bytes"].get<double>() >= k["compulsory_bytes"].get<double>(), "issued bytes >= compulsory bytes");
+    }
+    // dw_pw_block: input f32[1,32,56,56] -> depthwise 3x3 Conv (32 groups, pad 1, bias) -> Clip(0,6)
+    // -> 1x1 Conv 32->16 with bias. Hand counts: with pad 1 a row of 56 outputs has 3*56-2 = 166
+    // valid taps, so each channel has 166^2 multiply-adds; plus one bias add per output.
+    const double hw = 56.0 * 56.0;
+    const double dwFlops = 2.0 * 32 * 166 * 166 + 32 * hw;
+    const double clipFlops = 2.0 * 32 * hw;  // max and min per element
+    const double pwFlops = 2.0 * 16 * hw * 32 + 16 * hw;
+    const auto& ks = j["kernels"];
+    check(ks[0]["flops"].get<double>() == dwFlops, "depthwise FLOPs " + std::to_string(dwFlops) + " (got " +
+                                                        std::to_string(ks[0]["flops"].get<double>()) + ")");
+    check(ks[1]["flops"].get<double>() == clipFlops, "Clip FLOPs " + std::to_string(clipFlops) + " (got " +
+                                                         std::to_string(ks[1]["flops"].get<double>()) + ")");
+    check(ks[2]["flops"].get<double>() == pwFlops, "pointwise FLOPs " + std::to_string(pwFlops) + " (got " +
+                                                       std::to_string(ks[2]["flops"].get<double>()) + ")");
+    check(ks[2]["compulsory_bytes"].get<double>() == 4.0 * (32 * hw + 16 * 32 + 16 + 16 * hw),
+          "pointwise compulsory bytes: x, W, B, y once (got " + std::to_string(ks[2]["compulsory_bytes"].get<double>()) + ")");
+    // Clip's constant bounds are folded into the code, so only x and y are parameters.
+    check(ks[1]["compulsory_bytes"].get<double>() == 4.0 * 2 * 32 * hw, "Clip compulsory bytes: x and y once");
+    check(ks[1]["bytes"].get<double>() == 4.0 * 2 * 32 * hw, "Clip issues each load and store once");
+    check(j["total_time_s"].get<double>() > 0, "total_time_s > 0");
+    check(j["all_passed"].get<bool>(), "all_passed");
+    check(j["outputs"].size() == 1 && j["outputs"][0]["shape"] == json({1, 16, 56, 56}), "one output f32[1,16,56,56]");
+    std::ifstream npy(outDir + "/output.npy", std::ios::binary);
+    std::string head(6, '\0');
+    npy.read(head.data(), 6);
+    check(npy && head == "\x93NUMPY", "output.npy written with the NumPy magic");
+    if (failures) std::cerr << text.substr(0, 2000) << "\n";
+    return failures ? 1 : 0;
+}
