@@ -218,7 +218,10 @@ int main(int argc, char** argv)
     if (run) {
         // Connected after --find and the screenshot's selection, so the run starts with the
         // node already selected and its code is highlighted as soon as it is compiled.
-        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window] { window.startRun(); });
+        // Only for the model named on the command line, not for files opened later.
+        QObject::connect(
+            &window, &tessera::app::MainWindow::modelShown, &window, [&window] { window.startRun(); },
+            Qt::SingleShotConnection);
     }
 
     window.show();

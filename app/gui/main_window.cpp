@@ -498,6 +498,7 @@ void MainWindow::onRunStarted(quint64)
     showProblems();
     m_view->clearKernelStatuses();
     m_timing->clear(tr("Running..."));
+    m_runProgress->setRange(0, 1000);
     m_runProgress->setValue(0);
     setRunMessage(tr("Run: starting..."), false);
     setRunBusy(true);
@@ -505,7 +506,18 @@ void MainWindow::onRunStarted(quint64)
 
 void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
 {
-    m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+    // The core reports fractions while lowering; compiling the module, the runner's pass
+    // (runs and timing) and the reference check are single long steps without progress
+    // inside, so the bar shows activity there instead of standing still.
+    const bool opaque = stage.startsWith(QLatin1String("Compiling kernels")) ||
+                        stage.startsWith(QLatin1String("Running kernels")) ||
+                        stage.startsWith(QLatin1String("Checking"));
+    if (opaque) {
+        m_runProgress->setRange(0, 0);
+    } else {
+        m_runProgress->setRange(0, 1000);
+        m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+    }
     setRunMessage(tr("Run: %1...").arg(stage), false);
 }
 

@@ -41,6 +41,8 @@ TimingPanel::TimingPanel(QWidget* parent)
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
+    // Node names are paths ("/features/features.2/conv/conv.1/Conv"): their ends tell them apart.
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->verticalHeader()->setVisible(false);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setHighlightSections(false);
