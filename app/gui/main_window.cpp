@@ -557,18 +557,25 @@ void MainWindow::onRunFinished(quint64, bool ok)
         QString message;
         for (const support::Diagnostic& d : out.diagnostics.items()) {
             if (d.severity == support::Severity::Error) {
-                message = fromStd(d.message);
+                // "node 'X' (Op): ..." says where; runner and compiler messages name it already.
+                const bool node = d.where.rfind("node '", 0) == 0;
+                message = node ? fromStd(d.where + ": " + d.message) : fromStd(d.message);
                 break;
             }
         }
+        // The core's advice names the CLI flag; say where the same switch is in the window.
+        if (!out.compiled && !out.settings.compile.fallbackReference &&
+            message.contains(QLatin1String("no code generator")))
+            message += tr(" (in the window: Run > Reference Interpreter for Unsupported Ops)");
         const QString stage = out.compiled ? tr("Run failed") : tr("Compile failed");
         setRunMessage(QStringLiteral("%1: %2").arg(stage, message), true);
         m_timing->clear(QStringLiteral("%1: %2").arg(stage, message));
         if (m_compiled) {
             views::KernelStatusMap statuses = compileStatuses(*m_compiled, m_model->graph);
-            // A kernel that crashed or hung in the runner is the one to look at.
+            // A kernel that crashed or hung in the runner, or the node the error names, is the
+            // one to look at.
             for (const support::Diagnostic& d : out.diagnostics.items()) {
-                const std::string culprit = faultKernel(d.message);
+                const std::string culprit = diagnosticNode(d);
                 if (!culprit.empty() && statuses.count(culprit)) {
                     statuses[culprit] = {views::KernelStatus::Failed, fromStd(d.message)};
                     const int id = m_view->operatorIdByName(culprit);

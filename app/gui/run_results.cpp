@@ -123,6 +123,20 @@ std::string faultKernel(const std::string& message)
     return {};
 }
 
+std::string diagnosticNode(const support::Diagnostic& diagnostic)
+{
+    if (std::string k = faultKernel(diagnostic.message); !k.empty())
+        return k;
+    static const std::string kPrefix = "node '";
+    const std::string& where = diagnostic.where;
+    if (where.rfind(kPrefix, 0) != 0)
+        return {};
+    const std::size_t end = where.rfind("' (");
+    if (end == std::string::npos || end < kPrefix.size())
+        return where.back() == '\'' ? where.substr(kPrefix.size(), where.size() - kPrefix.size() - 1) : std::string();
+    return where.substr(kPrefix.size(), end - kPrefix.size());
+}
+
 QString moduleTitle(const pipeline::CompiledModel& compiled)
 {
     std::string stem = std::filesystem::path(compiled.model.sourcePath).stem().string();

@@ -22,6 +22,7 @@
 #include "core/ir/graph.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/run.h"
+#include "core/support/diagnostic.h"
 #include "views/graph/kernel_status.h"
 #include "views/timing/timing_table_model.h"
 
@@ -43,6 +44,10 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
 /// The kernel named in a runner fault message ("kernel 'X' crashed: ...", "kernel 'X' did not
 /// finish ...", "kernel 'X' ended the runner ..."), empty when none.
 std::string faultKernel(const std::string& message);
+
+/// The node a run error is about: faultKernel(message), else the name in a `where` of the form
+/// "node 'X' (Op)" (lowering and reference-interpreter errors); empty when neither.
+std::string diagnosticNode(const support::Diagnostic& diagnostic);
 
 /// "dw_pw_block.cpp · 3 kernels · 1 reference step · 212 lines".
 QString moduleTitle(const pipeline::CompiledModel& compiled);

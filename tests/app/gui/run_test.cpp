@@ -270,6 +270,16 @@ private slots:
         QCOMPARE(app::faultKernel("kernel 'it's' ended the runner with exit status 3"), std::string("it's"));
         QCOMPARE(app::faultKernel("runner crashed: SIGKILL"), std::string());
         QCOMPARE(app::faultKernel("end-to-end timing crashed: SIGSEGV"), std::string());
+        support::Diagnostic d;
+        d.where = "node 'branch' (If)";
+        d.message = "no reference implementation";
+        QCOMPARE(app::diagnosticNode(d), std::string("branch"));
+        d.where = "runner";
+        d.message = "kernel 'k 2' crashed: SIGABRT (aborted)";
+        QCOMPARE(app::diagnosticNode(d), std::string("k 2"));
+        d.where = "compile";
+        d.message = "cancelled";
+        QCOMPARE(app::diagnosticNode(d), std::string());
         QCOMPARE(app::RunSession::stageText("running kernels"), QStringLiteral("Running kernels"));
         QCOMPARE(app::RunSession::stageText("checking against the reference interpreter"),
                  QStringLiteral("Checking against the reference"));
