@@ -1,10 +1,17 @@
 // Data-movement and shape operators: Flatten, Reshape, Transpose, Concat, Split, Slice, Gather,
-// Squeeze, Unsqueeze, Pad, Expand, Tile, Constant, ConstantOfShape, Shape, Size.
+// Squeeze, Unsqueeze, Pad, Expand, Tile, Constant, ConstantOfShape, Shape, Size, and the generator
+// Range.
 //
-// FLOP formula: 0 for all of them (pure data movement or metadata).
+// FLOP formula: 0 for all of them (pure data movement or metadata), except Range: 2 per output
+// element (start + i * delta, a multiply-add).
 // Injective (Hidet): the data-movement ops are (each output element is one input element, or a
-// pad constant); Constant, ConstantOfShape, Shape and Size are not marked: they compute no tensor
-// function of their inputs and are folded before fusion.
+// pad constant); Constant, ConstantOfShape, Shape, Size and Range are not marked: they compute no
+// tensor function of their inputs and are folded before fusion.
+//
+// Range: start, limit and delta are scalars of one numeric type T (a one-element 1-D tensor is
+// accepted too); the output is T[n] with n = max(ceil((limit - start) / delta), 0) when all three
+// are constants (exact integer arithmetic for integer T, double for floating-point T; delta 0 is
+// an error), else T[?].
 //
 // Opset differences handled by looking at the node itself: Reshape's `shape`, Slice's
 // starts/ends/axes/steps, Split's `split`, Squeeze/Unsqueeze's `axes` and Pad's `pads` are
@@ -15,6 +22,7 @@
 // Source: ONNX operator specs (https://onnx.ai/onnx/operators/).
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -655,6 +663,57 @@ InferResult inferShape(const InferContext& c) {
     return single(makeType(DType::I64, Shape::ofKnown({std::max<std::int64_t>(end - start, 0)})));
 }
 
+/// ceil(num / den) for den != 0 without overflow; nullopt when the quotient does not fit.
+std::optional<std::int64_t> ceilDiv(std::int64_t num, std::int64_t den) {
+    if (num == std::numeric_limits<std::int64_t>::min() && den == -1) return std::nullopt;
+    std::int64_t q = num / den;
+    const std::int64_t r = num % den;
+    if (r != 0 && ((r > 0) == (den > 0))) ++q;
+    return q;
+}
+
+/// Number of Range elements from constant scalars (double path for floating-point T).
+std::optional<std::string> rangeCount(DType t, const TensorData& start, const TensorData& limit,
+                                      const TensorData& delta, std::int64_t& n) {
+    if (isInteger(start.dtype) && isInteger(limit.dtype) && isInteger(delta.dtype) && isInteger(t)) {
+        const std::int64_t s0 = start.elementAsInt(0), l0 = limit.elementAsInt(0), d0 = delta.elementAsInt(0);
+        if (d0 == 0) return "delta must not be 0";
+        std::int64_t diff = 0;
+        if (__builtin_sub_overflow(l0, s0, &diff)) return "(limit - start) / delta is too large";
+        const auto q = ceilDiv(diff, d0);
+        if (!q || *q > kMaxExtent) return "(limit - start) / delta is too large";
+        n = std::max<std::int64_t>(*q, 0);
+        return std::nullopt;
+    }
+    const double s0 = start.elementAsDouble(0), l0 = limit.elementAsDouble(0), d0 = delta.elementAsDouble(0);
+    if (d0 == 0) return "delta must not be 0";
+    const double q = std::ceil((l0 - s0) / d0);
+    if (std::isnan(q)) return "(limit - start) / delta is not a number";
+    if (q > static_cast<double>(kMaxExtent)) return "(limit - start) / delta is too large";
+    n = q > 0 ? static_cast<std::int64_t>(q) : 0;
+    return std::nullopt;
+}
+
+InferResult inferRange(const InferContext& c) {
+    static const char* kNames[] = {"start", "limit", "delta"};
+    DType dt = DType::Undefined;
+    for (std::size_t i = 0; i < 3; ++i) {
+        if (!hasInput(c, i)) return fail(std::string("input '") + kNames[i] + "' is missing");
+        const TensorType& t = inputType(c, i);
+        const Shape& s = t.shape;
+        const bool scalarLike = s.rankKnown() && (s.rank() == 0 || (s.rank() == 1 && s[0].isKnown() && s[0].value == 1));
+        if (s.rankKnown() && !scalarLike) return fail(std::string(kNames[i]) + " must be a scalar, got shape " + s.str());
+        if (dt == DType::Undefined) dt = t.dtype;
+    }
+    const TensorData* k[3] = {c.constantInput(0), c.constantInput(1), c.constantInput(2)};
+    for (const TensorData* d : k)
+        if (!d || d->numElements() != 1 || !(isInteger(d->dtype) || isFloatingPoint(d->dtype)))
+            return single(makeType(dt, Shape({Dim::unknown()})));
+    std::int64_t n = 0;
+    if (auto e = rangeCount(dt, *k[0], *k[1], *k[2], n)) return fail(*e);
+    return single(makeType(dt, Shape::ofKnown({n})));
+}
+
 OpSchema base(std::string op, OpCategory cat, int minIn, int maxIn, bool injective, std::string summary) {
     OpSchema s;
     s.opType = std::move(op);
@@ -760,6 +819,15 @@ void registerDataMovementOps(std::vector<OpSchema>& out) {
         OpSchema s = base("Shape", OpCategory::Other, 1, 1, false, "i64 extents of the input (start/end slice)");
         s.attributes = {attr("start", A::Int), attr("end", A::Int)};
         s.inferShapes = inferShape;
+        out.push_back(std::move(s));
+    }
+    {
+        OpSchema s = base("Range", OpCategory::Constant, 3, 3, false, "start, start + delta, ... up to (excluding) limit");
+        s.inferShapes = inferRange;
+        s.flops = [](const InferContext&, const std::vector<TensorType>& outs) -> std::optional<std::int64_t> {
+            if (outs.empty()) return std::nullopt;
+            return product({numel(outs[0]), 2});
+        };
         out.push_back(std::move(s));
     }
     {

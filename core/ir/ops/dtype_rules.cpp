@@ -34,9 +34,11 @@ const std::vector<DtypeRule>& rules() {
         {{"Not"}, {0}, TypeClass::Bool},
         {{"Where"}, {1, 2}, TypeClass::Bool, 0},
         {{"Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Reciprocal", "Sin", "Cos", "Softplus", "Gelu", "HardSwish",
-          "HardSigmoid", "Elu", "Selu", "Floor", "Ceil", "Softmax", "LogSoftmax"},
+          "HardSigmoid", "Elu", "Selu", "Floor", "Ceil", "Softmax", "LogSoftmax", "Tan", "Sinh", "Cosh", "Round",
+          "Softsign", "Mish", "ThresholdedRelu", "Celu", "IsNaN", "IsInf"},
          {0}, TypeClass::Float},
-        {{"Relu", "LeakyRelu", "Neg", "Abs"}, {0}, TypeClass::Numeric},
+        {{"Relu", "LeakyRelu", "Neg", "Abs", "Sign", "Shrink"}, {0}, TypeClass::Numeric},
+        {{"Range"}, {0, 1, 2}, TypeClass::Numeric},
     };
     return kRules;
 }

@@ -7,7 +7,13 @@
 //   Sum, Mean, Max, Min with k inputs: (k-1)*N (Mean adds one division: k*N)
 //   Where: 1*N (a select)        PRelu, LeakyRelu: 2*N (compare + multiply)
 //   Relu, Abs, Neg, Floor, Ceil, Not: 1*N
-//   Exp, Log, Sqrt, Erf, Tanh, Sigmoid, Sin, Cos, Reciprocal, Softplus: 1*N (transcendental = 1)
+//   Exp, Log, Sqrt, Erf, Tanh, Sigmoid, Sin, Cos, Tan, Sinh, Cosh, Reciprocal, Softplus: 1*N
+//     (transcendental = 1)
+//   Round, Sign, ThresholdedRelu (one compare-select): 1*N
+//   IsNaN, IsInf: 1*N (one classification per element; output bool)
+//   Softsign: 3*N (abs, add, divide)     Mish: 3*N (x * tanh(softplus(x)): softplus, tanh, mul)
+//   Shrink: 3*N (two comparisons, one add or subtract)
+//   Celu: 4*N (Elu's 3 plus the x/alpha divide)
 //   Clip: 2*N (one comparison against each bound)
 //   HardSigmoid: 3*N (mul, add, clamp)   HardSwish: 4*N (x*clamp(x/6+1/2, 0, 1): mul, add, clamp, mul)
 //   Elu, Selu: 3*N                       Gelu: 5*N (x/sqrt2, erf, +1, *x, *0.5; tanh form counted the same)
@@ -74,6 +80,19 @@ void unary(std::vector<OpSchema>& out, const char* op, std::int64_t flopsPerElem
     out.push_back(std::move(s));
 }
 
+/// Unary op whose output has the input's shape and the fixed element type `outDtype` (IsNaN, IsInf).
+void unaryTo(std::vector<OpSchema>& out, const char* op, DType outDtype, std::int64_t flopsPerElem,
+             std::vector<AttrSchema> attrs, const char* summary) {
+    OpSchema s = base(op, OpCategory::Elementwise, 1, 1, summary);
+    s.attributes = std::move(attrs);
+    s.inferShapes = [outDtype](const InferContext& c) -> InferResult {
+        if (!hasInput(c, 0)) return fail("input 0 is missing");
+        return single(makeType(outDtype, inputType(c, 0).shape));
+    };
+    s.flops = perElement(flopsPerElem);
+    out.push_back(std::move(s));
+}
+
 void binary(std::vector<OpSchema>& out, const char* op, std::optional<DType> outDtype, std::vector<AttrSchema> attrs,
             const char* summary) {
     OpSchema s = base(op, OpCategory::Elementwise, 2, 2, summary);
@@ -113,6 +132,23 @@ void registerElementwiseOps(std::vector<OpSchema>& out) {
     unary(out, "Sin", 1, {}, "sine");
     unary(out, "Cos", 1, {}, "cosine");
     unary(out, "Softplus", 1, {}, "log(1 + exp(x))");
+    unary(out, "Tan", 1, {}, "tangent");
+    unary(out, "Sinh", 1, {}, "hyperbolic sine");
+    unary(out, "Cosh", 1, {}, "hyperbolic cosine");
+    unary(out, "Round", 1, {}, "round to nearest, ties to even");
+    unary(out, "Sign", 1, {}, "-1, 0 or 1 by the sign of x");
+    unary(out, "Softsign", 3, {}, "x / (1 + |x|)");
+    unary(out, "Mish", 3, {}, "x * tanh(softplus(x))");
+    unary(out, "ThresholdedRelu", 1, {attrDefault("alpha", Attribute::ofFloat(1.0))}, "x > alpha ? x : 0");
+    unary(out, "Shrink", 3,
+          {attrDefault("bias", Attribute::ofFloat(0.0)), attrDefault("lambd", Attribute::ofFloat(0.5))},
+          "x < -lambd ? x + bias : x > lambd ? x - bias : 0");
+    unary(out, "Celu", 4, {attrDefault("alpha", Attribute::ofFloat(1.0))},
+          "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))");
+    unaryTo(out, "IsNaN", DType::Bool, 1, {}, "x is NaN (bool)");
+    unaryTo(out, "IsInf", DType::Bool, 1,
+            {attrDefault("detect_negative", Attribute::ofInt(1)), attrDefault("detect_positive", Attribute::ofInt(1))},
+            "x is +inf / -inf, as selected by detect_positive / detect_negative (bool)");
     unary(out, "Not", 1, {}, "logical not");
     unary(out, "Gelu", 5, {attrDefault("approximate", Attribute::ofString("none"))},
           "x * 0.5 * (1 + erf(x / sqrt(2))) (opset 20; tanh approximation optional)");

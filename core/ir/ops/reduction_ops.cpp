@@ -1,4 +1,5 @@
-// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL2, ArgMax, ArgMin.
+// Reductions: ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, ArgMax, ArgMin.
 // Not injective (Hidet: a reduction in the compute definition).
 //
 // Axes: an `axes` ints attribute (ReduceSum before opset 13, the others before opset 18) or an
@@ -7,7 +8,8 @@
 // reduce every axis unless noop_with_empty_axes=1 (then the op is the identity).
 //
 // FLOP formula: 1 per input element (one add/compare/multiply per reduced element; ReduceMean's
-// final divide and ReduceL2's square/sqrt are not counted separately); 0 for the identity case.
+// final divide, ReduceL1's abs, ReduceL2's and ReduceSumSquare's square, ReduceL2's sqrt and the
+// log/exp of ReduceLogSum and ReduceLogSumExp are not counted separately); 0 for the identity case.
 // Source: ONNX operator specs (https://onnx.ai/onnx/operators/).
 
 #include <algorithm>
@@ -103,7 +105,8 @@ InferResult inferArg(const InferContext& c) {
 }  // namespace
 
 void registerReductionOps(std::vector<OpSchema>& out) {
-    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2"}) {
+    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
         OpSchema s;
         s.opType = op;
         s.category = OpCategory::Reduction;
