@@ -6,6 +6,9 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
+#include <queue>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -901,6 +904,7 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "Gather") return {gather(c)};
     if (op == "Cast") return {cast(c)};
     std::vector<BufPtr> more;
+    if (evalControlFlow(c, more)) return more;
     if (evalMoreOps(c, more)) return more;
     fail(kNoReferenceImplementation);
 }
@@ -951,6 +955,144 @@ BufPtr storedAs(BufPtr b, DType declared) {
     auto r = std::make_shared<Buf>(*b);
     for (auto& x : r->v) x = roundTo(t, x);
     return r;
+}
+
+/// A node of a graph failed (thrown by execNodes; never leaves this file).
+struct NodeFailure {
+    std::string where, message;
+    bool cancelled = false;
+};
+
+constexpr int kMaxSubgraphDepth = 64;
+
+bool isFreeValue(const ir::Graph& g, ir::ValueId id) {
+    const ir::Value& v = g.value(id);
+    return g.producer(id) == ir::kNoNode && !v.isGraphInput && !v.isInitializer;
+}
+
+/// Names that `g` or a subgraph nested in it reads without defining them (ONNX outer-scope
+/// references). A name a nested graph takes from `g` itself is included too (harmless: callers
+/// only use the set to keep values alive and to order nodes).
+void collectFreeNames(const ir::Graph& g, std::set<std::string>& out, int depth) {
+    if (depth > kMaxSubgraphDepth) return;
+    for (std::size_t i = 0; i < g.numValues(); ++i)
+        if (isFreeValue(g, static_cast<ir::ValueId>(i))) out.insert(g.value(static_cast<ir::ValueId>(i)).name);
+    for (const Node& n : g.nodes())
+        for (const auto& [name, a] : n.attributes) {
+            if (a.type == ir::AttrType::Graph && a.g) collectFreeNames(*a.g, out, depth + 1);
+            if (a.type == ir::AttrType::Graphs)
+                for (const auto& sg : a.graphs)
+                    if (sg) collectFreeNames(*sg, out, depth + 1);
+        }
+}
+
+/// Values of `g` that the subgraphs of node `n` read by name.
+std::vector<ir::ValueId> implicitInputs(const ir::Graph& g, const Node& n) {
+    std::set<std::string> names;
+    for (const auto& [name, a] : n.attributes) {
+        if (a.type == ir::AttrType::Graph && a.g) collectFreeNames(*a.g, names, 1);
+        if (a.type == ir::AttrType::Graphs)
+            for (const auto& sg : a.graphs)
+                if (sg) collectFreeNames(*sg, names, 1);
+    }
+    std::vector<ir::ValueId> ids;
+    for (const std::string& name : names)
+        if (const ir::ValueId id = g.findValue(name); id != ir::kNoValue) ids.push_back(id);
+    return ids;
+}
+
+/// Topological order counting the implicit inputs of subgraph-holding nodes as edges (ties go to
+/// the earlier node, as Graph::topologicalOrder()).
+std::optional<std::vector<ir::NodeId>> orderWithImplicit(const ir::Graph& g,
+                                                         const std::vector<std::vector<ir::ValueId>>& implicit) {
+    const std::size_t n = g.numNodes();
+    std::vector<int> indegree(n, 0);
+    std::vector<std::vector<ir::NodeId>> succ(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto addDep = [&](ir::ValueId v) {
+            if (v == ir::kNoValue) return;
+            const ir::NodeId p = g.producer(v);
+            if (p == ir::kNoNode || static_cast<std::size_t>(p) == i) return;
+            succ[static_cast<std::size_t>(p)].push_back(static_cast<ir::NodeId>(i));
+            ++indegree[i];
+        };
+        for (ir::ValueId v : g.node(static_cast<ir::NodeId>(i)).inputs) addDep(v);
+        for (ir::ValueId v : implicit[i]) addDep(v);
+    }
+    std::priority_queue<ir::NodeId, std::vector<ir::NodeId>, std::greater<>> ready;
+    for (std::size_t i = 0; i < n; ++i)
+        if (indegree[i] == 0) ready.push(static_cast<ir::NodeId>(i));
+    std::vector<ir::NodeId> order;
+    while (!ready.empty()) {
+        const ir::NodeId id = ready.top();
+        ready.pop();
+        order.push_back(id);
+        for (ir::NodeId s : succ[static_cast<std::size_t>(id)])
+            if (--indegree[static_cast<std::size_t>(s)] == 0) ready.push(s);
+    }
+    if (order.size() != n) return std::nullopt;
+    return order;
+}
+
+/// Runs the nodes of `g` over `env` (its inputs and initializers already set). Values that `g`
+/// does not define are taken by name from `parent`. Throws NodeFailure.
+void execNodes(const ir::Graph& g, std::vector<BufPtr>& env, const Scope* parent, const ReferenceOptions& options,
+               const support::CancelToken* cancel, bool keepAll) {
+    const Scope self{&g, &env, parent};
+    if (parent)
+        for (std::size_t i = 0; i < g.numValues(); ++i)
+            if (!env[i] && isFreeValue(g, static_cast<ir::ValueId>(i))) env[i] = parent->find(g.value(static_cast<ir::ValueId>(i)).name);
+
+    // Uses left per value, so that intermediates are freed after their last consumer. Values a
+    // subgraph reads by name are kept for the whole run.
+    std::vector<std::int64_t> uses(g.numValues(), 0);
+    for (const Node& n : g.nodes())
+        for (ir::ValueId v : n.inputs)
+            if (v != ir::kNoValue) ++uses[static_cast<std::size_t>(v)];
+    for (ir::ValueId v : g.outputs()) uses[static_cast<std::size_t>(v)] += 1 << 20;
+    std::vector<std::vector<ir::ValueId>> implicit(g.numNodes());
+    bool anyImplicit = false;
+    for (std::size_t i = 0; i < g.numNodes(); ++i) {
+        implicit[i] = implicitInputs(g, g.node(static_cast<ir::NodeId>(i)));
+        for (ir::ValueId v : implicit[i]) uses[static_cast<std::size_t>(v)] += 1 << 20;
+        anyImplicit = anyImplicit || !implicit[i].empty();
+    }
+    const auto order = anyImplicit ? orderWithImplicit(g, implicit) : g.topologicalOrder();
+    if (!order) throw NodeFailure{"graph", "the graph has a cycle"};
+
+    for (ir::NodeId id : *order) {
+        const Node& n = g.node(id);
+        if (cancel && cancel->isCancelled()) throw NodeFailure{whereOf(n), "cancelled", true};
+        Ctx c{g, n, {}, options, cancel, &self};
+        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+            const ir::ValueId v = n.inputs[i];
+            if (v == ir::kNoValue) {
+                c.in.push_back(nullptr);
+                continue;
+            }
+            BufPtr b = env[static_cast<std::size_t>(v)];
+            if (!b)
+                throw NodeFailure{whereOf(n),
+                                  "input " + std::to_string(i) + " ('" + g.value(v).name + "') has no value"};
+            c.in.push_back(std::move(b));
+        }
+        std::vector<BufPtr> outs;
+        try {
+            outs = evalNode(c);
+        } catch (const EvalError& e) {
+            throw NodeFailure{whereOf(n), e.message};
+        } catch (const Cancelled&) {
+            throw NodeFailure{whereOf(n), "cancelled", true};
+        } catch (const std::bad_alloc&) {
+            throw NodeFailure{whereOf(n), "out of memory"};
+        }
+        for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
+            if (n.outputs[k] != ir::kNoValue && outs[k])
+                env[static_cast<std::size_t>(n.outputs[k])] = storedAs(outs[k], g.value(n.outputs[k]).type.dtype);
+        if (keepAll) continue;
+        for (ir::ValueId v : n.inputs)
+            if (v != ir::kNoValue && --uses[static_cast<std::size_t>(v)] == 0) env[static_cast<std::size_t>(v)].reset();
+    }
 }
 
 /// Runs the graph; on success `env` holds the graph outputs (and, with keepAll, every value).
@@ -1008,57 +1150,11 @@ bool runGraph(const ir::Graph& g, const std::vector<ir::TensorData>& runtimeInpu
         env[static_cast<std::size_t>(id)] = fromTensorData(*v.data);
     }
 
-    const auto order = g.topologicalOrder();
-    if (!order) {
-        diags.error(file, "graph", "the graph has a cycle");
+    try {
+        execNodes(g, env, nullptr, options, cancel, keepAll);
+    } catch (const NodeFailure& f) {
+        diags.error(file, f.where, f.message);
         return false;
-    }
-    // Uses left per value, so that intermediates are freed after their last consumer.
-    std::vector<int> uses(g.numValues(), 0);
-    for (const Node& n : g.nodes())
-        for (ir::ValueId v : n.inputs)
-            if (v != ir::kNoValue) ++uses[static_cast<std::size_t>(v)];
-    for (ir::ValueId v : g.outputs()) uses[static_cast<std::size_t>(v)] += 1 << 20;
-
-    for (ir::NodeId id : *order) {
-        const Node& n = g.node(id);
-        if (cancel && cancel->isCancelled()) {
-            diags.error(file, whereOf(n), "cancelled");
-            return false;
-        }
-        Ctx c{g, n, {}, options, cancel};
-        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-            const ir::ValueId v = n.inputs[i];
-            if (v == ir::kNoValue) {
-                c.in.push_back(nullptr);
-                continue;
-            }
-            BufPtr b = env[static_cast<std::size_t>(v)];
-            if (!b) {
-                diags.error(file, whereOf(n), "input " + std::to_string(i) + " ('" + g.value(v).name + "') has no value");
-                return false;
-            }
-            c.in.push_back(std::move(b));
-        }
-        std::vector<BufPtr> outs;
-        try {
-            outs = evalNode(c);
-        } catch (const EvalError& e) {
-            diags.error(file, whereOf(n), e.message);
-            return false;
-        } catch (const Cancelled&) {
-            diags.error(file, whereOf(n), "cancelled");
-            return false;
-        } catch (const std::bad_alloc&) {
-            diags.error(file, whereOf(n), "out of memory");
-            return false;
-        }
-        for (std::size_t k = 0; k < n.outputs.size() && k < outs.size(); ++k)
-            if (n.outputs[k] != ir::kNoValue && outs[k])
-                env[static_cast<std::size_t>(n.outputs[k])] = storedAs(outs[k], g.value(n.outputs[k]).type.dtype);
-        if (keepAll) continue;
-        for (ir::ValueId v : n.inputs)
-            if (v != ir::kNoValue && --uses[static_cast<std::size_t>(v)] == 0) env[static_cast<std::size_t>(v)].reset();
     }
     return true;
 }
@@ -1129,5 +1225,51 @@ support::Expected<ReferenceValues> evaluateAll(const ir::Graph& g, const std::ve
     }
     return r;
 }
+
+namespace refimpl {
+
+std::vector<BufPtr> runSubgraph(Ctx& c, const ir::Graph& body, const std::string& label,
+                                const std::vector<BufPtr>& inputs) {
+    std::vector<BufPtr> env(body.numValues());
+    const auto rt = body.runtimeInputs();
+    if (rt.size() != inputs.size())
+        fail("subgraph '" + label + "' has " + std::to_string(rt.size()) + " inputs but is given " +
+             std::to_string(inputs.size()));
+    for (std::size_t i = 0; i < rt.size(); ++i) {
+        BufPtr b = inputs[i];
+        if (!b) fail("input " + std::to_string(i) + " of subgraph '" + label + "' has no value");
+        const DType declared = body.value(rt[i]).type.dtype;
+        if (declared != DType::Undefined && declared != DType::String && declared != b->dtype) {
+            auto copy = std::make_shared<Buf>(*b);
+            copy->dtype = declared;
+            for (auto& x : copy->v) x = roundTo(declared, x);
+            b = std::move(copy);
+        }
+        env[static_cast<std::size_t>(rt[i])] = std::move(b);
+    }
+    for (ir::ValueId id : body.initializers()) {
+        const ir::Value& v = body.value(id);
+        if (!v.data || v.data->dtype == DType::String || !v.data->sizeConsistent()) continue;
+        env[static_cast<std::size_t>(id)] = fromTensorData(*v.data);
+    }
+    try {
+        execNodes(body, env, c.scope, c.opt, c.cancel, false);
+    } catch (const NodeFailure& f) {
+        if (f.cancelled) throw Cancelled{};
+        const std::string prefix = kNoReferenceImplementation;
+        if (f.message.compare(0, prefix.size(), prefix) == 0)
+            fail(f.message + " (in subgraph '" + label + "' > " + f.where + ")");
+        fail("in subgraph '" + label + "' > " + f.where + ": " + f.message);
+    }
+    std::vector<BufPtr> outs;
+    for (ir::ValueId id : body.outputs()) {
+        BufPtr b = env[static_cast<std::size_t>(id)];
+        if (!b) fail("output '" + body.value(id).name + "' of subgraph '" + label + "' has no value");
+        outs.push_back(std::move(b));
+    }
+    return outs;
+}
+
+}  // namespace refimpl
 
 }  // namespace tessera::runtime

@@ -47,11 +47,22 @@
 ///     Shape Size Range, HannWindow HammingWindow BlackmanWindow;
 ///   * quantisation: QuantizeLinear DequantizeLinear DynamicQuantizeLinear;
 ///   * losses: NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss;
+///   * control flow: If, Loop (opset 1-13 tensor form: optional M and cond, loop-carried values,
+///     scan outputs stacked along a new axis 0; without cond the body's cond output is ignored),
+///     Scan (opset 9+ with scan_input/output axes and directions; the opset-8 form, recognised by
+///     its extra first input sequence_lens, with its batch axis and `directions`, sequence_lens
+///     absent or equal to the full length). Subgraph bodies see every enclosing graph's values
+///     by name (ONNX scoping, innermost first); each iteration's outputs are stored as their dtype
+///     like any node output. An error inside a body is reported on the control-flow node, its
+///     message naming the subgraph and inner node ("in subgraph 'body' > node 'x' (Add): ...").
+///     Every iteration polls `cancel`; Loop stops with an error after
+///     ReferenceOptions::maxLoopIterations iterations, and a stacked scan output over
+///     maxElements fails as soon as it exceeds it;
 ///   * and `tessera::Compute`.
 ///   Softmax/LogSoftmax/Hardmax use opset-13 semantics (one axis, default -1) unless
 ///   ReferenceOptions::opset is below 13 (coerce to 2-D at axis, default 1).
-///   Not implemented (the ONNX 1.12 node tests that need them are skipped): control flow (If,
-///   Loop, Scan), sequences/optionals, RNN/GRU/LSTM, GridSample, RoiAlign, NonMaxSuppression, DFT/
+///   Not implemented (the ONNX 1.12 node tests that need them are skipped): sequences/optionals
+///   (also as If/Loop values), RNN/GRU/LSTM, GridSample, RoiAlign, NonMaxSuppression, DFT/
 ///   STFT/MelWeightMatrix, Unique, TfIdfVectorizer, string ops, and random ops (Bernoulli,
 ///   RandomUniform..., training-mode Dropout).
 ///
@@ -80,6 +91,9 @@ namespace tessera::runtime {
 struct ReferenceOptions {
     /// Largest tensor (elements) any value may have; 2^26 elements = 512 MiB of doubles.
     std::int64_t maxElements = std::int64_t{1} << 26;
+    /// Most iterations one Loop node may run (a runaway loop fails with an error naming the node;
+    /// `cancel` is also polled every iteration). Scan is bounded by its input's length.
+    std::int64_t maxLoopIterations = std::int64_t{1} << 20;
     /// Default-domain opset of the model (ir::Model::defaultOpset()); 0 = newest semantics.
     std::int64_t opset = 0;
     /// File name used in diagnostics.

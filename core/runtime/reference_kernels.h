@@ -49,12 +49,33 @@ inline std::string dimsStr(const Dims& d) {
     return s + "]";
 }
 
+/// The values of one graph being evaluated and its enclosing scopes (subgraph bodies of If, Loop
+/// and Scan look names up here, innermost first, as ONNX scoping says).
+struct Scope {
+    const ir::Graph* graph = nullptr;
+    const std::vector<BufPtr>* env = nullptr;  ///< indexed by the graph's ValueId
+    const Scope* parent = nullptr;
+
+    /// The value named `name` in this graph or an enclosing one; null when none holds it.
+    BufPtr find(const std::string& name) const {
+        for (const Scope* s = this; s; s = s->parent) {
+            const ir::ValueId id = s->graph->findValue(name);
+            if (id != ir::kNoValue && static_cast<std::size_t>(id) < s->env->size() && (*s->env)[id])
+                return (*s->env)[static_cast<std::size_t>(id)];
+        }
+        return nullptr;
+    }
+};
+
 struct Ctx {
     const ir::Graph& g;
     const Node& n;
     std::vector<BufPtr> in;  ///< null for omitted optional inputs
     const ReferenceOptions& opt;
     const support::CancelToken* cancel;
+    /// The graph holding `n` with its values and enclosing scopes (null only for a Ctx built
+    /// without one; control-flow ops then see no outer values).
+    const Scope* scope = nullptr;
 
     std::int64_t count(const Dims& d) const {
         std::int64_t c = 1;
@@ -334,5 +355,16 @@ BufPtr matmulOp(Ctx& c);
 
 /// Ops implemented in reference_ops_more.cpp; returns false when `c.n.opType` is not one of them.
 bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs);
+
+/// Runs subgraph `body` (an attribute of c.n named `label`) on `inputs`, given in
+/// body.runtimeInputs() order; values the body does not define are looked up by name in c.scope.
+/// Returns body.outputs() in order. Errors inside the body become an EvalError of c.n whose
+/// message names the subgraph and the inner node; cancellation propagates. Defined in
+/// reference_interpreter.cpp.
+std::vector<BufPtr> runSubgraph(Ctx& c, const ir::Graph& body, const std::string& label,
+                                const std::vector<BufPtr>& inputs);
+
+/// If, Loop and Scan (reference_control_flow.cpp); returns false for any other op.
+bool evalControlFlow(Ctx& c, std::vector<BufPtr>& outs);
 
 }  // namespace tessera::runtime::refimpl

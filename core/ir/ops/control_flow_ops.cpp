@@ -105,13 +105,51 @@ InferResult inferLoop(const InferContext& c) {
     return r;
 }
 
-// Scan(state..., scan_inputs...) -> (final_state..., scan_outputs...), opset 9+ form.
+/// Scan-8 (opset 8): an optional sequence_lens input first (the node has one input more than
+/// the body), a batch axis 0 on every state and scan tensor, the sequence on axis 1.
+InferResult inferScan8(const InferContext& c, const Graph& body, std::size_t nScanIn) {
+    if (c.node.inputs.size() < 1 + nScanIn) return fail("num_scan_inputs is too large for Scan-8");
+    const std::size_t nState = c.node.inputs.size() - 1 - nScanIn;
+    const auto bodyT = bodyOutputTypes(body);
+    if (bodyT.size() < nState) return fail("body has fewer outputs than state variables");
+    const std::size_t nScanOut = bodyT.size() - nState;
+    if (c.node.outputs.size() != nState + nScanOut)
+        return fail("node has " + std::to_string(c.node.outputs.size()) + " outputs, body gives " +
+                    std::to_string(bodyT.size()));
+    Dim batch = Dim::unknown(), seq = Dim::unknown();
+    const TensorType& first = inputType(c, 1 + nState);
+    if (first.shape.rankKnown() && first.shape.rank() >= 2) {
+        batch = first.shape[0];
+        seq = first.shape[1];
+    }
+    InferResult r;
+    for (std::size_t i = 0; i < nState; ++i) {
+        const TensorType& init = inputType(c, 1 + i);
+        r.outputs.push_back(init.isDefined() ? init : TensorType{bodyT[i].dtype, Shape::unknownRank()});
+    }
+    for (std::size_t i = 0; i < nScanOut; ++i) {
+        const TensorType& per = bodyT[nState + i];
+        if (!per.shape.rankKnown()) {
+            r.outputs.push_back(TensorType{per.dtype, Shape::unknownRank()});
+            continue;
+        }
+        std::vector<Dim> dims{batch, seq};
+        for (const Dim& d : per.shape.dims()) dims.push_back(d);
+        r.outputs.push_back(TensorType{per.dtype, Shape(std::move(dims))});
+    }
+    return r;
+}
+
+// Scan(state..., scan_inputs...) -> (final_state..., scan_outputs...), opset 9+ form; the opset-8
+// form (one input more than the body takes) goes to inferScan8.
 InferResult inferScan(const InferContext& c) {
     const Graph* body = bodyOf(c, "body");
     if (!body) return fail("Scan needs a graph attribute 'body'");
     const std::int64_t nScanIn = c.node.attrInt("num_scan_inputs", -1);
     if (nScanIn < 1 || static_cast<std::size_t>(nScanIn) > c.node.inputs.size())
         return fail("num_scan_inputs must be in 1.." + std::to_string(c.node.inputs.size()));
+    if (c.node.inputs.size() == body->runtimeInputs().size() + 1)
+        return inferScan8(c, *body, static_cast<std::size_t>(nScanIn));
     const std::size_t nState = c.node.inputs.size() - static_cast<std::size_t>(nScanIn);
     const auto bodyT = bodyOutputTypes(*body);
     if (bodyT.size() < nState) return fail("body has fewer outputs than state variables");
@@ -180,8 +218,10 @@ void registerControlFlowOps(std::vector<OpSchema>& out) {
         out.push_back(std::move(s));
     }
     {
-        OpSchema s = controlFlow("Scan", 1, -1, inferScan, "runs body over slices of the scan inputs, carrying state");
+        // minInputs 0: Scan-8's first input (sequence_lens) may be empty; num_scan_inputs bounds the rest.
+        OpSchema s = controlFlow("Scan", 0, -1, inferScan, "runs body over slices of the scan inputs, carrying state");
         s.attributes = {attr("body", AttrType::Graph, true), attr("num_scan_inputs", AttrType::Int, true),
+                        attr("directions", AttrType::Ints),  // Scan-8
                         attr("scan_input_directions", AttrType::Ints), attr("scan_output_directions", AttrType::Ints),
                         attr("scan_input_axes", AttrType::Ints), attr("scan_output_axes", AttrType::Ints)};
         out.push_back(std::move(s));
