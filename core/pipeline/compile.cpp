@@ -7,6 +7,7 @@
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/prepare.h"
+#include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
 
@@ -126,6 +127,9 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
             step.kind = StepKind::Reference;
             for (auto v : n.inputs)
                 if (v != ir::kNoValue) step.inputs.push_back(v);
+            // Values its If/Loop/Scan bodies read by name need arena slots too.
+            for (auto v : runtime::subgraphInputs(g, id))
+                if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
             for (auto v : n.outputs)
                 if (v != ir::kNoValue) step.outputs.push_back(v);
             cm.steps.push_back(std::move(step));
@@ -137,6 +141,9 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
             step.kind = StepKind::Reference;
             for (auto v : n.inputs)
                 if (v != ir::kNoValue) step.inputs.push_back(v);
+            // Values its If/Loop/Scan bodies read by name need arena slots too.
+            for (auto v : runtime::subgraphInputs(g, id))
+                if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
             for (auto v : n.outputs)
                 if (v != ir::kNoValue) step.outputs.push_back(v);
             cm.steps.push_back(std::move(step));

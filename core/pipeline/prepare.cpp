@@ -91,26 +91,25 @@ ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId nid) {
     ir::Graph sub;
     sub.name = n.name;
     ir::Node copy = n;
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-        const ir::ValueId v = n.inputs[i];
-        if (v == ir::kNoValue) continue;
+    auto addInput = [&](ir::ValueId v) {
         ir::ValueId existing = sub.findValue(g.value(v).name);
-        if (existing != ir::kNoValue) {
-            copy.inputs[i] = existing;
-            continue;
-        }
+        if (existing != ir::kNoValue) return existing;
         ir::Value val = g.value(v);
         val.isGraphOutput = false;
         const bool constant = static_cast<bool>(val.data);
         val.isInitializer = constant;
         val.isGraphInput = !constant;
         const ir::ValueId id = sub.addValue(val);
-        copy.inputs[i] = id;
         if (constant)
             sub.initializers().push_back(id);
         else
             sub.inputs().push_back(id);
-    }
+        return id;
+    };
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] != ir::kNoValue) copy.inputs[i] = addInput(n.inputs[i]);
+    // Values its If/Loop/Scan bodies read by name become inputs of the single-node graph too.
+    for (ir::ValueId v : runtime::subgraphInputs(g, nid)) addInput(v);
     for (std::size_t i = 0; i < n.outputs.size(); ++i) {
         const ir::ValueId v = n.outputs[i];
         if (v == ir::kNoValue) continue;

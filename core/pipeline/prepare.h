@@ -22,7 +22,8 @@
 ///   ids are not (folded nodes are gone). Node names are preserved.
 /// - `singleNodeGraph` makes a graph of one node of `g`: its non-constant inputs become runtime
 ///   inputs (in the node's input order), constant inputs initializers, its outputs graph outputs.
-///   Used to fold constants and to run one node in the reference interpreter.
+///   Values its If/Loop/Scan bodies read by name (runtime::subgraphInputs) follow as further
+///   inputs/initializers. Used to fold constants and to run one node in the reference interpreter.
 ///
 /// Errors: a fed tensor of the wrong rank, extent or dtype (naming the input and both shapes),
 /// too few or too many inputs, a folding failure (naming the node), shape-inference errors.

@@ -998,6 +998,7 @@ std::vector<ir::ValueId> implicitInputs(const ir::Graph& g, const Node& n) {
     std::vector<ir::ValueId> ids;
     for (const std::string& name : names)
         if (const ir::ValueId id = g.findValue(name); id != ir::kNoValue) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
     return ids;
 }
 
@@ -1193,6 +1194,11 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
         !collectOutputs(g, env, options.file, result, diags))
         return diags;
     return result;
+}
+
+std::vector<ir::ValueId> subgraphInputs(const ir::Graph& g, ir::NodeId id) {
+    if (id < 0 || static_cast<std::size_t>(id) >= g.numNodes()) return {};
+    return implicitInputs(g, g.node(id));
 }
 
 const ir::TensorData* ReferenceValues::value(ir::ValueId id) const {

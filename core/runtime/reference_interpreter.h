@@ -116,6 +116,12 @@ support::Expected<std::vector<ir::TensorData>> evaluate(const ir::Graph& g,
 /// failures (the conformance runner) test for it as a prefix.
 inline constexpr const char* kNoReferenceImplementation = "no reference implementation";
 
+/// Values of `g` that the subgraphs of node `id` (If/Loop/Scan bodies, nested bodies included)
+/// read by name rather than as node inputs (ONNX outer-scope references), sorted by id. A caller
+/// that runs the node on its own (a single-node graph, an arena slot per input) must provide
+/// these too. Empty for nodes without subgraphs or an id out of range.
+std::vector<ir::ValueId> subgraphInputs(const ir::Graph& g, ir::NodeId id);
+
 /// Every value one evaluation computed, so that a kernel's outputs can be checked against the
 /// reference value of the same tensor.
 struct ReferenceValues {
