@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -78,6 +79,24 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     return kExitOk;
 }
 
+/// Loads the model, builds its inputs and compiles it for the CPU. Returns an exit code (0 = ok).
+int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
+                   bool fallbackReference, std::vector<ir::TensorData>& inputs,
+                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err) {
+    ir::Model model;
+    if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err); rc != kExitOk) return rc;
+    pipeline::CompileOptions copts;
+    copts.cpuThreads = std::max(1, threads);
+    copts.fallbackReference = fallbackReference;
+    auto cm = pipeline::compileModel(model, inputs, copts);
+    if (!cm.ok()) {
+        printDiagnostics(cm.diagnostics(), err);
+        return kExitBadInput;
+    }
+    compiled = std::move(*cm);
+    return kExitOk;
+}
+
 std::string fileNameFor(const std::string& tensor) {
     std::string r;
     for (unsigned char c : tensor) r += (std::isalnum(c) || c == '_' || c == '-' || c == '.') ? static_cast<char>(c) : '_';
@@ -116,18 +135,12 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
         err << "error: --target " << options.target << ": only the cpu target runs kernels in this version\n";
         return kExitBadInput;
     }
-    ir::Model model;
     std::vector<ir::TensorData> inputs;
-    if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
-
-    pipeline::CompileOptions copts;
-    copts.cpuThreads = std::max(1, options.threads);
-    copts.fallbackReference = options.fallbackReference;
-    auto cm = pipeline::compileModel(model, inputs, copts);
-    if (!cm.ok()) {
-        printDiagnostics(cm.diagnostics(), err);
-        return kExitBadInput;
-    }
+    std::optional<pipeline::CompiledModel> cm;
+    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
+                                cm, err);
+        rc != kExitOk)
+        return rc;
     pipeline::RunOptions ropts;
     ropts.check = options.check;
     ropts.relTol = options.tolerance;
@@ -287,17 +300,12 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
         err << "error: --emit " << options.emit << ": expected cpp or ir\n";
         return kExitBadInput;
     }
-    ir::Model model;
     std::vector<ir::TensorData> inputs;
-    if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
-    pipeline::CompileOptions copts;
-    copts.cpuThreads = std::max(1, options.threads);
-    copts.fallbackReference = options.fallbackReference;
-    auto cm = pipeline::compileModel(model, inputs, copts);
-    if (!cm.ok()) {
-        printDiagnostics(cm.diagnostics(), err);
-        return kExitBadInput;
-    }
+    std::optional<pipeline::CompiledModel> cm;
+    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
+                                cm, err);
+        rc != kExitOk)
+        return rc;
     if (options.emit == "cpp") {
         out << cm->code.source;
     } else {

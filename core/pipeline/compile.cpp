@@ -78,6 +78,24 @@ std::vector<ir::TensorData> defaultInputs(const ir::Graph& g, std::uint64_t seed
     return out;
 }
 
+namespace {
+
+/// A step that runs node `id` in the reference interpreter: its inputs, plus the values its
+/// If/Loop/Scan bodies read by name (they need arena slots too), and its outputs.
+CompiledStep referenceStep(const ir::Graph& g, ir::NodeId id, CompiledStep step) {
+    const ir::Node& n = g.node(id);
+    step.kind = StepKind::Reference;
+    for (auto v : n.inputs)
+        if (v != ir::kNoValue) step.inputs.push_back(v);
+    for (auto v : runtime::subgraphInputs(g, id))
+        if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
+    for (auto v : n.outputs)
+        if (v != ir::kNoValue) step.outputs.push_back(v);
+    return step;
+}
+
+}  // namespace
+
 support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
                                               const CompileOptions& options, const support::CancelToken* cancel,
                                               const support::ProgressSink& progress) {
@@ -124,29 +142,13 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
                                 "'; run with --fallback-reference to run this node in the reference interpreter");
                 continue;
             }
-            step.kind = StepKind::Reference;
-            for (auto v : n.inputs)
-                if (v != ir::kNoValue) step.inputs.push_back(v);
-            // Values its If/Loop/Scan bodies read by name need arena slots too.
-            for (auto v : runtime::subgraphInputs(g, id))
-                if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
-            for (auto v : n.outputs)
-                if (v != ir::kNoValue) step.outputs.push_back(v);
-            cm.steps.push_back(std::move(step));
+            cm.steps.push_back(referenceStep(g, id, std::move(step)));
             continue;
         }
         lopts.kernelName = n.name;
         auto lk = lower::lowerNode(g, id, cm.model.program.scheduleFor(n.name), lopts);
         if (!lk.ok() && options.fallbackReference && lower::isUnsupportedForm(lk.diagnostics())) {
-            step.kind = StepKind::Reference;
-            for (auto v : n.inputs)
-                if (v != ir::kNoValue) step.inputs.push_back(v);
-            // Values its If/Loop/Scan bodies read by name need arena slots too.
-            for (auto v : runtime::subgraphInputs(g, id))
-                if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
-            for (auto v : n.outputs)
-                if (v != ir::kNoValue) step.outputs.push_back(v);
-            cm.steps.push_back(std::move(step));
+            cm.steps.push_back(referenceStep(g, id, std::move(step)));
             continue;
         }
         if (!lk.ok()) {
