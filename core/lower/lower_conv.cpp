@@ -14,6 +14,13 @@
 //   tap): for co (unrolled): w = W[..]; for ow in the tap's valid range (vectorised): acc += w * X`,
 //   then stored with the bias. The valid ow range of each tap is computed from the geometry, so
 //   the inner loop has no padding guard.
+// - 2-D convs with group 1, and depthwise convs whose output rows (times the stride) are narrower
+//   than kStagedDepthwiseMaxWidth, when the tile spans whole output rows (the default does): per input
+//   channel the tile's input rows are first copied into a Local buffer xs, zero-padded and split
+//   into stride phases (xs[ph * sw + pw][i * Wq + j] = X[(oh0 + i) * sh + ph - pad_h, j * sw + pw - pad_w]),
+//   so tap (kh, kw) of output pixel p = oh * Wq + ow reads xs[phase][offset(kh, kw) + p]: one
+//   contiguous vectorised loop over all of the tile's pixels (junk columns ow >= OW included and
+//   dropped at the store) instead of one short row per tap, e.g. 61 lanes instead of 7 on a 7x7 map.
 // A schedule's grid/block mapping replaces the default over the same index space (a rank-3
 // mapping for a pointwise conv selects the matmul view, a rank r+2 mapping the direct conv).
 
@@ -36,6 +43,15 @@ Expr floorDivE(const Expr& a, std::int64_t b) { return b == 1 ? a : binary(Binar
 Expr ceilDivE(const Expr& a, std::int64_t b) {
     return b == 1 ? a : unary(UnaryOp::Neg, binary(BinaryOp::FloorDiv, unary(UnaryOp::Neg, a), intImm(b)));
 }
+
+/// Depthwise convs with an output row at least this wide (times the stride: staging copies every
+/// stride phase) keep the row-vectorised form (their rows already fill the vectors, and staging
+/// would cost about as much as the taps).
+constexpr std::int64_t kStagedDepthwiseMaxWidth = 32;
+/// The staged form's pixel loops run over a multiple of this many lanes (one AVX-512 f32 vector).
+constexpr std::int64_t kStagedLanes = 16;
+
+std::int64_t roundUp(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
 
 /// Largest divisor of n that is <= cap (>= 1).
 std::int64_t divisorAtMost(std::int64_t n, std::int64_t cap) {
@@ -257,7 +273,93 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     auto plan = resolveMappings(ctx, outShape, tiledMapping(outShape, tile));
     if (!plan) return plan.diagnostics();
 
+    // ---- 2-D conv on a staged, phase-split input (see file comment) ----
+    // Output pixels of a tile are flattened as p = oh * Wq + ow (Wq >= OW: the phase width), so the
+    // vectorised loop runs over whole rows of the tile instead of one short output row.
+    const bool stagedForm = r == 2 && (G == 1 || depthwise) && w.k[0] * w.k[1] <= 64 &&
+                            (!depthwise || w.out[1] * std::max(w.s[0], w.s[1]) < kStagedDepthwiseMaxWidth);
+    bool usedStaged = false;
+    auto stagedBody = [&](const TileView& tv) -> Stmt {
+        const Expr n = tv.origin[0], co0 = tv.origin[1], oh0 = tv.origin[2];
+        const std::int64_t sh = w.s[0], sw = w.s[1], dh = w.d[0], dw = w.d[1], OW = w.out[1];
+        const std::int64_t th = tv.size[2], tcoS = tv.size[1];
+        const std::int64_t Wq = OW - 1 + (w.k[1] - 1) * dw / sw + 1;
+        const std::int64_t Rq = th - 1 + (w.k[0] - 1) * dh / sh + 1;
+        // Pixel loops run over a multiple of kStagedLanes (no scalar remainder); the extra lanes
+        // compute junk from the zeroed tail of xs and are never stored.
+        const std::int64_t Pv = roundUp((th - 1) * Wq + OW, kStagedLanes);
+        const std::int64_t maxOff = ((w.k[0] - 1) * dh / sh) * Wq + (w.k[1] - 1) * dw / sw;
+        const std::int64_t xsLen = std::max(Rq * Wq, maxOff + Pv);
+        BufferDecl ab;
+        ab.name = "acc";
+        ab.dtype = accT;
+        ab.scope = MemoryScope::Local;
+        ab.shape = {tcoS, Pv};
+        const int acc = k.addBuffer(ab);
+        BufferDecl xb;
+        xb.name = "xs";
+        xb.dtype = accT;
+        xb.scope = MemoryScope::Local;
+        xb.shape = {sh * sw, xsLen};
+        const int xs = k.addBuffer(xb);
+        // (rows - 1) * Wq + OW rounded up to kStagedLanes (<= Pv)
+        const Expr pExt = tv.full ? intImm(Pv)
+                                  : floorDivE(tv.extent[2] * intImm(Wq) + intImm(OW - Wq + kStagedLanes - 1), kStagedLanes) *
+                                        intImm(kStagedLanes);
+        Stmt init = tileLoops(k, {tv.extent[1], intImm(Pv)}, "z",
+                              [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
+        if (xsLen > Rq * Wq)
+            init = seq({init, tileLoops(k, {intImm(sh * sw), intImm(xsLen - Rq * Wq)}, "t", [&](const std::vector<Expr>& i) {
+                            return store(xs, {i[0], i[1] + intImm(Rq * Wq)}, constant(0.0, accT));
+                        })});
+        Var ciVar;
+        Expr ci = intImm(0);
+        if (cg > 1) {
+            ciVar = k.newVar("ci");
+            ci = varRef(ciVar);
+        }
+        const Expr ch = G == 1 ? ci : co0;
+        // Stage: xs[ph * sw + pw, i * Wq + j] = X[n, ch, (oh0 + i) * sh + ph - pb_h, j * sw + pw - pb_w] (0 outside).
+        std::vector<Stmt> fill;
+        for (std::int64_t ph = 0; ph < sh; ++ph)
+            for (std::int64_t pw = 0; pw < sw; ++pw)
+                fill.push_back(tileLoops(k, {intImm(Rq), intImm(Wq)}, "s", [&](const std::vector<Expr>& i) {
+                    const Expr ir = (oh0 + i[0]) * intImm(sh) + intImm(ph - w.pb[0]);
+                    const Expr ic = i[1] * intImm(sw) + intImm(pw - w.pb[1]);
+                    const Expr inside = ir >= intImm(0) && ir < intImm(w.in[0]) && ic >= intImm(0) && ic < intImm(w.in[1]);
+                    return store(xs, {intImm(ph * sw + pw), i[0] * intImm(Wq) + i[1]},
+                                 select(inside, cast(load(X, xT, {n, ch, ir, ic}), accT), constant(0.0, accT)));
+                }));
+        // Taps, pixels outermost so that each accumulator is loaded and stored once per input
+        // channel: acc[cc, p] += sum over (kh, kw) of W[co, ci, kh, kw] * xs[phase(kh, kw), offset(kh, kw) + p].
+        Stmt taps = loopOver(k, "p", pExt, ForKind::Vectorize, [&](const Expr& p) {
+            return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
+                Expr v = load(acc, accT, {cc, p});
+                for (std::int64_t kh = 0; kh < w.k[0]; ++kh)
+                    for (std::int64_t kw = 0; kw < w.k[1]; ++kw) {
+                        const std::int64_t plane = (kh * dh % sh) * sw + kw * dw % sw;
+                        const std::int64_t off = (kh * dh / sh) * Wq + kw * dw / sw;
+                        v = v + cast(load(W, wT, {co0 + cc, ci, intImm(kh), intImm(kw)}), accT) *
+                                    load(xs, accT, {intImm(plane), p + intImm(off)});
+                    }
+                return store(acc, {cc, p}, v);
+            });
+        });
+        Stmt nest = seq({seq(std::move(fill)), taps});
+        if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
+        Stmt out = tileLoops(k, {tv.extent[1], tv.extent[2], intImm(OW)}, "y", [&](const std::vector<Expr>& i) {
+            const Expr co = co0 + i[0];
+            const Expr v = load(acc, accT, {i[0], i[1] * intImm(Wq) + i[2]});
+            return store(Y, {n, co, oh0 + i[1], i[2]}, cast(hasBias ? v + biasOf(co) : v, outT));
+        }, 1);
+        return allocate(acc, allocate(xs, seq({init, nest, out})));
+    };
+
     k.body = emitTiledLoops(k, *plan, outShape, maxTile, [&](const TileView& tv) {
+        if (stagedForm && tv.size[r + 1] == w.out[r - 1]) {
+            usedStaged = true;
+            return stagedBody(tv);
+        }
         const Expr n = tv.origin[0], co0 = tv.origin[1];
         BufferDecl ab;
         ab.name = "acc";
@@ -303,8 +405,13 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
         }, 1);
         return allocate(acc, seq({init, nest, out}));
     });
-    k.notes.push_back(depthwise ? "depthwise conv: rows of one channel per tile, taps unrolled, ow vectorised"
-                                : "direct conv: ci outer, taps, co unrolled, ow vectorised");
+    if (usedStaged)
+        k.notes.push_back(std::string(depthwise ? "depthwise" : "direct") +
+                          " conv on a staged input: per ci the tile's input rows are copied (zero-padded, split "
+                          "into stride phases), taps unrolled, co unrolled, the tile's pixels (oh * Wq + ow) vectorised");
+    else
+        k.notes.push_back(depthwise ? "depthwise conv: rows of one channel per tile, taps unrolled, ow vectorised"
+                                    : "direct conv: ci outer, taps, co unrolled, ow vectorised");
     return lk;
 }
 
