@@ -196,6 +196,9 @@ TEST(LowerHeavy, ConvStagedForm) {
     EXPECT_EQ(heavyCheck("Conv", {in("f32[1,3,7,6]"), in("f32[8,3,3,3]"), in("f32[8]")}, {{"pads", Is({1, 1, 1, 1})}}, 1,
                          {0, &sr, &text}), "");
     EXPECT_NE(text.find("staged input"), std::string::npos) << text;
+    // Pointwise on a small image: input channels summed in chunks of 8 (12 = 8 + 4), partial co tile.
+    EXPECT_EQ(heavyCheck("Conv", {in("f32[1,12,7,7]"), in("f32[10,12,1,1]"), in("f32[10]")}, {}, 1, {0, nullptr, &text}), "");
+    EXPECT_NE(text.find("cb_"), std::string::npos) << text;
     // Narrow depthwise is staged; a wide one keeps the row-vectorised form.
     EXPECT_EQ(heavyCheck("Conv", {in("f32[1,4,7,7]"), in("f32[4,1,3,3]")}, {{"group", I(4)}, {"strides", Is({2, 2})}, {"pads", Is({1, 1, 1, 1})}}, 1,
                          {0, nullptr, &text}), "");
