@@ -1,5 +1,6 @@
 #include "app/cli/conformance_cmd.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <ostream>
@@ -38,6 +39,14 @@ int runConformanceCommand(const ConformanceCmdOptions& options, std::ostream& ou
         std::stringstream ss(options.ops);
         for (std::string op; std::getline(ss, op, ',');)
             if (!op.empty()) filter.insert(op);
+    }
+    for (const auto& op : filter) {
+        const bool known = std::any_of(cases->begin(), cases->end(), [&](const auto& c) { return c.opType == op; });
+        if (!known) {
+            err << options.dir << ": error: --ops: no node test of op '" << op
+                << "' here (op names are case-sensitive, e.g. Conv)\n";
+            return kExitBadInput;
+        }
     }
     pipeline::RunOptions ropts;
     ropts.timeoutSeconds = 30;

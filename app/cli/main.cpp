@@ -2,6 +2,7 @@
 // the commands themselves are in the other files of app/cli.
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -71,15 +72,18 @@ int main(int argc, char** argv) {
         runCmd->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
         runCmd->add_option("--output-dir", run.outputDir, "write each graph output to DIR/<name>.npy");
         runCmd->add_flag("--check", run.check, "compare every kernel's outputs with the reference interpreter (exit 3 when outside tolerance)");
-        runCmd->add_option("--tolerance", run.tolerance, "relative tolerance for --check (default per dtype; f32 1e-4)");
-        runCmd->add_option("--reps", run.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)");
+        runCmd->add_option("--tolerance", run.tolerance, "relative tolerance for --check (default per dtype; f32 1e-4)")
+            ->check(CLI::NonNegativeNumber);
+        runCmd->add_option("--reps", run.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
+            ->check(CLI::Range(1, 1000000));
         runCmd->add_flag("--no-timing", run.noTiming, "run once, do not time");
         runCmd->add_flag("--json", run.json, "print one JSON object");
-        runCmd->add_option("--threads", run.threads, "OpenMP threads (default 2)");
+        runCmd->add_option("--threads", run.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
         runCmd->add_flag("--fallback-reference", run.fallbackReference, "run ops without a code generator in the reference interpreter");
         runCmd->add_option("--cxx", run.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
-        runCmd->add_option("--cxx-flags", run.cxxFlags, "compiler flags (default \"-O3 -march=native -fopenmp -shared -fPIC\")");
-        runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)");
+        runCmd->add_option("--cxx-flags", run.cxxFlags, "compiler flags, replacing the default \"-O3 -march=native -fopenmp -shared -fPIC\" (keep -shared -fPIC)");
+        runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)")
+            ->check(CLI::Range(0.001, 1e6));
 
         CompileCmdOptions compile;
         auto* compileCmd = app.add_subcommand("compile", "Generate the code of every kernel and print it");
@@ -87,7 +91,8 @@ int main(int argc, char** argv) {
         compileCmd->add_option("--target", compile.target, "cpu (default)");
         compileCmd->add_option("--emit", compile.emit, "cpp (generated C++ module, default) or ir (kernel IR)");
         compileCmd->add_option("--input", compile.inputs, "NAME=FILE.npy: specialise shapes to this input");
-        compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)");
+        compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)")
+            ->check(CLI::Range(1, 1024));
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
 
         ConformanceCmdOptions conf;
@@ -120,6 +125,9 @@ int main(int argc, char** argv) {
         if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
         if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
         std::cerr << app.help();
+        return kExitBadInput;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "tessera-cli: error: out of memory (the model's tensors do not fit in this machine's memory)\n";
         return kExitBadInput;
     } catch (const std::exception& e) {
         std::cerr << "tessera-cli: internal error: " << e.what() << "\n";

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <set>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -39,6 +40,9 @@ std::string dimsStr(const std::vector<std::int64_t>& d) {
     return s + "]";
 }
 
+/// Largest input `run` and `compile` fill from a seed.
+constexpr double kMaxGeneratedInputBytes = 4.0 * (1 << 30);
+
 /// Loads the model and builds its runtime inputs from NAME=FILE.npy options plus seeded defaults.
 /// Returns an exit code (0 = ok).
 int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
@@ -62,6 +66,10 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
         std::size_t idx = rin.size();
         for (std::size_t i = 0; i < rin.size(); ++i)
             if (g.value(rin[i]).name == name) idx = i;
+        if (idx < rin.size() && given[idx].dtype != ir::DType::Undefined) {
+            err << "error: --input '" << name << "' is given twice\n";
+            return kExitBadInput;
+        }
         if (idx == rin.size()) {
             err << "error: --input '" << name << "': the model has no runtime input of that name (inputs:";
             for (auto v : rin) err << " '" << g.value(v).name << "'";
@@ -74,6 +82,20 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             return kExitBadInput;
         }
         given[idx] = std::move(*t);
+    }
+    // Inputs Tessera must fill itself: refuse sizes no machine of ours holds before allocating.
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        if (given[i].dtype != ir::DType::Undefined) continue;
+        const ir::TensorType& t = g.value(rin[i]).type;
+        double bytes = static_cast<double>(ir::dtypeSize(t.dtype == ir::DType::Undefined ? ir::DType::F32 : t.dtype));
+        if (t.shape.rankKnown())
+            for (const auto& d : t.shape.dims()) bytes *= d.isKnown() ? static_cast<double>(d.value) : 1.0;
+        if (bytes > kMaxGeneratedInputBytes) {
+            err << modelPath << ": error: input '" << g.value(rin[i]).name << "' " << t.str() << " needs "
+                << bytes / (1 << 30) << " GiB, more than the " << kMaxGeneratedInputBytes / (1 << 30)
+                << " GiB Tessera fills from a seed; give a smaller model\n";
+            return kExitBadInput;
+        }
     }
     inputs = pipeline::defaultInputs(g, 42, given);
     return kExitOk;
@@ -104,6 +126,13 @@ std::string fileNameFor(const std::string& tensor) {
     return r;
 }
 
+/// A node name for one table cell: control characters become '?'.
+std::string printableName(const std::string& s) {
+    std::string r;
+    for (unsigned char c : s) r += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+    return r;
+}
+
 std::string human(double v, const char* unit) {
     const char* prefixes[] = {"", "K", "M", "G", "T"};
     int p = 0;
@@ -131,6 +160,10 @@ std::string seconds(double s) {
 }  // namespace
 
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err) {
+    if (std::isnan(options.tolerance)) {
+        err << "error: --tolerance: expected a number >= 0, got nan\n";
+        return kExitBadInput;
+    }
     if (options.target != "cpu") {
         err << "error: --target " << options.target << ": only the cpu target runs kernels in this version\n";
         return kExitBadInput;
@@ -176,10 +209,15 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
             return kExitBadInput;
         }
     }
+    std::set<std::string> usedFiles;
     for (const auto& [name, t] : rep->outputs) {
         nlohmann::json o{{"name", name}, {"dtype", std::string(ir::dtypeName(t.dtype))}, {"shape", t.dims}};
         if (!options.outputDir.empty()) {
-            const std::string path = (std::filesystem::path(options.outputDir) / (fileNameFor(name) + ".npy")).string();
+            // Distinct outputs whose names sanitise alike get distinct files (a_b.npy, a_b_2.npy).
+            std::string stem = fileNameFor(name), unique = stem;
+            for (int n = 2; usedFiles.count(unique); ++n) unique = stem + "_" + std::to_string(n);
+            usedFiles.insert(unique);
+            const std::string path = (std::filesystem::path(options.outputDir) / (unique + ".npy")).string();
             auto w = runtime::writeNpy(path, t);
             if (!w.ok()) {
                 printDiagnostics(w.diagnostics(), err);
@@ -191,6 +229,7 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
     }
 
     const auto& r = *rep;
+    for (const auto& w : r.warnings.items()) err << w.format() << "\n";
     if (options.json) {
         nlohmann::json j;
         j["model"] = options.modelPath;
@@ -240,7 +279,7 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
                         {"compiler", r.library.compilerVersion}};
         out << j.dump(2) << "\n";
     } else {
-        out << options.modelPath << ": " << r.kernels.size() << " kernels on " << r.threads << " thread"
+        out << options.modelPath << ": " << r.kernels.size() << (r.kernels.size() == 1 ? " kernel" : " kernels") << " on " << r.threads << " thread"
             << (r.threads == 1 ? "" : "s") << " (" << cm->foldedNodes << " constant nodes folded; compile "
             << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << ")\n";
         out << std::left << std::setw(28) << "kernel" << std::setw(20) << "op" << std::right << std::setw(12) << "FLOPs"
@@ -250,7 +289,9 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
         out << "\n";
         for (const auto& k : r.kernels) {
             const double t = k.time.median;
-            std::string name = k.name.size() > 27 ? k.name.substr(0, 24) + "..." : k.name;
+            // The end of a node name is its most distinctive part (".../conv.2/Conv").
+            std::string name = printableName(k.name);
+            if (name.size() > 27) name = "..." + name.substr(name.size() - 24);
             std::string op = k.opType + (k.reference ? " (ref)" : "");
             char ai[32], gf[32], gb[32], re[32];
             std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0);
@@ -259,22 +300,27 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
             std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
                 << human(k.flops, "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
-                << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << gf << std::setw(10) << gb;
-            if (r.checked) out << std::setw(11) << re << (k.passed ? "" : "  FAILED");
+                << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
+                << std::setw(10) << (ropts.time ? gb : "-");
+            if (r.checked) out << std::setw(11) << (k.checked ? re : "ref") << (k.passed ? "" : "  FAILED");
             out << "\n";
         }
-        if (ropts.time) out << "end to end: " << seconds(r.total.median) << " (median of " << r.total.reps << ")\n";
+        if (ropts.time && r.total.reps > 0) out << "end to end: " << seconds(r.total.median) << " (median of " << r.total.reps << ")\n";
         for (const auto& o : outs)
             out << "output '" << o["name"].get<std::string>() << "': " << o["dtype"].get<std::string>()
                 << dimsStr(o["shape"].get<std::vector<std::int64_t>>())
                 << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
         if (r.checked) {
-            int failed = 0;
-            for (const auto& k : r.kernels) failed += !k.passed;
+            int failed = 0, checked = 0;
+            for (const auto& k : r.kernels) {
+                failed += !k.passed;
+                checked += k.checked;
+            }
             if (failed == 0)
-                out << "check: all " << r.kernels.size() << " kernels match the reference interpreter\n";
+                out << "check: all " << checked << (checked == 1 ? " kernel matches" : " kernels match")
+                    << " the reference interpreter\n";
             else
-                out << "check: " << failed << " of " << r.kernels.size() << " kernels outside tolerance\n";
+                out << "check: " << failed << " of " << checked << " kernels outside tolerance\n";
         }
     }
     if (r.checked && !r.allPassed) {

@@ -15,13 +15,14 @@
 /// - Reference steps (CompileOptions::fallbackReference) split the launches into segments; the
 ///   node runs in the reference interpreter on the arena's current values between segments and
 ///   its time is measured the same way (median of repetitions) on the calling thread.
-/// - Checking (RunOptions::check): the whole graph is evaluated once by the reference interpreter
-///   on the same inputs; each kernel output is compared with the reference value of the same
-///   tensor (core/runtime/compare.h; tolerances per dtype unless RunOptions::relTol is set, and an
-///   absolute tolerance of relTol x the RMS of the expected tensor, so that elements where fp32
-///   sums cancel to near zero are judged at the tensor's scale). A kernel passes when every output
-///   is within tolerance. Errors therefore include what earlier
-///   kernels contributed; the first failing kernel in order is the culprit.
+/// - Checking (RunOptions::check): each kernel's outputs are compared with the reference
+///   interpreter run on the very inputs the kernel read (core/runtime/compare.h; tolerances per
+///   dtype unless RunOptions::relTol is set, and an absolute tolerance of relTol x the RMS of the
+///   expected tensor, so that elements where fp32 sums cancel to near zero are judged at the
+///   tensor's scale). A kernel's error is therefore its own, not what upstream kernels left in
+///   its inputs. Reference steps are not checked (checked = false).
+/// - RunReport::warnings says when timings look disturbed (the kernels' medians add up to more
+///   than 1.5x the end-to-end median: threads waited for a time slice).
 /// - Units: times in seconds, FLOPs and bytes as counted in the kernel IR (core/lower/counts.h):
 ///   `bytes` are the global bytes the kernel issues (CARM), `compulsoryBytes` each parameter
 ///   read or written once (DRAM view).

@@ -200,3 +200,27 @@ TEST(PipelineRun, MissingCompilerSaysWhichAndHow) {
     EXPECT_NE(msg.find("tessera-no-such-compiler"), std::string::npos) << msg;
     EXPECT_NE(msg.find("TESSERA_CXX"), std::string::npos) << msg;
 }
+
+TEST(PipelineRun, EachKernelIsCheckedOnItsOwnInputs) {
+    if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
+    // With a zero tolerance the f32 convolutions differ from the double reference, but Clip is
+    // exact on whatever its input holds: it must pass although the Conv before it fails.
+    auto m = pipeline::loadModel(sample("dw_pw_block.onnx"));
+    ASSERT_TRUE(m.ok());
+    const auto inputs = pipeline::defaultInputs(m->graph);
+    auto cm = pipeline::compileModel(*m, inputs);
+    ASSERT_TRUE(cm.ok());
+    pipeline::RunOptions o = checkedOnce();
+    o.relTol = 0;
+    runtime::RunnerClient runner(runnerOptions());
+    auto rep = pipeline::runModel(*cm, inputs, o, runner);
+    ASSERT_TRUE(rep.ok()) << rep.diagnostics().formatAll();
+    ASSERT_EQ(rep->kernels.size(), 3u);
+    EXPECT_EQ(rep->kernels[0].opType, "Conv");
+    EXPECT_FALSE(rep->kernels[0].passed);
+    EXPECT_GT(rep->kernels[0].maxRelError(), 0);
+    EXPECT_EQ(rep->kernels[1].opType, "Clip");
+    EXPECT_TRUE(rep->kernels[1].passed);
+    EXPECT_EQ(rep->kernels[1].maxRelError(), 0);
+    EXPECT_FALSE(rep->allPassed);
+}
