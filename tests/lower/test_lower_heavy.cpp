@@ -199,11 +199,15 @@ TEST(LowerHeavy, ConvStagedForm) {
     // Pointwise on a small image: input channels summed in chunks of 8 (12 = 8 + 4), partial co tile.
     EXPECT_EQ(heavyCheck("Conv", {in("f32[1,12,7,7]"), in("f32[10,12,1,1]"), in("f32[10]")}, {}, 1, {0, nullptr, &text}), "");
     EXPECT_NE(text.find("cb_"), std::string::npos) << text;
-    // Narrow depthwise is staged; a wide one keeps the row-vectorised form.
+    // Narrow (or stride-1) depthwise is staged; a wide strided one keeps the row-vectorised form.
     EXPECT_EQ(heavyCheck("Conv", {in("f32[1,4,7,7]"), in("f32[4,1,3,3]")}, {{"group", I(4)}, {"strides", Is({2, 2})}, {"pads", Is({1, 1, 1, 1})}}, 1,
                          {0, nullptr, &text}), "");
     EXPECT_NE(text.find("depthwise conv on a staged input"), std::string::npos) << text;
     EXPECT_EQ(heavyCheck("Conv", {in("f32[1,2,3,40]"), in("f32[2,1,3,3]")}, {{"group", I(2)}, {"pads", Is({1, 1, 1, 1})}}, 1,
+                         {0, nullptr, &text}), "");
+    EXPECT_NE(text.find("depthwise conv on a staged input"), std::string::npos) << text;
+    EXPECT_EQ(heavyCheck("Conv", {in("f32[1,2,5,40]"), in("f32[2,1,3,3]")},
+                         {{"group", I(2)}, {"strides", Is({2, 2})}, {"pads", Is({1, 1, 1, 1})}}, 1,
                          {0, nullptr, &text}), "");
     EXPECT_NE(text.find("depthwise conv: rows"), std::string::npos) << text;
 }
