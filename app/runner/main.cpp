@@ -3,6 +3,7 @@
 // crashes takes only this process down; the client reports the signal as a diagnostic.
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -29,7 +30,30 @@ extern "C" const char* __asan_default_options() {
 }
 #endif
 
+namespace {
+
+/// Ends this process together with the client that started it. A CLI killed with SIGKILL while a
+/// kernel runs cannot close our stdin in an orderly way, and the kernel never reads stdin; without
+/// this the runner would be re-parented to init and keep computing.
+///
+/// PR_SET_PDEATHSIG delivers SIGKILL when the parent goes away. The parent may already have died
+/// between the spawn and this call; RunnerClient passes its pid in TESSERA_RUNNER_PARENT, and a
+/// different getppid() means that happened. (The signal is tied to the thread that spawned us:
+/// when that thread ends, the runner ends too, and the client starts a fresh one on its next use.)
+void followParent() {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char* env = std::getenv("TESSERA_RUNNER_PARENT");
+    if (!env || !*env) return;
+    char* end = nullptr;
+    const long parent = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || parent <= 0) return;
+    if (::getppid() != static_cast<pid_t>(parent)) _exit(3);
+}
+
+}  // namespace
+
 int main() {
+    followParent();
     // The protocol keeps the original stdout; fd 1 becomes stderr so that anything a kernel (or a
     // library it loads) prints can never corrupt the protocol stream.
     const int protocolFd = ::dup(STDOUT_FILENO);

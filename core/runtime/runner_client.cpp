@@ -211,6 +211,9 @@ support::DiagnosticList RunnerClient::start(const support::CancelToken* cancel) 
     spec.out = StdioMode::Socket;
     spec.err = StdioMode::Pipe;
     spec.env = m_options.env;
+    // The runner ends itself when this process dies (app/runner/main.cpp); our pid lets it notice
+    // a death that happened before it could ask to be told.
+    spec.env.emplace_back("TESSERA_RUNNER_PARENT", std::to_string(::getpid()));
     if (m_options.threads > 0) spec.env.emplace_back("OMP_NUM_THREADS", std::to_string(m_options.threads));
     std::string error;
     const int rc = spawnProcess(spec, m_child, error);
