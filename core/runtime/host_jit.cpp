@@ -46,6 +46,29 @@ std::vector<std::string> splitLines(const std::string& text) {
     return lines;
 }
 
+/// ": <strerror>" for a set errno, nothing for 0 (never "Success").
+std::string errnoSuffix(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
+
+/// ": <message>" for a set error code, nothing when it holds no error.
+std::string errorCodeSuffix(const std::error_code& ec) { return ec ? ": " + ec.message() : std::string(); }
+
+/// One argument as a shell would need it to be typed: bare when it only holds safe characters,
+/// else single-quoted. Only for showing command lines; nothing here goes through a shell.
+std::string shellQuote(const std::string& arg) {
+    const bool safe = !arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_-+=/.,:@%") == std::string::npos;
+    if (safe) return arg;
+    std::string q = "'";
+    for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string commandLine(const std::vector<std::string>& argv) {
+    std::string line;
+    for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellQuote(a);
+    return line;
+}
+
 /// A unique temporary name next to `target`.
 std::string tempNameFor(const std::string& target) {
     static std::atomic<std::uint64_t> counter{0};
@@ -57,7 +80,7 @@ bool writeFileAtomically(const std::string& path, const std::string& data, std::
     {
         std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
         if (!f) {
-            error = "cannot write '" + tmp + "': " + std::strerror(errno);
+            error = "cannot write '" + tmp + "'" + errnoSuffix(errno);
             return false;
         }
         f.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -72,7 +95,7 @@ bool writeFileAtomically(const std::string& path, const std::string& data, std::
     std::error_code ec;
     fs::rename(tmp, path, ec);
     if (ec) {
-        error = "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
+        error = "cannot rename '" + tmp + "' to '" + path + "'" + errorCodeSuffix(ec);
         fs::remove(tmp, ec);
         return false;
     }
@@ -131,6 +154,11 @@ bool parseCompilerLine(const std::string& text, CompilerMessage& out) {
     }
     return false;
 }
+
+/// At most this many `error:` lines of the compiler's output become diagnostics.
+constexpr int kMaxCompilerErrors = 20;
+/// Lines of the compiler's output quoted when no error has a source position.
+constexpr std::size_t kCompilerTailLines = 12;
 
 std::mutex g_versionMutex;
 std::map<std::string, std::string> g_versions;
@@ -225,15 +253,29 @@ support::Expected<CompiledLibrary> compileHostLibrary(const std::string& source,
     }
 
     // Map the compiler's messages onto the generated source.
+    const bool succeeded = out.status.exited && out.status.code == 0;
     const std::vector<std::string> sourceLines = splitLines(source);
     const std::string shownName = options.sourceName.empty() ? lib.sourcePath : options.sourceName;
     support::DiagnosticList diags;
     const std::vector<std::string> outputLines = splitLines(out.output);
-    for (const auto& line : outputLines) {
+    std::vector<bool> shown(outputLines.size(), false);  // lines that became a diagnostic
+    int errorLines = 0;
+    int errorsLeftOut = 0;
+    bool sourceErrors = false;  // an error with a position (in the generated source or a header)
+    for (std::size_t i = 0; i < outputLines.size(); ++i) {
         CompilerMessage m;
-        if (!parseCompilerLine(line, m)) continue;
+        if (!parseCompilerLine(outputLines[i], m)) continue;
         const bool generated = m.file == lib.sourcePath;
         if (m.severity == support::Severity::Warning && !generated) continue;
+        if (m.severity == support::Severity::Error) {
+            if (errorLines >= kMaxCompilerErrors) {
+                ++errorsLeftOut;
+                continue;
+            }
+            ++errorLines;
+            if (m.line > 0) sourceErrors = true;
+        }
+        shown[i] = true;
         support::Diagnostic d;
         d.severity = m.severity;
         d.file = generated ? shownName : m.file;
@@ -245,20 +287,38 @@ support::Expected<CompiledLibrary> compileHostLibrary(const std::string& source,
         diags.add(std::move(d));
     }
 
-    const bool succeeded = out.status.exited && out.status.code == 0;
     if (!succeeded) {
         removeTemp();
-        if (!diags.hasErrors()) {
+        // The summary: how the compiler ended and the exact command, so that it can be rerun by
+        // hand. Without an error at a source position (bad flags, a failed link) the errors alone
+        // rarely say enough: the last lines of the output that are not already errors follow.
+        const std::string how = out.status.exited ? "exited with status " + std::to_string(out.status.code)
+                                                  : "was killed by " + describeSignal(out.status.signal);
+        support::Diagnostic summary;
+        summary.message = "compiling the kernel module failed (" + options.compiler + " " + how + ")";
+        summary.notes.push_back("command: " + commandLine(spec.argv));
+        if (!sourceErrors) {
             std::vector<std::string> tail;
-            const std::size_t from = outputLines.size() > 20 ? outputLines.size() - 20 : 0;
-            for (std::size_t i = from; i < outputLines.size(); ++i) tail.push_back(outputLines[i]);
-            const std::string how = out.status.exited ? "exit status " + std::to_string(out.status.code)
-                                                      : "killed by " + describeSignal(out.status.signal);
-            support::DiagnosticList fail = errorList("host compiler '" + options.compiler + "' failed (" + how + ")", tail);
-            fail.append(diags);
-            return fail;
+            for (std::size_t i = outputLines.size(); i-- > 0 && tail.size() < kCompilerTailLines;) {
+                if (shown[i] || outputLines[i].find_first_not_of(" \t") == std::string::npos) continue;
+                tail.insert(tail.begin(), outputLines[i]);
+            }
+            for (auto& t : tail) summary.notes.push_back("compiler output: " + t);
         }
-        return diags;
+        if (errorsLeftOut > 0)
+            summary.notes.push_back(std::to_string(errorsLeftOut) + " more error line" + (errorsLeftOut == 1 ? "" : "s") +
+                                    " not shown");
+        // Errors at a position in the source come first (the IDE jumps to the first error); a
+        // failure without one starts with the summary.
+        support::DiagnosticList fail;
+        if (sourceErrors) {
+            fail = std::move(diags);
+            fail.add(std::move(summary));
+        } else {
+            fail.add(std::move(summary));
+            fail.append(diags);
+        }
+        return fail;
     }
     fs::rename(tmpLib, lib.path, ec);
     if (ec) {

@@ -105,6 +105,98 @@ TEST(HostJit, CompileErrorsPointIntoTheGeneratedSource) {
     EXPECT_NE(items[1].message.find("';'"), std::string::npos) << items[1].message;
     for (const auto& e : fs::directory_iterator(dir.path()))
         EXPECT_NE(e.path().extension(), ".so") << "no library is cached for a failed compile";
+    // After the positioned errors: the summary with the command, without the raw output.
+    const auto& summary = items.back();
+    EXPECT_EQ(summary.message, "compiling the kernel module failed (" + opts.compiler + " exited with status 1)");
+    ASSERT_EQ(summary.notes.size(), 1u);
+    EXPECT_EQ(summary.notes[0].rfind("command: " + opts.compiler + " -O1 -shared -fPIC -fdiagnostics-color=never -o ", 0), 0u)
+        << summary.notes[0];
+}
+
+/// The library name in a "command: ..." note is a temporary one; this checks the rest exactly.
+void expectCommandNote(const std::string& note, const std::string& compilerAndFlags, const test::TempDir& dir) {
+    const std::string head = "command: " + compilerAndFlags + " -fdiagnostics-color=never -o " + dir.str() + "/";
+    ASSERT_EQ(note.rfind(head, 0), 0u) << note;
+    const std::string rest = note.substr(head.size());  // <key>.so.tmp-<pid>-<n> <dir>/<key>.cpp
+    const std::string key = rest.substr(0, 32);
+    EXPECT_EQ(rest.substr(32, 8), ".so.tmp-") << note;
+    const std::string tail = " " + dir.str() + "/" + key + ".cpp";
+    ASSERT_GE(rest.size(), tail.size());
+    EXPECT_EQ(rest.substr(rest.size() - tail.size()), tail) << note;
+}
+
+bool isGcc(const std::string& compiler) {
+    auto v = hostCompilerVersion(compiler);
+    return v.ok() && v->find("clang") == std::string::npos;
+}
+
+TEST(HostJit, FailedLinkShowsTheCommandAndTheLinkerOutput) {
+    test::TempDir dir;
+    auto opts = optionsIn(dir);
+    opts.flags = {"-O0"};  // no -shared: the linker wants a main()
+    auto r = compileHostLibrary(kSmallKernel, opts);
+    ASSERT_FALSE(r.ok());
+    const auto& items = r.diagnostics().items();
+    ASSERT_GE(items.size(), 2u);
+    EXPECT_EQ(items[0].severity, support::Severity::Error);
+    EXPECT_EQ(items[0].message, "compiling the kernel module failed (" + opts.compiler + " exited with status 1)");
+    ASSERT_GE(items[0].notes.size(), 2u);
+    expectCommandNote(items[0].notes[0], opts.compiler + " -O0", dir);
+    bool undefinedMain = false;
+    for (std::size_t i = 1; i < items[0].notes.size(); ++i) {
+        EXPECT_EQ(items[0].notes[i].rfind("compiler output: ", 0), 0u) << items[0].notes[i];
+        if (items[0].notes[i].find("undefined reference to `main'") != std::string::npos) undefinedMain = true;
+    }
+    EXPECT_TRUE(undefinedMain) << "the linker's own message is quoted";
+    if (isGcc(opts.compiler)) {
+        ASSERT_EQ(items.size(), 2u);
+        EXPECT_EQ(items[1].file, "collect2");
+        EXPECT_EQ(items[1].message, "ld returned 1 exit status");
+        for (const auto& n : items[0].notes) EXPECT_EQ(n.find("collect2"), std::string::npos) << "not quoted twice: " << n;
+    }
+    for (const auto& e : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(e.path().filename().string().find(".so"), std::string::npos) << e.path();
+}
+
+TEST(HostJit, UnknownWarningFlagIsReportedWithTheCommand) {
+    test::TempDir dir;
+    auto opts = optionsIn(dir);
+    if (!isGcc(opts.compiler)) GTEST_SKIP() << "Clang only warns about unknown -W options";
+    opts.flags.push_back("-Werror=bogus-flag");
+    auto r = compileHostLibrary(kSmallKernel, opts);
+    ASSERT_FALSE(r.ok());
+    const auto& items = r.diagnostics().items();
+    ASSERT_EQ(items.size(), 2u);
+    EXPECT_EQ(items[0].message, "compiling the kernel module failed (" + opts.compiler + " exited with status 1)");
+    ASSERT_EQ(items[0].notes.size(), 1u) << "the one output line is already the error below";
+    expectCommandNote(items[0].notes[0], opts.compiler + " -O1 -shared -fPIC -Werror=bogus-flag", dir);
+    EXPECT_EQ(items[1].severity, support::Severity::Error);
+    EXPECT_EQ(items[1].file, "cc1plus");
+    EXPECT_EQ(items[1].begin.line, 0);
+    EXPECT_EQ(items[1].message, "'-Werror=bogus-flag': no option '-Wbogus-flag'");
+}
+
+TEST(HostJit, ErrorLinesAreCappedAtTwenty) {
+    test::TempDir dir;
+    auto opts = optionsIn(dir);
+    opts.sourceName = "many.cpp";
+    std::string source = "extern \"C\" void k(void* const* args) {\n    float* x = static_cast<float*>(args[0]);\n";
+    for (int i = 0; i < 30; ++i) source += "    x[" + std::to_string(i) + "] = missing_" + std::to_string(i) + ";\n";
+    source += "}\n";
+    auto r = compileHostLibrary(source, opts);
+    ASSERT_FALSE(r.ok());
+    const auto& items = r.diagnostics().items();
+    ASSERT_EQ(items.size(), 21u);
+    for (int i = 0; i < 20; ++i) {
+        EXPECT_EQ(items[static_cast<std::size_t>(i)].file, "many.cpp");
+        EXPECT_EQ(items[static_cast<std::size_t>(i)].begin.line, i + 3);
+        EXPECT_NE(items[static_cast<std::size_t>(i)].message.find("missing_" + std::to_string(i)), std::string::npos)
+            << items[static_cast<std::size_t>(i)].message;
+    }
+    const auto& summary = items[20];
+    EXPECT_EQ(summary.message, "compiling the kernel module failed (" + opts.compiler + " exited with status 1)");
+    ASSERT_EQ(summary.notes.size(), 2u);
+    EXPECT_EQ(summary.notes[1], "10 more error lines not shown");
 }
 
 TEST(HostJit, MissingCompiler) {
