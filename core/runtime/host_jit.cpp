@@ -320,10 +320,19 @@ support::Expected<CompiledLibrary> compileHostLibrary(const std::string& source,
         }
         return fail;
     }
+    // A "compiler" that succeeds without writing anything (e.g. --cxx /bin/true) is not one.
+    struct stat built {};
+    if (::stat(tmpLib.c_str(), &built) != 0 || !S_ISREG(built.st_mode) || built.st_size == 0) {
+        removeTemp();
+        support::DiagnosticList fail =
+            errorList("the compiler '" + options.compiler + "' exited 0 but wrote no library (is it a C++ compiler?)",
+                      {"command: " + commandLine(spec.argv)});
+        return fail;
+    }
     fs::rename(tmpLib, lib.path, ec);
     if (ec) {
         removeTemp();
-        return errorList("cannot move the compiled library into '" + lib.path + "': " + ec.message());
+        return errorList("cannot move the compiled library into '" + lib.path + "'" + errorCodeSuffix(ec));
     }
     if (diags.empty()) return lib;
     return support::Expected<CompiledLibrary>(std::move(lib), std::move(diags));

@@ -199,6 +199,23 @@ TEST(HostJit, ErrorLinesAreCappedAtTwenty) {
     EXPECT_EQ(summary.notes[1], "10 more error lines not shown");
 }
 
+TEST(HostJit, ACompilerThatWritesNothingIsNotOne) {
+    test::TempDir dir;
+    auto opts = optionsIn(dir);
+    opts.compiler = "/bin/true";  // answers --version (GNU coreutils), exits 0, writes nothing
+    if (!hostCompilerVersion(opts.compiler).ok()) GTEST_SKIP() << "/bin/true does not answer --version here";
+    auto r = compileHostLibrary(kSmallKernel, opts);
+    ASSERT_FALSE(r.ok());
+    const auto& items = r.diagnostics().items();
+    ASSERT_EQ(items.size(), 1u);
+    EXPECT_EQ(items[0].message, "the compiler '/bin/true' exited 0 but wrote no library (is it a C++ compiler?)");
+    ASSERT_EQ(items[0].notes.size(), 1u);
+    expectCommandNote(items[0].notes[0], "/bin/true -O1 -shared -fPIC", dir);
+    EXPECT_EQ(r.diagnostics().formatAll().find("Success"), std::string::npos);
+    for (const auto& e : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(e.path().filename().string().find(".so"), std::string::npos) << e.path();
+}
+
 TEST(HostJit, MissingCompiler) {
     test::TempDir dir;
     auto opts = optionsIn(dir);
