@@ -35,6 +35,9 @@ RunSession::RunSession(QObject* parent) : QObject(parent)
     // One worker: runs never compete for the CPU they time, and the RunnerClient is used by one
     // job at a time (a superseded job unwinds before the next starts).
     m_pool.setMaxThreadCount(1);
+    // The runner child dies with the thread that started it (PR_SET_PDEATHSIG is per thread):
+    // keep the pool's one thread alive so an idle IDE keeps its runner.
+    m_pool.setExpiryTimeout(-1);
     runtime::RunnerClientOptions options;
     options.threads = RunSettings().run.threads;
     m_runner = std::make_shared<runtime::RunnerClient>(options);

@@ -20,8 +20,12 @@
 ///   output, in that order. For the generated source, file is HostCompilerOptions::sourceName (or
 ///   the cached .cpp path), begin is the line:column in the generated source, and a note quotes
 ///   that line ("line 12: float x = ..."). Errors in other files (headers) keep their file.
-///   A failure without such lines gives one "host compiler failed ..." error whose notes are the
-///   last lines of the compiler's output;
+///   Every other `error:` line (cc1plus, collect2 ...) is a diagnostic too, at most 20 in all
+///   ("N more error lines not shown"). A summary error "compiling the kernel module failed (c++
+///   exited with status N)" with the full command line as a note comes first when no error has a
+///   source position (then the last output lines follow as notes), last otherwise;
+/// - a compiler that exits 0 but writes no library: "the compiler 'X' exited 0 but wrote no
+///   library (is it a C++ compiler?)";
 /// - cancellation: the compiler's process group is killed; error "compilation cancelled";
 /// - cache directory not writable: an error naming the directory.
 /// Compiler warnings in the generated source come back as warnings next to the value.

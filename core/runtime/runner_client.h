@@ -15,7 +15,10 @@
 ///
 /// Process: the runner is started on first use (posix_spawnp, no shell) with OMP_NUM_THREADS set
 /// when RunnerClientOptions::threads > 0, in its own process group, and kept for later runs.
-/// After a fault the client is clean again and the next call starts a fresh runner.
+/// After a fault the client is clean again and the next call starts a fresh runner. The runner
+/// ends with the thread that started it (it sets PR_SET_PDEATHSIG and checks
+/// TESSERA_RUNNER_PARENT, the client's pid, at start), so a killed caller leaves no runner behind;
+/// callers that start it from a pool thread keep that thread alive.
 ///
 /// Errors (one diagnostic, message as quoted; the runner's last stderr lines, if any, as notes):
 /// - the runner died of a signal while launch i was in flight (checked pass or its timing):
