@@ -126,6 +126,10 @@ std::string fileNameFor(const std::string& tensor) {
     return r;
 }
 
+/// FLOPs a rate is computed from: the op's useful FLOPs when the registry knows them (a tiled
+/// kernel may issue extra lanes it discards), else the FLOPs the kernel issues.
+double rateFlops(const pipeline::KernelReport& k) { return k.usefulFlops >= 0 ? k.usefulFlops : k.flops; }
+
 /// A node name for one table cell: control characters become '?'.
 std::string printableName(const std::string& s) {
     std::string r;
@@ -252,7 +256,8 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
                              {"time_q3_s", k.time.q3},
                              {"reps", k.time.reps},
                              {"rotated_copies", k.rotatedCopies},
-                             {"gflops", t > 0 ? k.flops / t * 1e-9 : 0.0},
+                             {"useful_flops", k.usefulFlops},
+                             {"gflops", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0},
                              {"gbps", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0}};
             if (k.checked) {
                 double maxAbs = 0;
@@ -295,7 +300,7 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
             std::string op = k.opType + (k.reference ? " (ref)" : "");
             char ai[32], gf[32], gb[32], re[32];
             std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0);
-            std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? k.flops / t * 1e-9 : 0.0);
+            std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0);
             std::snprintf(gb, sizeof gb, "%.2f", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0);
             std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)

@@ -94,6 +94,7 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
         r.opType = k.opType;
         r.reference = k.reference;
         r.flops = k.flops;
+        r.usefulFlops = k.usefulFlops;
         r.bytes = k.bytes;
         r.medianSeconds = k.time.median;
         r.reps = k.time.reps;

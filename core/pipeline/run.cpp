@@ -157,6 +157,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         k.ops = s.kind == StepKind::Kernel && !s.kernel.sourceOps.empty() ? s.kernel.sourceOps
                                                                            : std::vector<std::string>{s.name};
         k.reference = s.kind == StepKind::Reference;
+        k.usefulFlops = s.nodeFlops >= 0 ? static_cast<double>(s.nodeFlops) : -1.0;
         if (s.kind == StepKind::Kernel) {
             k.flops = s.counts.flops;
             k.bytes = s.counts.loadBytes + s.counts.storeBytes;

@@ -72,7 +72,10 @@ struct KernelReport {
     std::string opType;
     std::vector<std::string> ops;     ///< nodes the kernel covers
     bool reference = false;           ///< ran in the reference interpreter (fallback)
-    double flops = 0;                 ///< as counted in the kernel IR (node FLOPs for reference steps)
+    double flops = 0;                 ///< as issued by the kernel IR (node FLOPs for reference steps)
+    /// The op's FLOPs by the op registry (ir::nodeFlops: the work the model asks for, without lanes
+    /// a tiled kernel computes and discards); -1 when unknown. Rates (GFLOP/s) use this when known.
+    double usefulFlops = -1;
     std::int64_t bytes = 0;           ///< global bytes issued (loads + stores)
     std::int64_t compulsoryBytes = 0;
     runtime::TimingStats time;        ///< seconds

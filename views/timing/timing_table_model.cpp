@@ -12,7 +12,10 @@ namespace {
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 double intensity(const TimingRow& r) { return r.bytes > 0 ? r.flops / static_cast<double>(r.bytes) : 0.0; }
-double gflops(const TimingRow& r) { return r.medianSeconds > 0 ? r.flops / r.medianSeconds * 1e-9 : 0.0; }
+double gflops(const TimingRow& r) {
+    const double f = r.usefulFlops >= 0 ? r.usefulFlops : r.flops;
+    return r.medianSeconds > 0 ? f / r.medianSeconds * 1e-9 : 0.0;
+}
 double gbps(const TimingRow& r)
 {
     return r.medianSeconds > 0 ? static_cast<double>(r.bytes) / r.medianSeconds * 1e-9 : 0.0;

@@ -33,6 +33,7 @@ struct TimingRow {
     std::string opType;
     bool reference = false;        ///< ran in the reference interpreter
     double flops = 0;
+    double usefulFlops = -1;  ///< op registry FLOPs (-1 unknown); GFLOP/s use it when known
     std::int64_t bytes = 0;        ///< global bytes issued
     double medianSeconds = 0;
     std::int64_t reps = 0;         ///< 0 = not timed
