@@ -303,6 +303,9 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
             std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0);
             std::snprintf(gb, sizeof gb, "%.2f", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0);
             std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
+            // NaN/inf mismatches are left out of the L2 norm: a failed kernel with a zero norm
+            // failed on non-finite elements.
+            if (!k.passed && k.maxRelError() == 0) std::snprintf(re, sizeof re, "non-fin.");
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
                 << human(k.flops, "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
                 << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
