@@ -11,6 +11,7 @@
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
+#include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
 
 int main(int argc, char** argv) {
@@ -105,6 +106,22 @@ int main(int argc, char** argv) {
         confCmd->add_flag("--json", conf.json, "print one JSON object");
         confCmd->add_option("--cxx-flags", conf.cxxFlags, "host compiler flags (default \"-O1 -fopenmp -shared -fPIC\")");
 
+        RooflineMeasureOptions roofline;
+        auto* roofCmd = app.add_subcommand("roofline", "Roofline tools: measure this machine's bandwidth and compute roofs");
+        roofCmd->require_subcommand(1);
+        auto* roofMeasure = roofCmd->add_subcommand(
+            "measure", "Run the micro-benchmarks (FMA/add/mul peaks, load/copy/triad bandwidth per cache level) and print the roofs");
+        roofMeasure->add_option("--target", roofline.target, "cpu (default); cuda is not available yet");
+        roofMeasure->add_flag("--quick", roofline.quick, "fewer thread counts and shorter measurements (under 30 s)");
+        roofMeasure->add_flag("--json", roofline.json, "print one JSON object {\"roofs\": [...], ...}");
+        roofMeasure->add_option("--threads", roofline.threads, "measure 1..N threads (default: every CPU)")
+            ->check(CLI::Range(1, 1024));
+        roofMeasure->add_flag("--sweep", roofline.sweep, "also sweep working sets in powers of two");
+        roofMeasure->add_option("--min-seconds", roofline.minSeconds, "seconds per measurement (default 0.15; --quick 0.05)")
+            ->check(CLI::Range(0.001, 60.0));
+        roofMeasure->add_option("--cxx", roofline.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
+        roofMeasure->add_flag("--save", roofline.save, "also save the profile in the profile folder");
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -124,6 +141,7 @@ int main(int argc, char** argv) {
         if (confCmd->parsed()) return runConformanceCommand(conf, std::cout, std::cerr);
         if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
         if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
+        if (roofMeasure->parsed()) return runRooflineMeasure(roofline, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::bad_alloc&) {
