@@ -133,12 +133,13 @@ std::string generateCpuMicrobenchSource(CpuIsa isa) {
 
     // Bandwidth: one buffer per slot, `stride` floats per thread, first touched by its thread.
     const int lanes = vb > 0 ? vb / 4 : 1;
-    o << "static float* tsr_buf[" << kMaxSlots << "];\nstatic long tsr_len[" << kMaxSlots << "];\n\n"
+    o << "static float* tsr_buf[" << kMaxSlots << "];\nstatic long tsr_len[" << kMaxSlots << "];\nstatic int tsr_thr[" << kMaxSlots << "];\n\n"
       << "static float* tsr_buffer(const double* p, int threads) {\n"
       << "    const int slot = static_cast<int>(p[" << kParamSlot << "]) % " << kMaxSlots << ";\n"
       << "    const long stride = static_cast<long>(p[" << kParamStride << "]);\n"
       << "    const long len = stride * threads;\n"
-      << "    if (tsr_len[slot] != len) {\n"
+      << "    if (tsr_len[slot] != len || tsr_thr[slot] != threads) {\n"
+      << "        tsr_thr[slot] = threads;\n"
       << "        std::free(tsr_buf[slot]);\n"
       << "        tsr_buf[slot] = static_cast<float*>(std::aligned_alloc(4096, (len * sizeof(float) + 4095) / 4096 * 4096));\n"
       << "        tsr_len[slot] = tsr_buf[slot] ? len : 0;\n"
