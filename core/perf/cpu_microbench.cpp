@@ -30,6 +30,10 @@ struct Kernel {
     int arrays;           // bandwidth: arrays per thread
     int bytesPerElement;  // bandwidth: bytes issued per element
 };
+// Floats between consecutive arrays of a thread: keeps a store and the loads of the same index
+// off the same 4 KiB offset (4K aliasing would stall copy and triad in L1).
+constexpr int kArrayPad = 80;
+
 constexpr Kernel kBandwidthKernels[] = {{"load", 1, 4}, {"copy", 2, 8}, {"triad", 3, 12}};
 
 void emitPeak(std::ostringstream& o, const std::string& method, const std::string& elem, const std::string& suffix,
@@ -188,7 +192,7 @@ std::string generateCpuMicrobenchSource(CpuIsa isa) {
       << "        for (unsigned l = 0; l < sizeof(sv) / sizeof(float); ++l) sum += tsr_lane(sv, l);\n";
     tail("sum");
     head("copy");
-    o << "        float* a = x;\n        const float* b = x + n;\n"
+    o << "        float* a = x;\n        const float* b = x + n + " << kArrayPad << ";\n"
       << "        for (long r = 0; r < passes; ++r) {\n"
       << "            for (long i = 0; i < n; i += " << lanes << ")\n"
       << "                *reinterpret_cast<vf32*>(a + i) = *reinterpret_cast<const vf32*>(b + i);\n"
@@ -196,7 +200,8 @@ std::string generateCpuMicrobenchSource(CpuIsa isa) {
       << "        }\n";
     tail("a[t % n]");
     head("triad");
-    o << "        float* a = x;\n        const float* b = x + n;\n        const float* c = x + 2 * n;\n"
+    o << "        float* a = x;\n        const float* b = x + n + " << kArrayPad << ";\n        const float* c = x + 2 * n + "
+      << 2 * kArrayPad << ";\n"
       << "        const vf32 sv = vf32{} + s;\n"
       << "        for (long r = 0; r < passes; ++r) {\n"
       << "            for (long i = 0; i < n; i += " << lanes << ")\n"
@@ -416,7 +421,7 @@ support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOption
             for (const Kernel& k : kBandwidthKernels) {
                 Job j;
                 j.entry = std::string("tsr_bw_") + k.method;
-                std::int64_t n = floatsPerThread / k.arrays / block * block;
+                std::int64_t n = (floatsPerThread - 2 * kArrayPad) / k.arrays / block * block;
                 n = std::max<std::int64_t>(n, block);
                 const double bytesPerPass = static_cast<double>(n) * k.bytesPerElement;
                 const double passes =
@@ -425,7 +430,7 @@ support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOption
                 j.params[kParamPasses] = passes;
                 j.params[kParamB] = 0.5;
                 j.params[kParamSlot] = mySlot;
-                j.params[kParamStride] = static_cast<double>(std::max<std::int64_t>(floatsPerThread, 3 * block));
+                j.params[kParamStride] = static_cast<double>(std::max<std::int64_t>(floatsPerThread, 3 * block + 2 * kArrayPad));
                 j.workPerThread = passes * bytesPerPass;
                 j.compute = false;
                 j.method = k.method;
