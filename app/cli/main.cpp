@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
         roofMeasure->add_flag("--sweep", roofline.sweep, "also sweep working sets in powers of two");
         roofMeasure->add_option("--min-seconds", roofline.minSeconds, "seconds per measurement (default 0.15; --quick 0.05)")
             ->check(CLI::Range(0.001, 60.0));
+        roofMeasure->add_option("--isa", roofline.isa, "scalar, avx2 or avx512 (default: the widest this CPU has)");
         roofMeasure->add_option("--cxx", roofline.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
         roofMeasure->add_flag("--save", roofline.save, "also save the profile in the profile folder");
 

@@ -49,6 +49,26 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
     if (options.threads > 0)
         for (int t = 1; t <= options.threads; ++t) o.threadCounts.push_back(t);
     if (!options.cxx.empty()) o.compiler.compiler = options.cxx;
+    if (!options.isa.empty()) {
+        const perf::CpuIsa native = perf::detectCpuIsa();
+        const perf::CpuIsa all[] = {perf::CpuIsa::Scalar, perf::CpuIsa::Avx2, perf::CpuIsa::Avx512};
+        bool known = false;
+        for (perf::CpuIsa isa : all) {
+            if (options.isa != perf::cpuIsaName(isa)) continue;
+            known = true;
+            if (static_cast<int>(isa) > static_cast<int>(native)) {
+                err << "tessera-cli: error: this CPU does not support " << options.isa << " (widest: "
+                    << perf::cpuIsaName(native) << ")\n";
+                return kExitBadInput;
+            }
+            o.forceIsa = true;
+            o.isa = isa;
+        }
+        if (!known) {
+            err << "tessera-cli: error: unknown ISA '" << options.isa << "' (scalar, avx2 or avx512)\n";
+            return kExitBadInput;
+        }
+    }
     if (!options.json)
         o.progress = [&err](double f, const std::string& phase) {
             err << "[" << std::setw(3) << static_cast<int>(f * 100 + 0.5) << "%] " << phase << "\n";

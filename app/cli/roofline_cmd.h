@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// `tessera-cli roofline measure --target cpu [--quick] [--json] [--threads N] [--sweep]
-/// [--min-seconds S] [--cxx C] [--save]`: measures this machine's roofs with the CPU
+/// [--min-seconds S] [--isa I] [--cxx C] [--save]`: measures this machine's roofs with the CPU
 /// micro-benchmarks (core/perf/cpu_microbench.h) and prints them.
 /// - plain: the ISA, cache sizes, then one line per roof (name, threads, value and unit, method).
 /// - `--json`: one object, a machine profile (core/perf/machine_profile.h: "version",
@@ -11,6 +11,7 @@
 ///   "l3_bytes", "cpus"}, "sweep": [{"method", "working_set_bytes", "threads", "gbps"}] and
 ///   "seconds".
 /// - `--save`: also writes the profile into perf::defaultProfileDir() (path printed to stderr).
+/// `--isa scalar|avx2|avx512` forces the kernels' ISA (one wider than the CPU has is refused, exit 2).
 /// `--target cuda` (or cuda:N) is refused: the CUDA target is not available yet.
 ///
 /// Exit codes: 0 success, 2 bad input (unknown or unavailable target, bad option, missing
@@ -31,6 +32,7 @@ struct RooflineMeasureOptions {
     double minSeconds = 0;   ///< 0 = the default (0.15 s; quick 0.05 s)
     std::string cxx;         ///< host compiler; empty = default
     bool save = false;
+    std::string isa;         ///< "scalar", "avx2", "avx512"; empty = the widest this CPU has
 };
 
 int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out, std::ostream& err);

@@ -127,5 +127,48 @@ TEST(CpuMicrobench, QuickMeasurementIsPlausible) {
     EXPECT_LT(r->seconds, 30.0);
 }
 
+// Vectors are vectors: with AVX2 or AVX-512 the scalar kernels reach a fraction of the vector peak
+// (1/8 or 1/16 in theory; asserted with a wide margin for a shared machine).
+TEST(CpuMicrobench, ScalarPeakIsBelowVectorPeak) {
+    if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler";
+    const CpuIsa native = detectCpuIsa();
+    if (native == CpuIsa::Scalar) GTEST_SKIP() << "no AVX2 on this CPU";
+    auto run = [](CpuIsa isa) {
+        CpuMicrobenchOptions o;
+        o.quick = true;
+        o.threadCounts = {1};
+        o.forceIsa = true;
+        o.isa = isa;
+        o.compiler = testCompiler();
+        o.runnerPath = std::string(TESSERA_BINARY_DIR) + "/app/runner/tessera-runner";
+        return measureCpuRoofs(o);
+    };
+    auto scalar = run(CpuIsa::Scalar);
+    auto vector = run(native);
+    ASSERT_TRUE(scalar.ok()) << scalar.diagnostics().formatAll();
+    ASSERT_TRUE(vector.ok()) << vector.diagnostics().formatAll();
+    EXPECT_EQ(scalar->isa, CpuIsa::Scalar);
+    const Roof* s = bestRoof(scalar->roofs, Roof::Kind::Compute, "fp32", 1);
+    const Roof* v = bestRoof(vector->roofs, Roof::Kind::Compute, "fp32", 1);
+    ASSERT_NE(s, nullptr);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(s->method.substr(s->method.size() - 6), "scalar");
+    EXPECT_GT(s->value, 0.2);
+    EXPECT_LT(s->value * 2.5, v->value) << "scalar " << s->value << " vs " << cpuIsaName(native) << " " << v->value;
+}
+
+TEST(CpuMicrobench, CancelledBeforeStart) {
+    if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler";
+    support::CancelToken cancel;
+    cancel.cancel();
+    CpuMicrobenchOptions o;
+    o.quick = true;
+    o.compiler = testCompiler();
+    o.runnerPath = std::string(TESSERA_BINARY_DIR) + "/app/runner/tessera-runner";
+    auto r = measureCpuRoofs(o, &cancel);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.diagnostics().formatAll().find("cancelled"), std::string::npos) << r.diagnostics().formatAll();
+}
+
 }  // namespace
 }  // namespace tessera::perf
