@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <set>
 #include <optional>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/inspect.h"
+#include "core/frontend/dsl/diagnostic_render.h"
+#include "core/frontend/dsl/lexer.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
@@ -49,7 +52,22 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
                   std::vector<ir::TensorData>& inputs, std::ostream& err) {
     auto m = pipeline::loadModel(modelPath);
     if (!m.ok()) {
-        printDiagnostics(m.diagnostics(), err);
+        // A DSL program's errors are shown with the source line and a caret, as `check` does.
+        std::string source;
+        if (pipeline::sourceKindOf(modelPath) == pipeline::SourceKind::Dsl) {
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(modelPath, ec) &&
+                std::filesystem::file_size(modelPath, ec) <= frontend::dsl::kMaxSourceBytes) {
+                std::ifstream in(modelPath, std::ios::binary);
+                std::ostringstream ss;
+                ss << in.rdbuf();
+                source = ss.str();
+            }
+        }
+        if (!source.empty())
+            err << frontend::dsl::renderDiagnostics(m.diagnostics(), source);
+        else
+            printDiagnostics(m.diagnostics(), err);
         return kExitBadInput;
     }
     model = std::move(*m);
