@@ -181,7 +181,29 @@ std::string seconds(double s) {
 
 }  // namespace
 
+namespace {
+int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& err);
+}  // namespace
+
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err) {
+    if (!options.json) return runRunImpl(options, out, err);
+    // With --json, a failed run still prints one JSON object (scripts parse stdout), and the
+    // errors go to stderr as usual.
+    std::ostringstream captured;
+    const int rc = runRunImpl(options, out, captured);
+    err << captured.str();
+    if (rc != kExitOk && rc != kExitCheckFailed) {
+        nlohmann::json j{{"ok", false}, {"exit_code", rc}, {"errors", nlohmann::json::array()}};
+        std::istringstream lines(captured.str());
+        for (std::string line; std::getline(lines, line);)
+            if (!line.empty()) j["errors"].push_back(line);
+        out << j.dump(2) << "\n";
+    }
+    return rc;
+}
+
+namespace {
+int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& err) {
     if (std::isnan(options.tolerance)) {
         err << "error: --tolerance: expected a number >= 0, got nan\n";
         return kExitBadInput;
@@ -254,6 +276,7 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
     for (const auto& w : r.warnings.items()) err << w.format() << "\n";
     if (options.json) {
         nlohmann::json j;
+        j["ok"] = true;
         j["model"] = options.modelPath;
         j["target"] = options.target;
         j["threads"] = r.threads;
@@ -362,6 +385,8 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
     }
     return kExitOk;
 }
+
+}  // namespace
 
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err) {
     if (options.target != "cpu") {

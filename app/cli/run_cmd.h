@@ -11,7 +11,8 @@
 /// "time_q3_s", "reps", "gflops", "gbps", ["max_rel_error", "max_abs_error", "passed",
 /// "first_bad_index"]}], "total_time_s", ["checked", "all_passed"], "outputs": [{"name",
 /// "dtype", "shape", "file"}], "compile": {"cache_hit", "seconds", "compiler"}}.
-/// Missing inputs are filled from a fixed seed; `--output-dir DIR` writes each graph output to
+/// When the run fails, `--json` prints {"ok": false, "exit_code", "errors": [lines]} (the errors
+/// also go to stderr). Missing inputs are filled from a fixed seed; `--output-dir DIR` writes each graph output to
 /// DIR/<output name>.npy (the name sanitised to a file name).
 ///
 /// compile: `--emit cpp` prints the generated C++ module; `--emit ir` the kernel IR of every
