@@ -327,6 +327,29 @@ private:
 
     static Res undecided(const Val& v) { return Res{Cnt{}, true, v.blame}; }
 
+    /// Adds to r the cost of one of two alternatives (Select arms, If branches) whose condition
+    /// c is not a single value: nothing to decide when both cost the same; undecided when c
+    /// depends on loop variables still to be split; otherwise the data decides, so the costlier
+    /// one counts and the counts are no longer exact.
+    Res addEither(Res& r, const Val& c, const Res& a, const Res& b) {
+        if (!a.undecided && !b.undecided && a.c == b.c) {
+            r.c += a.c;
+            return r;
+        }
+        if (c.known) {
+            merge(r.blame, c.blame);
+            r.undecided = true;
+            return r;
+        }
+        m_exact = false;  // data decides: the costlier alternative
+        if (a.undecided || b.undecided) {
+            add(r, a.undecided ? a : b);
+            return r;
+        }
+        r.c += Cnt::max(a.c, b.c);
+        return r;
+    }
+
     /// Adds r into acc; returns false (and turns acc undecided) when r is undecided.
     static bool add(Res& acc, const Res& r) {
         if (r.undecided) {
@@ -383,27 +406,12 @@ private:
             if (n.args.size() != 3) return r;
             if (!add(r, countExpr(n.args[0]))) return r;
             const Res a = countExpr(n.args[1]), b = countExpr(n.args[2]);
-            if (!a.undecided && !b.undecided && a.c == b.c) {
-                r.c += a.c;
-                return r;
-            }
             const Val c = ev(n.args[0]);
             if (c.single()) {
                 add(r, c.lo != 0 ? a : b);
                 return r;
             }
-            if (c.known) {
-                merge(r.blame, c.blame);
-                r.undecided = true;
-                return r;
-            }
-            m_exact = false;  // data decides: the costlier arm
-            if (a.undecided || b.undecided) {
-                add(r, a.undecided ? a : b);
-                return r;
-            }
-            r.c += Cnt::max(a.c, b.c);
-            return r;
+            return addEither(r, c, a, b);
         }
         case ExprKind::Cast:
             for (const auto& a : n.args)
@@ -503,23 +511,7 @@ private:
                 return r;
             }
             const Res t = s.body.empty() ? Res{} : count(s.body[0]);
-            const Res e = count(s.elseBody);
-            if (!t.undecided && !e.undecided && t.c == e.c) {
-                r.c += t.c;  // both branches cost the same: no need to decide
-                return r;
-            }
-            if (c.known) {
-                merge(r.blame, c.blame);
-                r.undecided = true;
-                return r;
-            }
-            m_exact = false;  // data decides: the costlier branch
-            if (t.undecided || e.undecided) {
-                add(r, t.undecided ? t : e);
-                return r;
-            }
-            r.c += Cnt::max(t.c, e.c);
-            return r;
+            return addEither(r, c, t, count(s.elseBody));
         }
         case StmtKind::Let: {
             if (!add(r, countExpr(s.value))) return r;

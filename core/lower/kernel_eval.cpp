@@ -57,6 +57,19 @@ float bf16BitsToFloat(std::uint16_t b) {
 
 namespace {
 
+/// A comparison operator applied to two values of one C++ type (double, int64 or uint64).
+template <typename T>
+bool compareAs(BinaryOp op, T x, T y) {
+    switch (op) {
+    case BinaryOp::Lt: return x < y;
+    case BinaryOp::Le: return x <= y;
+    case BinaryOp::Gt: return x > y;
+    case BinaryOp::Ge: return x >= y;
+    case BinaryOp::Eq: return x == y;
+    default: return x != y;
+    }
+}
+
 constexpr int kMaxVarId = 1 << 24;
 
 bool isF(DType t) { return ir::isFloatingPoint(t); }
@@ -474,35 +487,11 @@ private:
             if (isF(a.dtype) || isF(b.dtype)) {
                 const double x = isF(a.dtype) ? evalF(a) : intToFloat(evalI(a), a.dtype);
                 const double y = isF(b.dtype) ? evalF(b) : intToFloat(evalI(b), b.dtype);
-                switch (op) {
-                case BinaryOp::Lt: return x < y;
-                case BinaryOp::Le: return x <= y;
-                case BinaryOp::Gt: return x > y;
-                case BinaryOp::Ge: return x >= y;
-                case BinaryOp::Eq: return x == y;
-                default: return x != y;
-                }
+                return compareAs(op, x, y);
             }
             const std::int64_t x = evalI(a), y = evalI(b);
-            if (a.dtype == DType::U64) {
-                const auto ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
-                switch (op) {
-                case BinaryOp::Lt: return ux < uy;
-                case BinaryOp::Le: return ux <= uy;
-                case BinaryOp::Gt: return ux > uy;
-                case BinaryOp::Ge: return ux >= uy;
-                case BinaryOp::Eq: return ux == uy;
-                default: return ux != uy;
-                }
-            }
-            switch (op) {
-            case BinaryOp::Lt: return x < y;
-            case BinaryOp::Le: return x <= y;
-            case BinaryOp::Gt: return x > y;
-            case BinaryOp::Ge: return x >= y;
-            case BinaryOp::Eq: return x == y;
-            default: return x != y;
-            }
+            if (a.dtype == DType::U64) return compareAs(op, static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y));
+            return compareAs(op, x, y);
         }
         if (isF(a.dtype)) return floatToInt(binaryF(n), n.dtype);
         const std::int64_t x = evalI(a), y = evalI(b);

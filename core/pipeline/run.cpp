@@ -67,6 +67,17 @@ ir::TensorData readTensor(const runtime::SharedArena& arena, const runtime::Buff
     return t;
 }
 
+/// The runtime inputs of `sub` (a singleNodeGraph of g) as they are in the arena now.
+std::vector<ir::TensorData> nodeInputs(const ir::Graph& sub, const ir::Graph& g, const runtime::SharedArena& arena,
+                                       Layout& layout) {
+    std::vector<ir::TensorData> r;
+    for (auto sv : sub.runtimeInputs()) {
+        const ir::ValueId v = g.findValue(sub.value(sv).name);
+        r.push_back(readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v));
+    }
+    return r;
+}
+
 double rmsOf(const ir::TensorData& t) {
     const std::int64_t n = t.numElements();
     if (n == 0) return 0;
@@ -226,11 +237,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         // A reference step: run the node on the arena's current values.
         const CompiledStep& s = cm.steps[i];
         ir::Graph sub = singleNodeGraph(g, s.node);
-        std::vector<ir::TensorData> subInputs;
-        for (auto sv : sub.runtimeInputs()) {
-            const ir::ValueId v = g.findValue(sub.value(sv).name);
-            subInputs.push_back(readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v));
-        }
+        const std::vector<ir::TensorData> subInputs = nodeInputs(sub, g, arena, layout);
         support::Expected<std::vector<ir::TensorData>> outs = runtime::evaluate(sub, subInputs, ropts, cancel);
         if (!outs.ok()) return outs.diagnostics();
         std::vector<double> samples;
@@ -279,11 +286,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                          "checking against the reference interpreter");
             KernelReport& k = report.kernels[s];
             ir::Graph sub = singleNodeGraph(g, step.node);
-            std::vector<ir::TensorData> subInputs;
-            for (auto sv : sub.runtimeInputs()) {
-                const ir::ValueId v = g.findValue(sub.value(sv).name);
-                subInputs.push_back(readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v));
-            }
+            const std::vector<ir::TensorData> subInputs = nodeInputs(sub, g, arena, layout);
             auto ref = runtime::evaluate(sub, subInputs, ropts, cancel);
             if (!ref.ok()) return ref.diagnostics();
             k.checked = true;

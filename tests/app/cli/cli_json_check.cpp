@@ -10,27 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_check_util.h"
+
 namespace {
 
 using nlohmann::json;
-
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-    if (!ok) {
-        std::cerr << "FAIL: " << what << "\n";
-        ++failures;
-    }
-}
-
-std::string shellQuote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
-    }
-    return out + "'";
-}
+using tessera::test::check;
+using tessera::test::shellQuote;
 
 }  // namespace
 
@@ -49,18 +35,10 @@ int main(int argc, char** argv) {
     const json& e = all.at("models").at(rel);
 
     const std::string cmd = shellQuote(cli) + " inspect " + shellQuote(samples + "/" + rel) + " --json";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) {
-        std::cerr << "cannot run " << cmd << "\n";
-        return 1;
-    }
     std::string text;
-    char buf[65536];
-    std::size_t n = 0;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) text.append(buf, n);
-    const int status = pclose(pipe);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::cerr << cmd << " failed with status " << status << "\n" << text << "\n";
+    const int rc = tessera::test::runCapture(cmd, text);
+    if (rc != 0) {
+        std::cerr << cmd << " failed with status " << rc << "\n" << text << "\n";
         return 1;
     }
     const json j = json::parse(text, nullptr, false);
@@ -71,7 +49,7 @@ int main(int argc, char** argv) {
     for (const char* key : {"inputs", "outputs", "nodes", "op_histogram", "parameters", "parameter_bytes", "flops",
                             "per_node", "diagnostics", "ir_version", "opsets"})
         check(j.contains(key), std::string("key '") + key + "' present");
-    if (failures) return 1;
+    if (tessera::test::checkFailures()) return 1;
 
     check(j["nodes"] == e["nodes"], "nodes " + j["nodes"].dump() + " == " + e["nodes"].dump());
     check(j["op_histogram"] == e["op_histogram"],
@@ -117,8 +95,8 @@ int main(int argc, char** argv) {
         check(j.value("flops_complete", false), "mobilenet_v2 FLOPs are complete");
         check(j["outputs"][0]["shape"] == json::array({1, 1000}), "mobilenet_v2 output [1,1000]");
     }
-    if (failures) {
-        std::cerr << failures << " check(s) failed for " << rel << "\n";
+    if (tessera::test::checkFailures()) {
+        std::cerr << tessera::test::checkFailures() << " check(s) failed for " << rel << "\n";
         return 1;
     }
     std::cout << rel << ": all checks passed\n";

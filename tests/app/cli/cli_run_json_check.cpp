@@ -12,23 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_check_util.h"
+
 namespace {
 
 using nlohmann::json;
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-    if (!ok) {
-        std::cerr << "FAIL: " << what << "\n";
-        ++failures;
-    }
-}
-
-std::string shellQuote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
+using tessera::test::check;
+using tessera::test::shellQuote;
 
 }  // namespace
 
@@ -41,13 +31,8 @@ int main(int argc, char** argv) {
     const std::string cmd = shellQuote(cli) + " run " + shellQuote(samples + "/dw_pw_block.onnx") + " --input input=" +
                             shellQuote(samples + "/dw_pw_block_input.npy") + " --check --json --reps 3 --output-dir " +
                             shellQuote(outDir);
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return 2;
     std::string text;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
-    const int status = pclose(p);
-    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status 0");
+    check(tessera::test::runCapture(cmd, text) == 0, "exit status 0");
     json j;
     try {
         j = json::parse(text);
@@ -97,6 +82,6 @@ int main(int argc, char** argv) {
     std::string head(6, '\0');
     npy.read(head.data(), 6);
     check(npy && head == "\x93NUMPY", "output.npy written with the NumPy magic");
-    if (failures) std::cerr << text.substr(0, 2000) << "\n";
-    return failures ? 1 : 0;
+    if (tessera::test::checkFailures()) std::cerr << text.substr(0, 2000) << "\n";
+    return tessera::test::checkFailures() ? 1 : 0;
 }
