@@ -1,5 +1,6 @@
 #include "app/cli/run_cmd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -233,6 +234,11 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         ropts.compiler.flags.clear();
         std::istringstream fs(options.cxxFlags);
         for (std::string f; fs >> f;) ropts.compiler.flags.push_back(f);
+        // The flags replace the defaults: without these the compiler links a program, not a library.
+        for (const char* needed : {"-shared", "-fPIC"})
+            if (std::find(ropts.compiler.flags.begin(), ropts.compiler.flags.end(), needed) == ropts.compiler.flags.end())
+                err << "warning: --cxx-flags replaces the default flags and lacks " << needed
+                    << " (kernels are built as a shared library: add \"-shared -fPIC\")\n";
     }
     runtime::RunnerClientOptions rco;
     rco.threads = ropts.threads;
