@@ -281,6 +281,8 @@ const char* forKindName(ForKind k) {
     case ForKind::Parallel: return "parallel";
     case ForKind::Unroll: return "unroll";
     case ForKind::Vectorize: return "vectorize";
+    case ForKind::Blocks: return "blocks";
+    case ForKind::Threads: return "threads";
     }
     return "?";
 }

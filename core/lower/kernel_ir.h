@@ -151,8 +151,20 @@ Expr maxOf(Expr a, Expr b);
 
 // ---- statements ----
 enum class StmtKind { Seq, For, If, Let, Store, Allocate, Barrier, Evaluate, Comment };
-enum class ForKind { Serial, Parallel, Unroll, Vectorize };
-const char* forKindName(ForKind k);  ///< "serial", "parallel", "unroll", "vectorize"
+/// Loop kinds. `Blocks` and `Threads` are GPU worker loops (what a kernel's grid and block task
+/// mappings become on the CUDA target, Hidet's lowering):
+/// - Blocks: the iterations are the grid's workers. CUDA: `for (w = blockIdx.x; w < extent;
+///   w += gridDim.x)` with the launch's gridDim.x = min(extent, 2^31 - 1). At most one Blocks
+///   loop on any path from the kernel body, and never inside another Blocks or a Threads loop.
+///   CPU and the kernel-IR interpreter: like Parallel (independent iterations).
+/// - Threads: the iterations are the workers of one block. CUDA: `for (t = threadIdx.x; t <
+///   extent; t += blockDim.x)` (the bound check `t < extent` when the block has more threads
+///   than the mapping has workers) with blockDim.x = the largest Threads extent of the kernel,
+///   at most 1024. Several Threads loops may follow each other (e.g. fill a Shared tile, Barrier,
+///   compute); a Threads loop never contains a Barrier or another Threads loop, and a Barrier
+///   never sits under a condition that depends on a thread. CPU: Serial.
+enum class ForKind { Serial, Parallel, Unroll, Vectorize, Blocks, Threads };
+const char* forKindName(ForKind k);  ///< "serial", "parallel", "unroll", "vectorize", "blocks", "threads"
 
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;

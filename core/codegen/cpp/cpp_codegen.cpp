@@ -20,12 +20,15 @@ bool exprUsesVar(const Expr& e, int varId) {
     return false;
 }
 
+/// Parallel, or Blocks (a GPU grid-worker loop runs as a parallel loop on the CPU).
+bool isParallelLoop(ForKind k) { return k == ForKind::Parallel || k == ForKind::Blocks; }
+
 /// The Parallel For directly inside `s` (its body, or a Seq holding only it), or null.
 const StmtNode* directParallelChild(const StmtNode& s) {
     if (s.body.empty() || !s.body[0]) return nullptr;
     const StmtNode* b = s.body[0].get();
     if (b->kind == StmtKind::Seq && b->body.size() == 1 && b->body[0]) b = b->body[0].get();
-    if (b->kind != StmtKind::For || b->forKind != ForKind::Parallel) return nullptr;
+    if (b->kind != StmtKind::For || !isParallelLoop(b->forKind)) return nullptr;
     return b;
 }
 
@@ -75,7 +78,7 @@ protected:
     }
 
     void emitFor(const StmtNode& s) override {
-        if (s.forKind != ForKind::Parallel) {
+        if (!isParallelLoop(s.forKind)) {
             CEmitter::emitFor(s);
             return;
         }
