@@ -62,6 +62,7 @@ MappingPlan tiledMapping(const std::vector<std::int64_t>& extents, const std::ve
         anyTile = anyTile || tile[d] > 1;
     }
     MappingPlan plan;
+    plan.tiled = anyTile;
     auto sp = TaskMapping::spatial(counts, ranks);
     if (!sp) sp = TaskMapping::spatial(counts);
     plan.grid = std::move(*sp);
@@ -91,6 +92,7 @@ Stmt emitTiledLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::i
         for (std::size_t d = 0; d < n && d < ts.size(); ++d) tile[d] *= ts[d];
     }
     MappingPlan outer;
+    outer.target = plan.target;
     std::vector<Factor> gridPart(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(s, nGrid)));
     if (gridPart.empty()) {
         outer.grid = std::move(*TaskMapping::spatial(std::vector<std::int64_t>(n, 1)));

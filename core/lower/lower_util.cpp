@@ -117,10 +117,64 @@ std::string shapeText(const std::vector<std::int64_t>& s) {
 
 }  // namespace
 
-support::Expected<MappingPlan> resolveMappings(const LowerContext& ctx, const std::vector<std::int64_t>& extentsIn,
-                                               const MappingPlan& fallback) {
+support::Expected<MappingPlan> resolveScheduled(const LowerContext& ctx, const std::vector<std::int64_t>& extents,
+                                                const MappingPlan& fallback);
+
+MappingPlan defaultGpuMapping(const std::vector<std::int64_t>& extentsIn, const MappingPlan& cpu) {
     const std::vector<std::int64_t> extents = extentsIn.empty() ? std::vector<std::int64_t>{1} : extentsIn;
+    const std::size_t n = extents.size();
+    std::vector<std::int64_t> tile(n, 1);
+    if (cpu.tiled) {
+        const TaskMapping& m = cpu.block ? *cpu.block : cpu.grid;
+        const auto& fs = m.factors();
+        if (!fs.empty() && fs.back().kind == PrimitiveKind::Repeat) {
+            const auto ts = fs.back().taskShape();
+            std::int64_t budget = kGpuMaxTileElements;
+            for (std::size_t d = n; d-- > 0;) {
+                const std::int64_t want = d < ts.size() ? ts[d] : 1;
+                tile[d] = std::max<std::int64_t>(1, std::min({want, std::int64_t{4}, budget}));
+                budget = std::max<std::int64_t>(1, budget / tile[d]);
+            }
+        }
+    }
+    std::vector<std::int64_t> counts(n), b(n, 1), g(n, 1);
+    std::int64_t budget = kGpuDefaultBlockThreads;
+    for (std::size_t d = n; d-- > 0;) {
+        counts[d] = (std::max<std::int64_t>(1, extents[d]) + tile[d] - 1) / tile[d];
+        b[d] = std::max<std::int64_t>(1, std::min(counts[d], budget));
+        budget = std::max<std::int64_t>(1, budget / b[d]);
+        g[d] = (counts[d] + b[d] - 1) / b[d];
+    }
+    MappingPlan plan;
+    plan.target = Target::Cuda;
+    plan.tiled = cpu.tiled;
+    plan.grid = std::move(*TaskMapping::spatial(g));
+    TaskMapping block = std::move(*TaskMapping::spatial(b));
+    if (std::any_of(tile.begin(), tile.end(), [](std::int64_t t) { return t > 1; })) {
+        auto rep = TaskMapping::repeat(tile);
+        auto c = TaskMapping::compose(block, *rep);
+        block = std::move(*c);
+    }
+    plan.block = std::move(block);
+    return plan;
+}
+
+support::Expected<MappingPlan> resolveMappings(const LowerContext& ctx, const std::vector<std::int64_t>& extentsIn,
+                                               const MappingPlan& fallbackIn) {
+    const std::vector<std::int64_t> extents = extentsIn.empty() ? std::vector<std::int64_t>{1} : extentsIn;
+    MappingPlan fallback = ctx.options.target == Target::Cuda ? defaultGpuMapping(extents, fallbackIn) : fallbackIn;
+    fallback.target = ctx.options.target;
+    auto withTarget = [&](support::Expected<MappingPlan> r) {
+        if (r) r->target = ctx.options.target;
+        return r;
+    };
     if (!ctx.schedule) return fallback;
+    return withTarget(resolveScheduled(ctx, extents, fallback));
+}
+
+support::Expected<MappingPlan> resolveScheduled(const LowerContext& ctx, const std::vector<std::int64_t>& extentsIn,
+                                                const MappingPlan& fallback) {
+    const std::vector<std::int64_t>& extents = extentsIn;
     const ir::KernelScheduleDecl& s = *ctx.schedule;
     const std::string kernelName = "'" + s.subject + "'";
     auto parseLevel = [&](const char* level, std::optional<TaskMapping>& out) -> support::DiagnosticList {
@@ -327,7 +381,7 @@ Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::
         LoopFrame lf;
         lf.var = k.newVar("w");
         lf.extent = plan.grid.numWorkers();
-        lf.kind = ForKind::Parallel;
+        lf.kind = plan.target == Target::Cuda ? ForKind::Blocks : ForKind::Parallel;
         lf.annotation = "grid = " + plan.grid.str();
         gw = varRef(lf.var);
         loops.push_back(std::move(lf));
@@ -336,7 +390,7 @@ Stmt emitMappedLoops(Kernel& k, const MappingPlan& plan, const std::vector<std::
         LoopFrame lf;
         lf.var = k.newVar("t");
         lf.extent = plan.block->numWorkers();
-        lf.kind = ForKind::Serial;
+        lf.kind = plan.target == Target::Cuda ? ForKind::Threads : ForKind::Serial;
         lf.annotation = "block = " + plan.block->str();
         bw = varRef(lf.var);
         loops.push_back(std::move(lf));

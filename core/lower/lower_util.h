@@ -60,10 +60,32 @@ LoweredKernel beginKernel(const LowerContext& ctx);
 struct MappingPlan {
     schedule::TaskMapping grid;
     std::optional<schedule::TaskMapping> block;
+    /// Where the loops run: Cpu -> grid workers are a Parallel loop, block workers a Serial one;
+    /// Cuda -> a Blocks and a Threads loop (kernel_ir.h). resolveMappings sets it from the options.
+    Target target = Target::Cpu;
+    /// Set by tiledMapping: the trailing repeat factor is a register tile the template chose
+    /// (kept, capped to kGpuMaxTileElements, when the default is turned into a GPU plan).
+    bool tiled = false;
 };
+
+/// Threads per block of the default GPU plans.
+inline constexpr std::int64_t kGpuDefaultBlockThreads = 256;
+/// Largest per-thread tile (elements, and per dim 4) the default GPU plans keep from a CPU tile.
+inline constexpr std::int64_t kGpuMaxTileElements = 16;
+
+/// The default GPU plan over `extents`, made from a template's CPU default `cpu`: the per-thread
+/// tile is cpu's trailing repeat factor capped to 4 per dim and kGpuMaxTileElements in all when
+/// cpu.tiled, else 1 element; the tile counts ceil(extents / tile) are split into a block of at
+/// most kGpuDefaultBlockThreads threads, taken innermost dim first (so neighbouring threads work
+/// on neighbouring elements: coalesced accesses), and a grid covering the rest:
+/// grid = spatial(g...), block = spatial(b...) [* repeat(tile...)]. E.g. [1,32,112,112] ->
+/// grid = spatial(1,32,56,1), block = spatial(1,1,2,112).
+MappingPlan defaultGpuMapping(const std::vector<std::int64_t>& extents, const MappingPlan& cpu);
 
 /// Parses ctx.schedule's mappings, or returns `fallback` when there is no schedule. Checks that
 /// grid * block has the rank of `extents` and covers it (errors otherwise, naming the mapping).
+/// On the CUDA target a fallback (the template's CPU default) becomes defaultGpuMapping(extents,
+/// fallback); the result's `target` is the options' target either way.
 support::Expected<MappingPlan> resolveMappings(const LowerContext& ctx, const std::vector<std::int64_t>& extents,
                                                const MappingPlan& fallback);
 

@@ -71,12 +71,41 @@ inline std::vector<ir::TensorData> makeInputs(const ir::Graph& g, std::uint32_t 
 /// Lowers every node of `g` (schedules from `program` by node name when given), runs each kernel
 /// on the reference interpreter's values and compares every output. Returns "" when all match,
 /// else one line per problem. `tolerance` replaces the per-dtype defaults of compareTensors.
+/// With options.target == Cpu the check runs twice: once lowered for the CPU and once for CUDA
+/// (Blocks/Threads loops and the default GPU mappings, run by the interpreter); problems of the
+/// CUDA lowering start with "[cuda] ".
+inline std::string checkAgainstReferenceFor(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
+                                            const ir::ProgramSchedule* program, const LowerOptions& options,
+                                            std::optional<runtime::CompareOptions> tolerance,
+                                            const runtime::ReferenceValues& refResult);
+
 inline std::string checkAgainstReference(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
                                          const ir::ProgramSchedule* program = nullptr,
                                          const LowerOptions& options = {},
                                          std::optional<runtime::CompareOptions> tolerance = std::nullopt) {
     auto ref = runtime::evaluateAll(g, inputs);
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
+    std::string problems = checkAgainstReferenceFor(g, inputs, program, options, tolerance, *ref);
+    if (options.target == Target::Cpu) {
+        LowerOptions cuda = options;
+        cuda.target = Target::Cuda;
+        const std::string p = checkAgainstReferenceFor(g, inputs, program, cuda, tolerance, *ref);
+        std::size_t pos = 0;
+        while (pos < p.size()) {
+            const std::size_t nl = p.find('\n', pos);
+            problems += "[cuda] " + p.substr(pos, nl == std::string::npos ? std::string::npos : nl + 1 - pos);
+            pos = nl == std::string::npos ? p.size() : nl + 1;
+        }
+    }
+    return problems;
+}
+
+inline std::string checkAgainstReferenceFor(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
+                                            const ir::ProgramSchedule* program, const LowerOptions& options,
+                                            std::optional<runtime::CompareOptions> tolerance,
+                                            const runtime::ReferenceValues& refResult) {
+    (void)inputs;
+    const runtime::ReferenceValues* ref = &refResult;
     std::string problems;
     for (std::size_t id = 0; id < g.numNodes(); ++id) {
         const ir::Node& n = g.node(static_cast<ir::NodeId>(id));

@@ -30,6 +30,10 @@ Attribute Is(std::vector<std::int64_t> v) { return Attribute::ofInts(std::move(v
 Attribute F(double v) { return Attribute::ofFloat(v); }
 Attribute S(std::string v) { return Attribute::ofString(std::move(v)); }
 
+struct CheckOptions;
+std::string heavyCheckLowered(const ir::Graph& g, const runtime::ReferenceValues& refValues, const CheckOptions& co,
+                              Target target);
+
 struct CheckOptions {
     std::int64_t opset = 0;
     const ir::KernelScheduleDecl* schedule = nullptr;
@@ -60,14 +64,27 @@ std::string heavyCheck(const std::string& op, const std::vector<ir::test::In>& i
             if (v.type.dtype == ir::DType::Undefined) v.type.dtype = t->dtype;
         }
     }
+    std::string problems;
+    for (Target target : {Target::Cpu, Target::Cuda}) {
+        const std::string p = heavyCheckLowered(r.g, *ref, co, target);
+        if (!p.empty()) problems += (target == Target::Cuda ? "[cuda] " : "") + p;
+    }
+    return problems;
+}
+
+/// The lowering, interpreter run and comparison of heavyCheck for one target.
+std::string heavyCheckLowered(const ir::Graph& g, const runtime::ReferenceValues& refValues, const CheckOptions& co,
+                              Target target) {
+    const runtime::ReferenceValues* ref = &refValues;
     LowerOptions lo;
     lo.opset = co.opset;
-    auto lk = lowerNode(r.g, 0, co.schedule, lo);
+    lo.target = target;
+    auto lk = lowerNode(g, 0, co.schedule, lo);
     if (!lk) return "lowering: " + lk.diagnostics().firstError()->format();
-    if (co.kernelText) *co.kernelText = printKernel(lk->kernel);
+    if (co.kernelText && target == Target::Cpu) *co.kernelText = printKernel(lk->kernel);
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : lk->inputs) {
-        const ir::Value& val = r.g.value(v);
+        const ir::Value& val = g.value(v);
         if (val.data) storage.push_back(*val.data);
         else if (const ir::TensorData* t = ref->value(v)) storage.push_back(*t);
         else return "no value for input " + val.name;
