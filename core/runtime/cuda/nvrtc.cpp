@@ -383,7 +383,9 @@ ParsedLog parseLog(const std::string& log, const std::string& sourceName, const 
                 if (caret >= kQuoteIndent) d.begin.column = static_cast<int>(caret - kQuoteIndent) + 1;
                 continue;
             }
-            if (!generated && j == i + 1) continue;  // the quoted line of a header
+            // A line with a caret line under it is NVRTC's quote of the source (a header's, or a
+            // generated line it shortened): the "line N:" note already quotes ours.
+            if (j + 1 < lines.size() && caretIndex(lines[j + 1]) != std::string::npos) continue;
             d.notes.push_back(trim(l));
         }
         i = j;
