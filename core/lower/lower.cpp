@@ -64,13 +64,18 @@ support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId id, co
 }
 
 std::vector<ir::ScheduleMappingDecl> defaultCpuSchedule(const ir::Graph& g, ir::NodeId id, const LowerOptions& options) {
-    std::vector<ir::ScheduleMappingDecl> out;
-    if (id < 0 || static_cast<std::size_t>(id) >= g.numNodes() || !hasGenerator(g.node(id))) return out;
     LowerOptions cpu = options;
     cpu.target = Target::Cpu;
+    return defaultSchedule(g, id, cpu);
+}
+
+std::vector<ir::ScheduleMappingDecl> defaultSchedule(const ir::Graph& g, ir::NodeId id, const LowerOptions& options) {
+    std::vector<ir::ScheduleMappingDecl> out;
+    if (id < 0 || static_cast<std::size_t>(id) >= g.numNodes() || !hasGenerator(g.node(id))) return out;
+    const LowerOptions& lo = options;
     // The default schedule is by construction what lowering without a schedule uses: lower once
     // and read back the mappings it recorded ("grid = ...", "block = ...").
-    auto lk = lowerNode(g, id, nullptr, cpu);
+    auto lk = lowerNode(g, id, nullptr, lo);
     if (!lk) return out;
     for (const std::string& m : lk->kernel.mappings) {
         const auto eq = m.find(" = ");

@@ -81,6 +81,12 @@ std::vector<std::string> opsWithGenerators();
 std::vector<ir::ScheduleMappingDecl> defaultCpuSchedule(const ir::Graph& g, ir::NodeId node,
                                                         const LowerOptions& options = {});
 
+/// The default schedule of a node for options.target (CPU: defaultCpuSchedule; CUDA: the default
+/// GPU plan, grid = "spatial(...)", block = "spatial(...) [* repeat(...)]", see
+/// detail::defaultGpuMapping, or a template's own GPU schedule such as the staged GEMM).
+std::vector<ir::ScheduleMappingDecl> defaultSchedule(const ir::Graph& g, ir::NodeId node,
+                                                     const LowerOptions& options = {});
+
 /// Lowers one node. `schedule` may be null (default schedule).
 support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
                                            const ir::KernelScheduleDecl* schedule,

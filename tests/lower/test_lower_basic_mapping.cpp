@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/golden.h"
+#include "core/lower/lower_heavy.h"
 #include "core/lower/lower_util.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
@@ -136,6 +137,47 @@ TEST(LowerMapping, DefaultCpuMappingShapes) {
     ASSERT_TRUE(lk.ok());
     EXPECT_NE(printKernel(lk->kernel).find("y0[] = max(x0[], 0.0f)"), std::string::npos) << printKernel(lk->kernel);
     EXPECT_EQ(checkAgainstReference(r.g, makeInputs(r.g)), "");
+}
+
+}  // namespace
+}  // namespace tessera::lower::test
+
+namespace tessera::lower::test {
+namespace {
+
+// The default GPU plan: 256-thread blocks taken innermost dim first, the grid covering the rest;
+// defaultSchedule reads it back from the kernel's recorded mappings.
+TEST(LowerGpuDefaults, ElementwisePlan) {
+    auto r = ir::test::runOne("Relu", {ir::test::in("f32[1,32,112,112]")});
+    ASSERT_EQ(r.error(), "");
+    LowerOptions cuda;
+    cuda.target = Target::Cuda;
+    const auto sched = defaultSchedule(r.g, 0, cuda);
+    ASSERT_EQ(sched.size(), 2u);
+    EXPECT_EQ(sched[0].level, "grid");
+    EXPECT_EQ(sched[0].text, "spatial(1,32,56,1)");
+    EXPECT_EQ(sched[1].level, "block");
+    EXPECT_EQ(sched[1].text, "spatial(1,1,2,112)");
+    auto lk = lowerNode(r.g, 0, nullptr, cuda);
+    ASSERT_TRUE(lk.ok());
+    const std::string text = printKernel(lk->kernel);
+    EXPECT_NE(text.find("blocks for w_0 in 0..1792 {"), std::string::npos) << text;
+    EXPECT_NE(text.find("threads for t_1 in 0..224 {"), std::string::npos) << text;
+    // CPU defaults are unchanged by the target switch.
+    const auto cpu = defaultCpuSchedule(r.g, 0, cuda);
+    ASSERT_FALSE(cpu.empty());
+    EXPECT_EQ(cpu[0].text.find("spatial(1,8,1,1)"), 0u) << cpu[0].text;
+}
+
+TEST(LowerGpuDefaults, TiledPlanCapsTheTile) {
+    // MatMul small enough for the default (untiled-by-shared-memory) path: 4x4 per thread.
+    auto r = ir::test::runOne("MatMul", {ir::test::in("f32[16,32]"), ir::test::in("f32[32,40]")});
+    ASSERT_EQ(r.error(), "");
+    const auto plan = detail::defaultGpuMapping({16, 40}, detail::tiledMapping({16, 40}, {8, 64}));
+    EXPECT_EQ(plan.grid.str(), "spatial(1,1)");
+    ASSERT_TRUE(plan.block.has_value());
+    EXPECT_EQ(plan.block->str(), "spatial(4,10).repeat(4,4)");
+    EXPECT_EQ(plan.target, Target::Cuda);
 }
 
 }  // namespace
