@@ -1,0 +1,446 @@
+#include "core/codegen/cuda/cuda_codegen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+namespace tessera::codegen {
+
+using lower::BufferDecl;
+using lower::Expr;
+using lower::ExprKind;
+using lower::ForKind;
+using lower::Kernel;
+using lower::MemoryScope;
+using lower::Stmt;
+using lower::StmtKind;
+using lower::StmtNode;
+
+namespace {
+
+bool exprUses(const Expr& e, int buffer) {
+    if (!e) return false;
+    if (e->kind == ExprKind::Load && e->buffer == buffer) return true;
+    for (const auto& a : e->args)
+        if (exprUses(a, buffer)) return true;
+    return false;
+}
+
+/// True when s reads or writes `buffer` (the base emitter declares an Allocate'd buffer only then).
+bool stmtUsesBuffer(const Stmt& s, int buffer) {
+    if (!s) return false;
+    if (s->kind == StmtKind::Store && s->buffer == buffer) return true;
+    if (exprUses(s->extent, buffer) || exprUses(s->value, buffer)) return true;
+    for (const auto& i : s->indices)
+        if (exprUses(i, buffer)) return true;
+    for (const auto& b : s->body)
+        if (stmtUsesBuffer(b, buffer)) return true;
+    return stmtUsesBuffer(s->elseBody, buffer);
+}
+
+bool exprUsesShared(const Expr& e, const Kernel& k) {
+    if (!e) return false;
+    if (e->kind == ExprKind::Load && e->buffer >= 0 && e->buffer < static_cast<int>(k.buffers.size()) &&
+        k.buffers[static_cast<std::size_t>(e->buffer)].scope == MemoryScope::Shared)
+        return true;
+    for (const auto& a : e->args)
+        if (exprUsesShared(a, k)) return true;
+    return false;
+}
+
+/// True when s contains a Barrier or touches a Shared buffer: a grid-stride (Blocks) loop around
+/// it must synchronise the block before its next iteration reuses the shared memory.
+bool usesBlockSync(const Stmt& s, const Kernel& k) {
+    if (!s) return false;
+    if (s->kind == StmtKind::Barrier) return true;
+    if ((s->kind == StmtKind::Store || s->kind == StmtKind::Allocate) && s->buffer >= 0 &&
+        s->buffer < static_cast<int>(k.buffers.size()) &&
+        k.buffers[static_cast<std::size_t>(s->buffer)].scope == MemoryScope::Shared)
+        return true;
+    if (exprUsesShared(s->extent, k) || exprUsesShared(s->value, k)) return true;
+    for (const auto& i : s->indices)
+        if (exprUsesShared(i, k)) return true;
+    for (const auto& b : s->body)
+        if (usesBlockSync(b, k)) return true;
+    return usesBlockSync(s->elseBody, k);
+}
+
+std::string shapeText(const std::vector<std::int64_t>& s) {
+    std::string r = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+/// Walks a kernel body: worker-loop extents, shared bytes, and the structural errors.
+class KernelAnalysis {
+public:
+    explicit KernelAnalysis(const Kernel& k) : m_k(k) {}
+
+    void run() {
+        for (std::size_t i = 0; i < m_k.params.size(); ++i) {
+            const int p = m_k.params[i];
+            if (p < 0 || p >= static_cast<int>(m_k.buffers.size()))
+                error("parameter " + std::to_string(i) + " of kernel " + quoted(m_k.name) + " refers to buffer " +
+                      std::to_string(p) + ", which the kernel does not have");
+        }
+        walk(m_k.body);
+        if (m_sharedBytes > kCudaMaxStaticSharedBytes)
+            error("shared buffers of kernel " + quoted(m_k.name) + " need " + std::to_string(m_sharedBytes) +
+                  " bytes; static shared memory is limited to " + std::to_string(kCudaMaxStaticSharedBytes) + " bytes");
+    }
+
+    bool hasBlocks = false;
+    bool hasThreads = false;
+    std::int64_t maxBlocks = 0;
+    std::int64_t maxThreads = 0;
+    support::DiagnosticList diags;
+
+    std::int64_t sharedBytes() const { return m_sharedBytes; }
+
+private:
+    void error(std::string message) { diags.error({}, {}, std::move(message)); }  // the message names the kernel
+
+    std::string varText(const lower::Var& v) const { return quoted(v.name.empty() ? "v" : v.name); }
+
+    void walk(const Stmt& s) {
+        if (!s) return;
+        const StmtNode& n = *s;
+        switch (n.kind) {
+        case StmtKind::For: {
+            const bool blocks = n.forKind == ForKind::Blocks, threads = n.forKind == ForKind::Threads;
+            if (blocks || threads) {
+                const char* kind = blocks ? "Blocks" : "Threads";
+                std::int64_t extent = 0;
+                if (!n.extent.isIntImm(&extent)) {
+                    error(std::string(kind) + " loop " + varText(n.var) + " of kernel " + quoted(m_k.name) +
+                          " has an extent that is not a constant (the launch needs it)");
+                } else if (blocks) {
+                    hasBlocks = true;
+                    maxBlocks = std::max(maxBlocks, extent);
+                } else {
+                    hasThreads = true;
+                    maxThreads = std::max(maxThreads, extent);
+                }
+                if (blocks && m_threads) {
+                    error("Blocks loop " + varText(n.var) + " of kernel " + quoted(m_k.name) + " is inside Threads loop " +
+                          varText(*m_threads) + "; grid workers cannot be nested in block workers");
+                } else if (blocks && m_blocks) {
+                    error("Blocks loop " + varText(n.var) + " of kernel " + quoted(m_k.name) + " is inside Blocks loop " +
+                          varText(*m_blocks) + "; a kernel has one level of grid workers");
+                } else if (threads && m_threads) {
+                    error("Threads loop " + varText(n.var) + " of kernel " + quoted(m_k.name) +
+                          " is inside Threads loop " + varText(*m_threads) + "; a block has one level of threads");
+                }
+            }
+            const lower::Var* savedBlocks = m_blocks;
+            const lower::Var* savedThreads = m_threads;
+            if (blocks && !m_blocks) m_blocks = &n.var;
+            if (threads && !m_threads) m_threads = &n.var;
+            for (const auto& b : n.body) walk(b);
+            m_blocks = savedBlocks;
+            m_threads = savedThreads;
+            return;
+        }
+        case StmtKind::Barrier:
+            if (m_threads)
+                error("a Barrier of kernel " + quoted(m_k.name) + " is inside Threads loop " + varText(*m_threads) +
+                      "; every thread of the block must reach a barrier (put it between Threads loops)");
+            return;
+        case StmtKind::Allocate: {
+            if (n.buffer < 0 || n.buffer >= static_cast<int>(m_k.buffers.size())) {
+                error("kernel " + quoted(m_k.name) + " allocates buffer " + std::to_string(n.buffer) +
+                      ", which it does not have");
+            } else {
+                const BufferDecl& b = m_k.buffers[static_cast<std::size_t>(n.buffer)];
+                const bool used = !n.body.empty() && stmtUsesBuffer(n.body[0], n.buffer);
+                if (b.scope == MemoryScope::Global) {
+                    error("kernel " + quoted(m_k.name) + " allocates buffer " + quoted(b.name) +
+                          " in global memory; the CUDA target allocates only shared and local buffers");
+                } else if (b.scope == MemoryScope::Local && b.bytes() > kCudaMaxLocalBytes) {
+                    error("local buffer " + quoted(b.name) + " of kernel " + quoted(m_k.name) + " needs " +
+                          std::to_string(b.bytes()) +
+                          " bytes; the CUDA target keeps local buffers in registers/stack (max " +
+                          std::to_string(kCudaMaxLocalBytes) + ")");
+                } else if (b.scope == MemoryScope::Shared && used && m_sharedCounted.insert(n.buffer).second) {
+                    m_sharedBytes += b.bytes();
+                }
+            }
+            break;
+        }
+        default: break;
+        }
+        for (const auto& b : n.body) walk(b);
+        walk(n.elseBody);
+    }
+
+    const Kernel& m_k;
+    const lower::Var* m_blocks = nullptr;
+    const lower::Var* m_threads = nullptr;
+    std::int64_t m_sharedBytes = 0;
+    std::set<int> m_sharedCounted;
+};
+
+class CudaEmitter final : public CEmitter {
+public:
+    CudaEmitter(const CudaOptions& o, std::unordered_map<const Kernel*, CudaLaunch> launches,
+                std::unordered_map<const Kernel*, std::int64_t> threadsNeeded)
+        : CEmitter(Style{o.fullParens ? Parens::Full : Parens::Minimal, 4}),
+          m_launches(std::move(launches)),
+          m_threadsNeeded(std::move(threadsNeeded)) {}
+
+protected:
+    std::string kernelQualifiers() const override { return "extern \"C\" __global__"; }
+    std::string helperQualifiers() const override { return "__device__ __forceinline__"; }
+
+    void emitPrelude() override {
+        CodeWriter& w = writer();
+        const char* lines[] = {
+            "// Generated by Tessera: CUDA C++ for NVRTC. Do not edit; regenerate from the model.",
+            "// Compile: NVRTC (C++17), e.g. --gpu-architecture=sm_90. No include directives: the module defines",
+            "// what it uses. Launch each entry with the grid and block of its '// launch:' line (x only,",
+            "// no dynamic shared memory); one device pointer per parameter (inputs, then outputs; dense",
+            "// row-major buffers; f16/bf16 as uint16_t bit patterns, bool as uint8_t; no aliasing).",
+            "typedef signed char int8_t;",
+            "typedef short int16_t;",
+            "typedef int int32_t;",
+            "typedef long long int64_t;",
+            "typedef unsigned char uint8_t;",
+            "typedef unsigned short uint16_t;",
+            "typedef unsigned int uint32_t;",
+            "typedef unsigned long long uint64_t;",
+            "#define INT64_MIN (-9223372036854775807LL - 1)",
+            "",
+            "// ---- helpers: f16/bf16 values are uint16_t in memory and float in arithmetic ----",
+            "@ float tsr_f16_to_f32(uint16_t h) {",
+            "    float f;",
+            "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));",
+            "    return f;",
+            "}",
+            "@ uint16_t tsr_f32_to_f16(float f) {  // round to nearest even",
+            "    uint16_t h;",
+            "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));",
+            "    return h;",
+            "}",
+            "@ float tsr_bf16_to_f32(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }",
+            "@ uint16_t tsr_f32_to_bf16(float f) {  // round to nearest even",
+            "    uint32_t x = __float_as_uint(f);",
+            "    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN",
+            "    x += 0x7fffu + ((x >> 16) & 1u);",
+            "    return static_cast<uint16_t>(x >> 16);",
+            "}",
+            "@ float tsr_round_f16(float f) { return tsr_f16_to_f32(tsr_f32_to_f16(f)); }",
+            "@ float tsr_round_bf16(float f) { return tsr_bf16_to_f32(tsr_f32_to_bf16(f)); }",
+            "// min/max: b < a ? b : a and a < b ? b : a (a NaN first operand propagates; NaN handling is",
+            "// otherwise unspecified, as ONNX leaves it)",
+            "template <typename T> @ T tsr_min(T a, T b) { return b < a ? b : a; }",
+            "template <typename T> @ T tsr_max(T a, T b) { return a < b ? b : a; }",
+            "template <typename T> @ T tsr_abs(T a) { return a < 0 ? static_cast<T>(-a) : a; }",
+            "// floordiv/floormod round toward negative infinity (integers); floor(a / b) for floats",
+            "template <typename T> @ T tsr_floordiv(T a, T b) {",
+            "    T q = static_cast<T>(a / b);",
+            "    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;",
+            "    return q;",
+            "}",
+            "template <> @ float tsr_floordiv<float>(float a, float b) { return floorf(a / b); }",
+            "template <> @ double tsr_floordiv<double>(double a, double b) { return floor(a / b); }",
+            "template <typename T> @ T tsr_floormod(T a, T b) {",
+            "    T r = static_cast<T>(a % b);",
+            "    if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);",
+            "    return r;",
+            "}",
+            "template <> @ float tsr_floormod<float>(float a, float b) { return a - floorf(a / b) * b; }",
+            "template <> @ double tsr_floormod<double>(double a, double b) { return a - floor(a / b) * b; }",
+            "@ float tsr_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }",
+            "@ double tsr_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }",
+            "",
+        };
+        const std::string q = helperQualifiers();
+        for (const char* l : lines) {
+            std::string s(l);
+            const auto at = s.find('@');
+            if (at != std::string::npos && s.find("//") > at) s.replace(at, 1, q);
+            w.rawLine(s);
+        }
+    }
+
+    void emitKernelSignature(const Kernel& k, const std::string& entry) override {
+        CodeWriter& w = writer();
+        CudaLaunch launch;
+        if (auto it = m_launches.find(&k); it != m_launches.end()) launch = it->second;
+        std::string l = "// launch: grid " + std::to_string(launch.gridX) + " x block " + std::to_string(launch.blockX);
+        if (launch.sharedBytes > 0) l += ", static shared " + std::to_string(launch.sharedBytes) + " bytes";
+        w.rawLine(l);
+        std::int64_t needed = 0;
+        if (auto it = m_threadsNeeded.find(&k); it != m_threadsNeeded.end()) needed = it->second;
+        if (needed > 0 && launch.blockX > needed) {
+            w.rawLine("//   (the Threads loops have " + std::to_string(needed) +
+                      " iterations at most; the block is rounded up to whole warps and the loop bounds idle the rest)");
+        } else if (needed > launch.blockX) {
+            w.rawLine("//   (a Threads loop has " + std::to_string(needed) +
+                      " iterations; each thread runs several, strided by the block size)");
+        }
+        std::string head = kernelQualifiers() + " void __launch_bounds__(" + std::to_string(launch.blockX) + ") " + entry + "(";
+        if (k.params.empty()) {
+            w.line(head + ") {");
+        } else {
+            w.line(head);
+            w.indent();
+            for (std::size_t i = 0; i < k.params.size(); ++i) {
+                const int p = k.params[i];
+                const bool last = i + 1 == k.params.size();
+                std::string decl = "tsr_invalid_parameter " + paramName(i);
+                if (p >= 0 && p < static_cast<int>(k.buffers.size())) {
+                    const BufferDecl& b = k.buffers[static_cast<std::size_t>(p)];
+                    const std::string cq = b.role == lower::BufferRole::Input ? "const " : "";
+                    decl = cq + storageType(b.dtype) + "* " + restrictQualifier() + " " + paramName(i);
+                }
+                w.line(decl + (last ? ") {" : ","));
+            }
+            w.dedent();
+        }
+        w.indent();
+    }
+
+    void emitFor(const StmtNode& s) override {
+        CodeWriter& w = writer();
+        switch (s.forKind) {
+        case ForKind::Blocks:
+        case ForKind::Threads: {
+            const bool blocks = s.forKind == ForKind::Blocks;
+            const ExprText extent = expr(s.extent);
+            const std::string v = bindVar(s.var);
+            std::string header = "for (int64_t " + v + " = " + (blocks ? "blockIdx.x" : "threadIdx.x") + "; " + v +
+                                 " < " + operand(extent, kPrecRel + 1) + "; " + v + " += " +
+                                 (blocks ? "gridDim.x" : "blockDim.x") + ") {";
+            header += std::string("  // ") + (blocks ? "blocks" : "threads");
+            if (!s.text.empty()) header += ": " + escapeCommentText(s.text);
+            w.line(header);
+            w.indent();
+            if (!s.body.empty()) emitStmt(s.body[0]);
+            if (blocks && !s.body.empty() && usesBlockSync(s.body[0], kernel()))
+                w.line("__syncthreads();  // the block's next grid-stride iteration reuses its shared memory");
+            endLoop(s);
+            return;
+        }
+        case ForKind::Parallel:
+            w.line("// parallel loop (a CPU kind): serial on the CUDA target, in each thread");
+            emitLoop(s, {});
+            return;
+        default: CEmitter::emitFor(s); return;
+        }
+    }
+
+    void emitBarrier() override { writer().line("__syncthreads();"); }
+
+    void emitAllocateDecl(int buffer, const std::string& name) override {
+        const BufferDecl& b = kernel().buffers[static_cast<std::size_t>(buffer)];
+        if (b.scope != MemoryScope::Shared) {
+            CEmitter::emitAllocateDecl(buffer, name);  // per-thread scalar or array (<= 64 KiB: validated)
+            return;
+        }
+        const std::string comment = "  // shared " + std::string(ir::dtypeName(b.dtype)) + shapeText(b.shape) + ", " +
+                                    std::to_string(b.bytes()) + " bytes";
+        if (isScalarTemp(buffer)) {
+            writer().line("__shared__ " + storageType(b.dtype) + " " + name + ";" + comment);
+        } else {
+            writer().line("__shared__ " + storageType(b.dtype) + " " + name + "[" + std::to_string(b.numElements()) +
+                          "];" + comment);
+        }
+    }
+
+    std::string unrollPragma(std::int64_t n) const override {
+        if (n <= 0) return {};
+        return "#pragma unroll " + std::to_string(n);
+    }
+
+    std::string vectorizePragma(std::int64_t factor) const override {
+        if (factor <= 0) return {};  // a plain loop: no SIMD lanes inside a CUDA thread
+        return "#pragma unroll " + std::to_string(std::min<std::int64_t>(factor, 64));
+    }
+
+    std::string intrinsicSpelling(lower::Intrinsic f, DType t) const override {
+        if (f == lower::Intrinsic::Rsqrt) return t == DType::F64 ? "rsqrt" : "rsqrtf";
+        return CEmitter::intrinsicSpelling(f, t);
+    }
+
+    ExprText floatLiteral(double v, DType t) const override {
+        const bool asFloat = t != DType::F64;
+        const double value = asFloat ? static_cast<double>(static_cast<float>(v)) : v;
+        if (std::isnan(value))
+            return {asFloat ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)", kPrecPrimary};
+        if (std::isinf(value)) {
+            const std::string inf = asFloat ? "__int_as_float(0x7f800000)" : "__longlong_as_double(0x7ff0000000000000LL)";
+            return value > 0 ? ExprText{inf, kPrecPrimary} : ExprText{"-" + inf, kPrecUnary};
+        }
+        return CEmitter::floatLiteral(v, t);
+    }
+
+private:
+    std::unordered_map<const Kernel*, CudaLaunch> m_launches;
+    std::unordered_map<const Kernel*, std::int64_t> m_threadsNeeded;
+};
+
+support::DiagnosticList validateOptions(const CudaOptions& o) {
+    support::DiagnosticList d;
+    if (o.maxThreadsPerBlock < 1)
+        d.error({}, "CUDA options", "maxThreadsPerBlock must be at least 1 (got " + std::to_string(o.maxThreadsPerBlock) + ")");
+    if (o.maxGridX < 1) d.error({}, "CUDA options", "maxGridX must be at least 1 (got " + std::to_string(o.maxGridX) + ")");
+    return d;
+}
+
+CudaLaunch launchOf(const KernelAnalysis& a, const CudaOptions& o) {
+    CudaLaunch l;
+    l.gridX = a.hasBlocks ? std::clamp<std::int64_t>(a.maxBlocks, 1, o.maxGridX) : 1;
+    if (a.hasThreads) {
+        const std::int64_t cap = o.maxThreadsPerBlock;
+        std::int64_t b = std::clamp<std::int64_t>(a.maxThreads, 1, cap);
+        if (b % 32 != 0) b = std::min<std::int64_t>((b + 31) / 32 * 32, cap);  // whole warps
+        l.blockX = b;
+    }
+    l.sharedBytes = a.sharedBytes();
+    return l;
+}
+
+}  // namespace
+
+support::Expected<CudaLaunch> cudaLaunchFor(const Kernel& kernel, const CudaOptions& options) {
+    support::DiagnosticList d = validateOptions(options);
+    if (d.hasErrors()) return d;
+    KernelAnalysis a(kernel);
+    a.run();
+    if (a.diags.hasErrors()) return std::move(a.diags);
+    return launchOf(a, options);
+}
+
+support::Expected<CudaModule> generateCuda(const std::vector<const Kernel*>& kernels, const CudaOptions& options) {
+    support::DiagnosticList diags = validateOptions(options);
+    if (diags.hasErrors()) return diags;
+    std::unordered_map<const Kernel*, CudaLaunch> launches;
+    std::unordered_map<const Kernel*, std::int64_t> threadsNeeded;
+    std::vector<CudaLaunch> ordered;
+    for (const Kernel* k : kernels) {
+        if (!k) {
+            ordered.emplace_back();
+            continue;
+        }
+        KernelAnalysis a(*k);
+        a.run();
+        diags.append(a.diags);
+        const CudaLaunch l = launchOf(a, options);
+        launches[k] = l;
+        threadsNeeded[k] = a.hasThreads ? a.maxThreads : 0;
+        ordered.push_back(l);
+    }
+    if (diags.hasErrors()) return diags;
+    CudaEmitter e(options, std::move(launches), std::move(threadsNeeded));
+    CudaModule m;
+    m.source = e.emitModule(kernels);
+    m.launches = std::move(ordered);
+    return m;
+}
+
+}  // namespace tessera::codegen
