@@ -41,6 +41,12 @@ std::string formatSeconds(double s) {
     return buf;
 }
 
+/// Whether an error answer carries "fatal":true (the runner exits after sending it).
+bool isFatalAnswer(const json& msg) {
+    const auto it = msg.find("fatal");
+    return it != msg.end() && it->is_boolean() && it->get<bool>();
+}
+
 bool isExecutable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0 && !fs::is_directory(path); }
 
 }  // namespace
@@ -260,17 +266,7 @@ support::DiagnosticList RunnerClient::start(const support::CancelToken* cancel) 
 
 support::Expected<RunnerHello> RunnerClient::hello(const std::string& libraryPath, const support::CancelToken* cancel) {
     m_stderrTail.clear();
-    if (m_child.pid > 0) {
-        ExitStatus st;
-        if (tryWaitProcess(m_child.pid, st)) {  // died since the last call (killed from outside)
-            m_child.pid = -1;
-            stop(false);
-        }
-    }
-    if (m_child.pid <= 0) {
-        auto d = start(cancel);
-        if (d.hasErrors()) return d;
-    }
+    if (auto d = ensureStarted(cancel); d.hasErrors()) return d;
     json request = {{"request", "hello"}, {"protocol", kRunnerProtocolVersion}};
     if (!libraryPath.empty()) request["library"] = libraryPath;
     if (!sendLine(dumpLine(request))) {
@@ -298,23 +294,80 @@ support::Expected<RunnerHello> RunnerClient::hello(const std::string& libraryPat
     return h;
 }
 
-support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const support::CancelToken* cancel) {
-    m_stderrTail.clear();
-    if (cancel && cancel->isCancelled()) return errorList("run cancelled");
+support::DiagnosticList RunnerClient::ensureStarted(const support::CancelToken* cancel) {
     if (m_child.pid > 0) {
         ExitStatus st;
-        if (tryWaitProcess(m_child.pid, st)) {
+        if (tryWaitProcess(m_child.pid, st)) {  // died since the last call (killed from outside)
             m_child.pid = -1;
             stop(false);
         }
     }
-    if (m_child.pid <= 0) {
-        auto d = start(cancel);
-        if (d.hasErrors()) return d;
+    if (m_child.pid <= 0) return start(cancel);
+    return {};
+}
+
+support::Expected<std::vector<cuda::CudaDeviceInfo>> RunnerClient::devices(const support::CancelToken* cancel,
+                                                                           double timeoutSeconds) {
+    m_stderrTail.clear();
+    if (cancel && cancel->isCancelled()) return errorList("run cancelled");
+    if (auto d = ensureStarted(cancel); d.hasErrors()) return d;
+    if (!sendLine(dumpLine({{"request", "devices"}}))) {
+        stop(true);
+        return fault("runner protocol error: the runner went away");
     }
+    std::string line;
+    const Wait w = readLine(line, timeoutSeconds, cancel);
+    switch (w) {
+        case Wait::Line:
+            break;
+        case Wait::Cancelled:
+            stop(true);
+            return errorList("run cancelled");
+        case Wait::Timeout:
+            stop(true);
+            return fault("runner did not list the CUDA devices within " + formatSeconds(timeoutSeconds) + " s (killed)");
+        case Wait::Eof:
+        case Wait::Error: {
+            const ExitStatus st = stop(w == Wait::Error);
+            if (st.signal) return fault("runner crashed while listing the CUDA devices: " + describeSignal(st.signal));
+            return fault("runner protocol error: the runner exited (status " + std::to_string(st.code) + ") before answering");
+        }
+    }
+    const json answer = json::parse(line, nullptr, false);
+    if (answer.is_discarded() || !answer.is_object() || !answer.contains("ok") || !answer["ok"].is_boolean()) {
+        stop(true);
+        return fault("runner protocol error: unexpected answer '" + line.substr(0, 200) + "'");
+    }
+    if (!answer["ok"].get<bool>()) {
+        const auto e = answer.find("error");
+        return errorList(e != answer.end() && e->is_string() ? e->get<std::string>() : std::string("runner error"));
+    }
+    const auto list = answer.find("devices");
+    if (list == answer.end() || !list->is_array()) {
+        stop(true);
+        return fault("runner protocol error: the devices answer has no 'devices' array");
+    }
+    std::vector<cuda::CudaDeviceInfo> out;
+    for (const auto& d : *list) {
+        auto info = cuda::cudaDeviceInfoFromJson(d);
+        if (!info) {
+            stop(true);
+            return fault("runner protocol error: " + info.diagnostics().items().front().message);
+        }
+        out.push_back(std::move(*info));
+    }
+    return out;
+}
+
+support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const support::CancelToken* cancel) {
+    m_stderrTail.clear();
+    if (cancel && cancel->isCancelled()) return errorList("run cancelled");
+    if (auto d = ensureStarted(cancel); d.hasErrors()) return d;
 
     json j = runRequestToJson(request);
-    j["rotate_bytes"] = request.rotateBytes < 0 ? 2 * lastLevelCacheBytes() : request.rotateBytes;
+    // CUDA: runRequestToJson keeps -1, which the runner reads as 2 x the device's L2.
+    if (request.target == RunTarget::Cpu)
+        j["rotate_bytes"] = request.rotateBytes < 0 ? 2 * lastLevelCacheBytes() : request.rotateBytes;
     if (!sendLine(dumpLine(j))) {
         stop(true);
         return fault("runner protocol error: the runner went away before the request was sent");
@@ -387,7 +440,13 @@ support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const 
         }
         if (!ok->get<bool>()) {
             const auto e = msg.find("error");
-            return errorList(e != msg.end() && e->is_string() ? e->get<std::string>() : std::string("runner error"));
+            const std::string text = e != msg.end() && e->is_string() ? e->get<std::string>() : std::string("runner error");
+            if (isFatalAnswer(msg)) {
+                // The runner's GPU context is unusable and it is exiting: reap it, the next call starts a fresh one.
+                stop(false);
+                return fault(text);
+            }
+            return errorList(text);
         }
         auto result = runResultFromJson(msg);
         if (!result) {

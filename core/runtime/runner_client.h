@@ -29,8 +29,13 @@
 ///   "kernel '<label>' did not finish within N s (killed)" (or "runner did not answer within
 ///   N s (killed)");
 /// - cancellation: the runner is killed, "run cancelled";
-/// - an error answer from the runner (library or entry not found, buffer outside the arena):
-///   its text, e.g. "cannot load library '...': <dlerror>" (the runner stays up);
+/// - an error answer from the runner (library or entry not found, buffer outside the arena, no
+///   CUDA driver, a CUDA launch refused): its text, e.g. "cannot load library '...': <dlerror>"
+///   (the runner stays up);
+/// - a fatal answer (a GPU fault left the runner's CUDA context unusable; the runner exits): its
+///   text, "kernel '<label>' faulted on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory
+///   access was encountered)", with stderr notes; the next call starts a fresh runner, as after a
+///   crash. A GPU kernel that hangs is killed with the runner after the timeout, as on the CPU;
 /// - a kernel that calls exit(): "kernel '<label>' ended the runner with exit status N";
 /// - EOF or an exit with nothing in flight, or a line that is not the protocol:
 ///   "runner protocol error: ...";
@@ -83,8 +88,16 @@ public:
     support::Expected<RunnerHello> hello(const std::string& libraryPath = {}, const support::CancelToken* cancel = nullptr);
 
     /// Runs `request` (see runner_protocol.h for what the runner does). rotateBytes -1 becomes
-    /// 2 x lastLevelCacheBytes(). On success the arena holds the outputs of the checked pass.
+    /// 2 x lastLevelCacheBytes() for a CPU run; for a CUDA run the runner uses 2 x the device's L2.
+    /// On success the arena holds the outputs of the checked pass.
     support::Expected<RunResult> run(const RunRequest& request, const support::CancelToken* cancel = nullptr);
+
+    /// The CUDA devices as the runner sees them (the `devices` request), starting it if needed.
+    /// Errors: the runner's, e.g. "no CUDA driver found (libcuda.so.1: cannot open shared object
+    /// file: No such file or directory)" (the runner stays up); no answer within timeoutSeconds
+    /// (cuInit can take seconds): the runner is killed.
+    support::Expected<std::vector<cuda::CudaDeviceInfo>> devices(const support::CancelToken* cancel = nullptr,
+                                                                 double timeoutSeconds = 60);
 
     /// Stops the runner (if any) as the destructor does. The next call starts a new one.
     void shutdown();
@@ -101,6 +114,8 @@ private:
     enum class Wait { Line, Eof, Timeout, Cancelled, Error };
 
     support::DiagnosticList start(const support::CancelToken* cancel);
+    /// Reaps a runner that died since the last call, then starts one when none is running.
+    support::DiagnosticList ensureStarted(const support::CancelToken* cancel);
     bool sendLine(const std::string& line);
     Wait readLine(std::string& line, double timeoutSeconds, const support::CancelToken* cancel);
     void drainStderr();

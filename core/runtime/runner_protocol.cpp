@@ -25,6 +25,15 @@ void optionalField(const json& j, const char* key, T& out) {
     }
 }
 
+/// optionalField for integers that refuses non-integral numbers (1.5 is not a block size).
+template <typename T>
+void optionalIntField(const json& j, const char* key, T& out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return;
+    if (!it->is_number_integer()) throw std::runtime_error(std::string("field '") + key + "' has the wrong type");
+    optionalField(j, key, out);
+}
+
 template <typename T>
 void requiredField(const json& j, const char* key, T& out) {
     if (!j.contains(key)) throw std::runtime_error(std::string("missing field '") + key + "'");
@@ -52,13 +61,22 @@ TimingStats statsFromJson(const json& j) {
 
 std::string launchLabel(const LaunchSpec& launch) { return launch.label.empty() ? launch.entry : launch.label; }
 
+const char* runTargetName(RunTarget t) { return t == RunTarget::Cuda ? "cuda" : "cpu"; }
+
 json runRequestToJson(const RunRequest& r) {
     json buffers = json::array();
     for (const auto& b : r.buffers) buffers.push_back({{"offset", b.offset}, {"bytes", b.bytes}});
     json launches = json::array();
-    for (const auto& l : r.launches) launches.push_back({{"entry", l.entry}, {"args", l.args}, {"label", launchLabel(l)}});
-    return {
+    for (const auto& l : r.launches)
+        launches.push_back({{"entry", l.entry},
+                            {"args", l.args},
+                            {"label", launchLabel(l)},
+                            {"grid", l.grid},
+                            {"block", l.block},
+                            {"shared_bytes", l.sharedBytes}});
+    json j = {
         {"request", "run"},
+        {"target", runTargetName(r.target)},
         {"library", r.libraryPath},
         {"arena", {{"path", r.arenaPath}, {"bytes", r.arenaBytes}}},
         {"buffers", std::move(buffers)},
@@ -72,14 +90,35 @@ json runRequestToJson(const RunRequest& r) {
           {"min_seconds", r.timing.minSeconds}}},
         {"rotate_bytes", std::max<std::int64_t>(r.rotateBytes, 0)},
     };
+    if (r.target == RunTarget::Cuda) {
+        j["module"] = r.modulePath;
+        j["device"] = r.device;
+        // -1 asks the runner for its default (2 x the device's L2).
+        j["rotate_bytes"] = r.rotateBytes < 0 ? std::int64_t{-1} : r.rotateBytes;
+    }
+    return j;
 }
 
 support::Expected<RunRequest> runRequestFromJson(const json& j) {
     try {
         requireObject(j, "request");
         RunRequest r;
-        requiredField(j, "library", r.libraryPath);
-        if (r.libraryPath.empty()) return errorList("field 'library' is empty");
+        std::string target = "cpu";
+        optionalField(j, "target", target);
+        if (target == "cuda")
+            r.target = RunTarget::Cuda;
+        else if (target != "cpu")
+            return errorList("field 'target' must be \"cpu\" or \"cuda\", not '" + target + "'");
+        if (r.target == RunTarget::Cpu) {
+            requiredField(j, "library", r.libraryPath);
+            if (r.libraryPath.empty()) return errorList("field 'library' is empty");
+        } else {
+            optionalField(j, "library", r.libraryPath);
+            requiredField(j, "module", r.modulePath);
+            if (r.modulePath.empty()) return errorList("field 'module' is empty (a cuda run needs a .cubin or .ptx file)");
+            optionalIntField(j, "device", r.device);
+            if (r.device < 0) return errorList("field 'device' is negative");
+        }
         if (auto it = j.find("arena"); it != j.end() && !it->is_null()) {
             requireObject(*it, "field 'arena'");
             requiredField(*it, "path", r.arenaPath);
@@ -109,7 +148,19 @@ support::Expected<RunRequest> runRequestFromJson(const json& j) {
                 requiredField(l, "entry", s.entry);
                 optionalField(l, "args", s.args);
                 optionalField(l, "label", s.label);
+                optionalIntField(l, "grid", s.grid);
+                optionalIntField(l, "block", s.block);
+                optionalIntField(l, "shared_bytes", s.sharedBytes);
                 if (s.entry.empty()) return errorList("launch " + std::to_string(r.launches.size()) + " has no entry");
+                constexpr std::int64_t kMaxDim = 2147483647;
+                auto inRange = [&](const char* key, std::int64_t v, std::int64_t lo) -> std::string {
+                    if (v >= lo && v <= kMaxDim) return {};
+                    return "launch '" + launchLabel(s) + "': field '" + key + "' is " + std::to_string(v) +
+                           ", must be between " + std::to_string(lo) + " and " + std::to_string(kMaxDim);
+                };
+                for (const std::string& e : {inRange("grid", s.grid, 1), inRange("block", s.block, 1),
+                                             inRange("shared_bytes", s.sharedBytes, 0)})
+                    if (!e.empty()) return errorList(e);
                 for (int a : s.args)
                     if (a < 0 || static_cast<std::size_t>(a) >= r.buffers.size())
                         return errorList("launch '" + launchLabel(s) + "' names buffer " + std::to_string(a) + " but there are " +
@@ -130,6 +181,9 @@ support::Expected<RunRequest> runRequestFromJson(const json& j) {
         }
         r.rotateBytes = 0;
         optionalField(j, "rotate_bytes", r.rotateBytes);
+        if (r.rotateBytes < -1 || (r.rotateBytes < 0 && r.target == RunTarget::Cpu))
+            return errorList("field 'rotate_bytes' is negative" +
+                             std::string(r.target == RunTarget::Cuda ? " (-1 = the device default)" : ""));
         return r;
     } catch (const std::exception& e) {
         return errorList(e.what());
@@ -149,8 +203,10 @@ json runResultToJson(const RunResult& r) {
         e["rotated_copies"] = k.rotatedCopies;
         kernels.push_back(std::move(e));
     }
-    return {{"ok", true}, {"timed", r.timed}, {"threads", r.threads}, {"kernels", std::move(kernels)},
-            {"total", timingStatsToJson(r.total)}};
+    json j = {{"ok", true}, {"timed", r.timed}, {"threads", r.threads}, {"kernels", std::move(kernels)},
+              {"total", timingStatsToJson(r.total)}};
+    if (r.device) j["device"] = cuda::cudaDeviceInfoToJson(*r.device);
+    return j;
 }
 
 support::Expected<RunResult> runResultFromJson(const json& j) {
@@ -170,6 +226,11 @@ support::Expected<RunResult> runResultFromJson(const json& j) {
             }
         }
         if (auto it = j.find("total"); it != j.end() && !it->is_null()) r.total = statsFromJson(*it);
+        if (auto it = j.find("device"); it != j.end() && !it->is_null()) {
+            auto device = cuda::cudaDeviceInfoFromJson(*it);
+            if (!device) return device.diagnostics();
+            r.device = std::move(*device);
+        }
         return r;
     } catch (const std::exception& e) {
         return errorList(e.what());

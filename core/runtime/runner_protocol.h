@@ -21,6 +21,9 @@
 ///   `threads` when > 0; otherwise OpenMP follows OMP_NUM_THREADS, which the client sets when it
 ///   starts the runner) and `extern "C" int tessera_get_max_threads(void)` (reported as `threads`
 ///   and `omp_max_threads`).
+/// - A CUDA run (`"target":"cuda"`) loads `module`, a .cubin or .ptx file (cuModuleLoadDataEx;
+///   PTX is JIT-compiled by the driver), and launches its `__global__` kernels `entry` with one
+///   parameter per arg: the device address (CUdeviceptr) of the i-th buffer named by that launch.
 ///
 /// Requests (client -> runner)
 /// - `{"request":"hello","protocol":1,"library":"/path/k.so"}` — "library" is optional.
@@ -47,6 +50,39 @@
 ///   Answer: `{"ok":true,"timed":true,"threads":4,"kernels":[{"label":"Conv_0","median_s":..,"min_s":..,
 ///   "max_s":..,"q1_s":..,"q3_s":..,"mean_s":..,"reps":12,"rotated_copies":8}, ...],"total":{same fields}}`
 ///   (kernels empty and total zero when not timed; rotated_copies 1 = no rotation; times in s).
+/// - CUDA runs: the same request with `"target":"cuda"` (default "cpu"), `"module":"/path/k.cubin"`
+///   (or .ptx; "library" is then optional and unused) and `"device":0` (ordinal); each launch also
+///   has `"grid":G,"block":B` (x dimensions; y and z are 1; default 1) and `"shared_bytes":S`
+///   (dynamic shared memory, default 0; above 48 KiB the runner opts the kernel in first).
+///   The runner (which keeps one primary context per device for its life and caches modules by
+///   path) allocates one device buffer per buffer (cuMemAlloc), copies every buffer host to device
+///   from the arena, then:
+///   1. launches each launch once, in order, on the default stream (`{"event":"launch","index":i}`
+///      before each, cuCtxSynchronize after each so that a fault is attributed to its kernel), and
+///      copies every buffer device to host into the arena, in buffer order (buffers that overlap
+///      in the arena are separate on the device: the later buffer's bytes win);
+///   2. when timing.time, for each launch (`{"event":"time","index":i}`): `warmup` untimed
+///      launches, then batches of launches timed with a CUDA event pair (one batch of n launches
+///      counts as n samples of elapsed/n; batches are kept small enough for >= 10 of them) until
+///      min_reps launches and min_seconds of timed time, or max_reps launches. Rotation as on the
+///      CPU, through device copies of the launch's buffers (cuMemcpyDtoD; at most a quarter of
+///      the free device memory); `"rotate_bytes":-1` means 2 x the device's L2 (what the client
+///      sends for a cuda request whose rotateBytes is -1);
+///   3. `{"event":"time_total"}` and the whole sequence timed the same way (no rotation).
+///   Device memory is freed after each request. Answer: as above, plus `"device":{...}` (the
+///   device's CudaDeviceInfo, core/runtime/cuda/cuda_driver.h) and `"threads":0`.
+///   Errors: `{"ok":false,"error":"no CUDA driver found (...)"}` (or "CUDA driver found but no
+///   device ..."), "cannot read module '...': ...", "cannot load module '...': CUDA_ERROR_... (...)
+///   <JIT log>", "entry 'X' not found in module '...'", "cannot allocate N bytes on the GPU for
+///   buffer i: ...", "kernel 'LABEL' could not be launched (grid G, block B, shared S bytes):
+///   CUDA_ERROR_INVALID_VALUE (...)"; the runner keeps serving after these. A fault that leaves
+///   the context unusable (illegal or misaligned address, illegal instruction, launch failure,
+///   device assert, ...): `{"ok":false,"error":"kernel 'LABEL' faulted on the GPU:
+///   CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)","fatal":true}`, after
+///   which the runner exits with status kRunnerFatalExitStatus; the client reports the error and
+///   starts a fresh runner for the next request.
+/// - `{"request":"devices"}` -> `{"ok":true,"devices":[{CudaDeviceInfo JSON}, ...]}`, or
+///   `{"ok":false,"error":"no CUDA driver found (...)"}` (the runner keeps serving).
 /// - Any failure the runner can report: `{"ok":false,"error":"cannot load library '...': <dlerror>"}`
 ///   (also: entry not found, a buffer outside the arena, a bad request, an unknown request). After
 ///   such an answer the runner keeps serving.
@@ -57,11 +93,13 @@
 /// Thread rules: plain values and pure conversions; safe from any thread.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/runtime/cuda/cuda_driver.h"
 #include "core/runtime/timing.h"
 #include "core/support/expected.h"
 
@@ -71,6 +109,8 @@ namespace tessera::runtime {
 inline constexpr int kRunnerProtocolVersion = 1;
 /// The most copies a launch's buffers are rotated through.
 inline constexpr int kMaxRotatedCopies = 64;
+/// The runner's exit status after a fatal answer (a GPU fault that left its context unusable).
+inline constexpr int kRunnerFatalExitStatus = 4;
 
 /// A buffer: `bytes` bytes at `offset` in the arena.
 struct BufferSpec {
@@ -78,12 +118,22 @@ struct BufferSpec {
     std::int64_t bytes = 0;
 };
 
-/// One kernel call: `entry` exported by the library, called with the addresses of args[i].
+/// One kernel call: `entry` exported by the library (or the CUDA module), called with the
+/// addresses of args[i].
 struct LaunchSpec {
     std::string entry;
     std::vector<int> args;  ///< indices into RunRequest::buffers
     std::string label;      ///< shown in results and errors; empty = entry
+    // CUDA only (ignored on the CPU): the launch configuration, x dimensions (y = z = 1).
+    std::int64_t grid = 1;         ///< blocks, 1 .. 2^31-1
+    std::int64_t block = 1;        ///< threads per block, 1 .. 2^31-1 (the driver refuses > 1024)
+    std::int64_t sharedBytes = 0;  ///< dynamic shared memory per block, 0 .. 2^31-1
 };
+
+/// Where a run executes.
+enum class RunTarget { Cpu, Cuda };
+/// "cpu" / "cuda".
+const char* runTargetName(RunTarget t);
 
 struct TimingRequest {
     bool time = true;          ///< false: run once, no timing
@@ -94,15 +144,19 @@ struct TimingRequest {
 };
 
 struct RunRequest {
-    std::string libraryPath;
+    RunTarget target = RunTarget::Cpu;
+    std::string libraryPath;        ///< CPU: the kernel library (.so)
+    std::string modulePath;         ///< CUDA: the .cubin or .ptx file
+    int device = 0;                 ///< CUDA: device ordinal
     std::string arenaPath;          ///< SharedArena::path()
     std::int64_t arenaBytes = 0;    ///< SharedArena::size()
     std::vector<BufferSpec> buffers;
     std::vector<LaunchSpec> launches;
     int threads = 0;                ///< 0 = the runner's default (OMP_NUM_THREADS at spawn)
     TimingRequest timing;
-    /// Rotate a launch's buffers when they total fewer bytes than this. -1 (RunnerClient fills
-    /// in 2 x lastLevelCacheBytes()), 0 = never.
+    /// Rotate a launch's buffers when they total fewer bytes than this. -1: the default (CPU:
+    /// RunnerClient fills in 2 x lastLevelCacheBytes(); CUDA: the runner uses 2 x the device's
+    /// L2), 0 = never.
     std::int64_t rotateBytes = -1;
     /// Client side only: the longest the runner may go without progress (one launch of the
     /// checked pass, one kernel's timing, the end-to-end timing) before it is killed.
@@ -120,6 +174,7 @@ struct RunResult {
     std::vector<KernelTiming> kernels;  ///< one per launch, in order (empty when not timed)
     TimingStats total;                  ///< the whole sequence end to end
     int threads = 0;                    ///< tessera_get_max_threads() when exported, else the request's (0 = unknown)
+    std::optional<cuda::CudaDeviceInfo> device;  ///< CUDA runs: the device that ran them
 };
 
 struct RunnerHello {

@@ -13,6 +13,8 @@
 #include <memory>
 #include <set>
 
+#include "core/runtime/cuda/cuda_driver.h"
+#include "core/runtime/cuda/cuda_runner.h"
 #include "core/runtime/runner_protocol.h"
 #include "core/runtime/shared_arena.h"
 #include "core/runtime/timing.h"
@@ -93,7 +95,10 @@ int threadsFromEnvironment() {
 
 }  // namespace
 
+RunnerService::RunnerService() = default;
+
 RunnerService::~RunnerService() {
+    m_cuda.reset();
     for (auto& [path, handle] : m_libraries) ::dlclose(handle);
 }
 
@@ -118,6 +123,7 @@ json RunnerService::handle(const json& request, const Emit& emit) {
         const std::string kind = it->get<std::string>();
         if (kind == "hello") return hello(request);
         if (kind == "run") return run(request, emit);
+        if (kind == "devices") return devices();
         return failure("unknown request '" + kind + "'");
     } catch (const std::exception& e) {
         return failure(std::string("bad request: ") + e.what());
@@ -143,6 +149,12 @@ json RunnerService::run(const json& requestJson, const Emit& emit) {
     const RunRequest& req = *parsed;
 
     std::string error;
+    if (req.target == RunTarget::Cuda) {
+        ArenaMapping arena;
+        if (!arena.map(req.arenaPath, req.arenaBytes, error)) return failure(error);
+        if (!m_cuda) m_cuda = std::make_unique<cuda::CudaRunner>();
+        return m_cuda->run(req, arena.data(), emit);
+    }
     void* lib = library(req.libraryPath, error);
     if (!lib) return failure(error);
     std::vector<KernelFn> fns;
@@ -251,6 +263,14 @@ json RunnerService::run(const json& requestJson, const Emit& emit) {
     return runResultToJson(result);
 }
 
+json RunnerService::devices() {
+    auto list = cuda::listCudaDevices();
+    if (!list) return failure(list.diagnostics().items().front().message);
+    json out = json::array();
+    for (const auto& d : *list) out.push_back(cuda::cudaDeviceInfoToJson(d));
+    return {{"ok", true}, {"devices", std::move(out)}};
+}
+
 int serveRunner(int inFd, int outFd) {
     bool writeFailed = false;
     auto writeLine = [&](const json& j) {
@@ -269,6 +289,7 @@ int serveRunner(int inFd, int outFd) {
         }
     };
     RunnerService service;
+    bool fatal = false;
     auto process = [&](const std::string& line) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) return;
         json request = json::parse(line, nullptr, false);
@@ -276,7 +297,9 @@ int serveRunner(int inFd, int outFd) {
             writeLine(failure("bad request: not valid JSON"));
             return;
         }
-        writeLine(service.handle(request, writeLine));
+        const json answer = service.handle(request, writeLine);
+        writeLine(answer);
+        if (auto it = answer.find("fatal"); it != answer.end() && it->is_boolean() && it->get<bool>()) fatal = true;
     };
     std::string buffer;
     char chunk[65536];
@@ -289,11 +312,13 @@ int serveRunner(int inFd, int outFd) {
         for (std::size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
             process(buffer.substr(start, nl - start));
             if (writeFailed) return 1;
+            if (fatal) return kRunnerFatalExitStatus;
         }
         buffer.erase(0, start);
     }
     if (!buffer.empty()) process(buffer);
-    return writeFailed ? 1 : 0;
+    if (writeFailed) return 1;
+    return fatal ? kRunnerFatalExitStatus : 0;
 }
 
 }  // namespace tessera::runtime
