@@ -1,6 +1,9 @@
 // tessera-runner: runs user kernels for the IDE and the CLI in a separate process, speaking the
 // line-delimited JSON protocol of core/runtime/runner_protocol.h on stdin/stdout. A kernel that
 // crashes takes only this process down; the client reports the signal as a diagnostic.
+// CUDA kernels run here too: this process owns the CUDA contexts (the driver is loaded at run
+// time, core/runtime/cuda/cuda_driver.h). After a GPU fault that leaves a context unusable it
+// sends the fatal answer and exits with kRunnerFatalExitStatus; the client starts a fresh runner.
 
 #include <signal.h>
 #include <sys/prctl.h>
