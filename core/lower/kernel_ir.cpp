@@ -485,7 +485,7 @@ public:
         case StmtKind::Allocate: {
             const auto& b = m_k.buffers.at(static_cast<std::size_t>(s->buffer));
             os << pad << "alloc " << bufName(s->buffer) << ": " << ir::dtypeName(b.dtype) << shapeStr(b.shape) << " "
-               << memoryScopeName(b.scope) << "\n";
+               << memoryScopeName(b.scope) << (b.perThread ? " per-thread" : "") << "\n";
             stmt(s->body[0], indent, os);
             break;
         }

@@ -55,6 +55,11 @@ struct BufferDecl {
     std::vector<std::int64_t> shape;  ///< every extent >= 1 (scalars: {})
     MemoryScope scope = MemoryScope::Global;
     BufferRole role = BufferRole::Temp;
+    /// A Local buffer holding per-thread state across the phases of a block (see the comment on
+    /// ForKind): allocated outside the Threads loops, shape[0] equals their extent, and every
+    /// access has the enclosing Threads loop's variable as its first index. Only Local buffers
+    /// may set it.
+    bool perThread = false;
 
     std::int64_t numElements() const;
     std::int64_t bytes() const;  ///< numElements * dtypeSize
@@ -163,6 +168,17 @@ enum class StmtKind { Seq, For, If, Let, Store, Allocate, Barrier, Evaluate, Com
 ///   at most 1024. Several Threads loops may follow each other (e.g. fill a Shared tile, Barrier,
 ///   compute); a Threads loop never contains a Barrier or another Threads loop, and a Barrier
 ///   never sits under a condition that depends on a thread. CPU: Serial.
+/// - Per-thread buffers (`BufferDecl::perThread`): a Local buffer allocated outside the Threads
+///   loops that carries one thread's state from one phase to the next (a GEMM accumulator that
+///   the zero phase writes, the compute phases update and the store phase reads). Its leading
+///   dimension equals the extent of the Threads loops that touch it, and every load and store
+///   indexes it with the enclosing Threads loop's variable first: acc[t][i][j]. The interpreter,
+///   the static counts and the CPU back end treat it as an ordinary Local buffer (the phases run
+///   one after another, each over every t, so the full array is exactly right). The CUDA
+///   generator keeps only the running thread's row (`float acc[8*8]`, in registers when every
+///   other index is constant), which requires each thread to run at most one iteration of those
+///   Threads loops (extent <= block size); accesses whose first index is not the enclosing
+///   Threads variable, or outside any Threads loop, are errors there.
 enum class ForKind { Serial, Parallel, Unroll, Vectorize, Blocks, Threads };
 const char* forKindName(ForKind k);  ///< "serial", "parallel", "unroll", "vectorize", "blocks", "threads"
 
