@@ -215,6 +215,10 @@ protected:
     std::string operand(const ExprText& t, int minPrec) const;
     /// Integer literal of dtype t.
     static ExprText intLiteral(std::int64_t v, DType t);
+    /// The element of `buffer` that `indices` address, e.g. `in_X[i * 8 + j]` (row-major flat
+    /// index; a scalar temporary is its bare name). Loads and stores go through it; the CUDA
+    /// generator overrides it for per-thread buffers.
+    virtual std::string accessText(int buffer, const std::vector<lower::Expr>& indices);
 
 private:
     void emitKernel(int index, const lower::Kernel& k, const std::string& entry, GeneratedSource& out);
@@ -224,7 +228,6 @@ private:
     ExprText castText(const ExprText& a, DType from, DType to);
     ExprText callExpr(const lower::ExprNode& n);
     ExprText loadExpr(const lower::ExprNode& n);
-    std::string accessText(int buffer, const std::vector<lower::Expr>& indices);
     std::string storeValueText(const ExprText& v, DType valueType, DType bufferType);
     bool validBuffer(int buffer) const;
 

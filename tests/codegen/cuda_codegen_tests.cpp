@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <regex>
 #include <set>
@@ -159,6 +160,42 @@ Kernel serialKernel() {
     return k;
 }
 
+/// Row sums of X f32[2, 256] in blocks of 4 with a per-thread accumulator acc f32[64, 4]:
+/// Blocks w in 0..2 { alloc acc; Threads t: acc[t][i] = 0 (unrolled i); Barrier;
+/// Threads t: acc[t][i] += X[w, t * 4 + i]; Threads t: Y[w, t * 4 + i] = acc[t][i] * 3 }.
+Kernel perThreadKernel(std::int64_t rows = 64, std::int64_t threads = 64) {
+    Kernel k;
+    k.name = "phased";
+    k.opType = "Mul";
+    k.notes = {"per-thread accumulator across three phases"};
+    const int x = addParam(k, "X", DType::F32, {2, 256}, BufferRole::Input);
+    const int y = addParam(k, "Y", DType::F32, {2, 256}, BufferRole::Output);
+    lower::BufferDecl ab;
+    ab.name = "acc";
+    ab.dtype = DType::F32;
+    ab.shape = {rows, 4};
+    ab.scope = MemoryScope::Local;
+    ab.perThread = true;
+    const int acc = k.addBuffer(ab);
+    auto w = k.newVar("w");
+    auto phase = [&](const std::function<Stmt(Expr, Expr)>& body) {
+        auto t = k.newVar("t"), i = k.newVar("i");
+        return lower::forLoop(t, lower::intImm(threads),
+                              lower::forLoop(i, lower::intImm(4), body(varRef(t), varRef(i)), ForKind::Unroll),
+                              ForKind::Threads);
+    };
+    Stmt zero = phase([&](Expr t, Expr i) { return lower::store(acc, {t, i}, lower::floatImm(0.0)); });
+    Stmt add = phase([&](Expr t, Expr i) {
+        return lower::store(acc, {t, i}, lower::load(acc, DType::F32, {t, i}) + lower::load(x, DType::F32, {varRef(w), t * 4 + i}));
+    });
+    Stmt out = phase([&](Expr t, Expr i) {
+        return lower::store(y, {varRef(w), t * 4 + i}, lower::load(acc, DType::F32, {t, i}) * lower::floatImm(3.0));
+    });
+    k.body = lower::forLoop(w, lower::intImm(2), lower::allocate(acc, lower::seq({zero, lower::barrier(), add, out})),
+                            ForKind::Blocks);
+    return k;
+}
+
 /// A kernel whose only loop is `kind` with `extent` (body: Y[0] = 1).
 Kernel oneLoopKernel(ForKind kind, std::int64_t extent) {
     Kernel k;
@@ -233,6 +270,28 @@ TEST(CudaCodegen, GoldenSerialKernelWithoutWorkerLoops) {
     EXPECT_NE(s.find("    #pragma unroll 4\n    for (int64_t v = 0; v < 8; ++v) {\n"), std::string::npos);
     EXPECT_NE(s.find("out_D[0] = __longlong_as_double(0x7ff0000000000000LL);"), std::string::npos);
     EXPECT_NE(s.find("tsr_floordiv<int64_t>(j - 3, 2)"), std::string::npos);
+}
+
+TEST(CudaCodegen, GoldenPerThreadBufferKeepsOneRow) {
+    const auto k = perThreadKernel();
+    const CudaModule m = generateOne(k);
+    ASSERT_EQ(m.launches.size(), 1u);
+    expectLaunch(m.launches[0], 2, 64, 0);
+    checkGolden("cuda/per_thread.cu.txt", m.source.source);
+    const std::string& s = m.source.source;
+    EXPECT_NE(s.find("        float t_acc[4];  // per-thread f32[64,4]: this thread's row\n"), std::string::npos) << s;
+    EXPECT_NE(s.find("t_acc[i] = t_acc[i] + in_X[w * 256 + (t * 4 + i)];"), std::string::npos) << s;
+    // a row of one element is a scalar
+    Kernel one = perThreadKernel();
+    one.buffers[2].shape = {64, 1};
+    auto v = one.newVar("t");
+    one.body = lower::allocate(2, lower::forLoop(v, lower::intImm(64),
+                                                 lower::seq({lower::store(2, {varRef(v), lower::intImm(0)}, lower::floatImm(1.0)),
+                                                             lower::store(1, {lower::intImm(0), varRef(v)}, lower::load(2, DType::F32, {varRef(v), lower::intImm(0)}))}),
+                                                 ForKind::Threads));
+    const std::string s1 = generateOne(one).source.source;
+    EXPECT_NE(s1.find("    float t_acc;  // per-thread f32[64,1]: this thread's row\n"), std::string::npos) << s1;
+    EXPECT_NE(s1.find("        t_acc = 1.0f;\n        out_Y[t] = t_acc;\n"), std::string::npos) << s1;
 }
 
 TEST(CudaCodegen, ModuleOfSeveralKernelsHasUniqueEntriesAndLaunchesInOrder) {
@@ -412,6 +471,46 @@ TEST(CudaCodegenErrors, LocalAndSharedSizeLimits) {
     EXPECT_EQ(onlyError(make(MemoryScope::Global, 4)),
               "kernel 'big' allocates buffer 'scratch' in global memory; the CUDA target allocates only shared and local "
               "buffers");
+}
+
+TEST(CudaCodegenErrors, PerThreadBufferRules) {
+    EXPECT_EQ(onlyError(perThreadKernel()), "<ok>");
+    EXPECT_EQ(onlyError(perThreadKernel(32, 64)),
+              "per-thread buffer 'acc' of kernel 'phased' has 32 rows but Threads loop 't' has 64 iterations");
+    CudaOptions narrow;
+    narrow.maxThreadsPerBlock = 32;
+    const Kernel k = perThreadKernel();
+    auto bad = generateCuda({&k}, narrow);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.diagnostics().items()[0].message,
+              "per-thread buffer 'acc' of kernel 'phased' is used in Threads loop 't' of 64 iterations, more than the 32 "
+              "threads of a block (each thread keeps one row: it must run at most one iteration)");
+    // outside a Threads loop; indexed by something else first
+    Kernel out = perThreadKernel();
+    auto w = out.newVar("w"), t = out.newVar("t");
+    out.body = lower::forLoop(w, lower::intImm(2),
+                              lower::allocate(2, lower::store(2, {lower::intImm(0), lower::intImm(0)}, lower::floatImm(1.0))),
+                              ForKind::Blocks);
+    EXPECT_EQ(onlyError(out), "per-thread buffer 'acc' of kernel 'phased' is accessed outside a Threads loop");
+    Kernel other = perThreadKernel();
+    other.body = lower::allocate(
+        2, lower::forLoop(t, lower::intImm(64),
+                          lower::store(1, {lower::intImm(0), varRef(t)},
+                                       lower::load(2, DType::F32, {lower::intImm(63) - varRef(t), lower::intImm(0)})),
+                          ForKind::Threads));
+    EXPECT_EQ(onlyError(other), "per-thread buffer 'acc' of kernel 'phased' is not indexed by the enclosing Threads loop "
+                                "variable 't' first");
+    Kernel shared = perThreadKernel();
+    shared.buffers[2].scope = MemoryScope::Shared;
+    EXPECT_EQ(onlyError(shared),
+              "per-thread buffer 'acc' of kernel 'phased' must be a local buffer with a leading thread dimension");
+    // the size limit applies to one thread's row
+    Kernel big = perThreadKernel();
+    big.buffers[2].shape = {64, 16384};  // 64 KiB per thread: still fine
+    EXPECT_EQ(onlyError(big), "<ok>");
+    big.buffers[2].shape = {64, 16385};
+    EXPECT_EQ(onlyError(big), "local buffer 'acc' of kernel 'phased' needs 65540 bytes; the CUDA target keeps local "
+                              "buffers in registers/stack (max 65536)");
 }
 
 TEST(CudaCodegenErrors, BadParameterIndexAndOptions) {
@@ -619,8 +718,8 @@ void expectEntries(const std::string& ptx, const std::vector<std::string>& entri
 
 TEST(CudaCodegenNvrtc, HandBuiltKernelsCompile) {
     SKIP_WITHOUT_NVRTC();
-    const auto a = elementwiseKernel(), b = stagedKernel(), c = halfKernel(), d = serialKernel();
-    auto m = generateCuda({&a, &b, &c, &d});
+    const auto a = elementwiseKernel(), b = stagedKernel(), c = halfKernel(), d = serialKernel(), e = perThreadKernel();
+    auto m = generateCuda({&a, &b, &c, &d, &e});
     ASSERT_TRUE(m.ok());
     const std::string ptx = compileForSm90(m->source.source);
     expectEntries(ptx, m->source.entryPoints);

@@ -78,7 +78,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 /// Walks a kernel body: worker-loop extents, shared bytes, and the structural errors.
 class KernelAnalysis {
 public:
-    explicit KernelAnalysis(const Kernel& k) : m_k(k) {}
+    KernelAnalysis(const Kernel& k, const CudaOptions& o) : m_k(k), m_options(o) {}
 
     void run() {
         for (std::size_t i = 0; i < m_k.params.size(); ++i) {
@@ -136,13 +136,19 @@ private:
                           " is inside Threads loop " + varText(*m_threads) + "; a block has one level of threads");
                 }
             }
+            checkExpr(n.extent);
             const lower::Var* savedBlocks = m_blocks;
             const lower::Var* savedThreads = m_threads;
+            const Expr savedExtent = m_threadsExtent;
             if (blocks && !m_blocks) m_blocks = &n.var;
-            if (threads && !m_threads) m_threads = &n.var;
+            if (threads && !m_threads) {
+                m_threads = &n.var;
+                m_threadsExtent = n.extent;
+            }
             for (const auto& b : n.body) walk(b);
             m_blocks = savedBlocks;
             m_threads = savedThreads;
+            m_threadsExtent = savedExtent;
             return;
         }
         case StmtKind::Barrier:
@@ -160,9 +166,12 @@ private:
                 if (b.scope == MemoryScope::Global) {
                     error("kernel " + quoted(m_k.name) + " allocates buffer " + quoted(b.name) +
                           " in global memory; the CUDA target allocates only shared and local buffers");
-                } else if (b.scope == MemoryScope::Local && b.bytes() > kCudaMaxLocalBytes) {
+                } else if (b.perThread && (b.scope != MemoryScope::Local || b.shape.empty())) {
+                    error("per-thread buffer " + quoted(b.name) + " of kernel " + quoted(m_k.name) +
+                          " must be a local buffer with a leading thread dimension");
+                } else if (b.scope == MemoryScope::Local && threadBytes(b) > kCudaMaxLocalBytes) {
                     error("local buffer " + quoted(b.name) + " of kernel " + quoted(m_k.name) + " needs " +
-                          std::to_string(b.bytes()) +
+                          std::to_string(threadBytes(b)) +
                           " bytes; the CUDA target keeps local buffers in registers/stack (max " +
                           std::to_string(kCudaMaxLocalBytes) + ")");
                 } else if (b.scope == MemoryScope::Shared && used && m_sharedCounted.insert(n.buffer).second) {
@@ -171,17 +180,70 @@ private:
             }
             break;
         }
+        case StmtKind::Store: checkAccess(n.buffer, n.indices); break;
         default: break;
         }
+        checkExpr(n.extent);
+        checkExpr(n.value);
+        for (const auto& i : n.indices) checkExpr(i);
         for (const auto& b : n.body) walk(b);
         walk(n.elseBody);
     }
 
+    /// Bytes one thread holds of a Local buffer (a per-thread buffer: one row).
+    static std::int64_t threadBytes(const BufferDecl& b) {
+        if (b.perThread && !b.shape.empty() && b.shape[0] > 0) return b.bytes() / b.shape[0];
+        return b.bytes();
+    }
+
+    void checkExpr(const Expr& e) {
+        if (!e) return;
+        if (e->kind == ExprKind::Load) checkAccess(e->buffer, e->args);
+        for (const auto& a : e->args) checkExpr(a);
+    }
+
+    /// A per-thread buffer is addressed by the enclosing Threads loop's variable first, inside a
+    /// Threads loop of the buffer's leading extent that runs at most once per thread.
+    void checkAccess(int buffer, const std::vector<Expr>& indices) {
+        if (buffer < 0 || buffer >= static_cast<int>(m_k.buffers.size())) return;
+        const BufferDecl& b = m_k.buffers[static_cast<std::size_t>(buffer)];
+        if (!b.perThread || b.shape.empty() || m_perThreadReported.count(buffer)) return;
+        const std::size_t before = diags.items().size();
+        checkPerThreadAccess(b, indices);
+        if (diags.items().size() != before) m_perThreadReported.insert(buffer);  // its first problem only
+    }
+
+    void checkPerThreadAccess(const BufferDecl& b, const std::vector<Expr>& indices) {
+        const std::string what = "per-thread buffer " + quoted(b.name) + " of kernel " + quoted(m_k.name);
+        if (!m_threads) {
+            error(what + " is accessed outside a Threads loop");
+            return;
+        }
+        if (indices.size() != b.shape.size() || !indices[0] || indices[0]->kind != ExprKind::VarRef ||
+            indices[0]->var.id != m_threads->id) {
+            error(what + " is not indexed by the enclosing Threads loop variable " + varText(*m_threads) + " first");
+            return;
+        }
+        std::int64_t extent = 0;
+        if (!m_threadsExtent.isIntImm(&extent)) return;  // reported with the loop
+        if (extent != b.shape[0]) {
+            error(what + " has " + std::to_string(b.shape[0]) + " rows but Threads loop " + varText(*m_threads) +
+                  " has " + std::to_string(extent) + " iterations");
+        } else if (extent > m_options.maxThreadsPerBlock) {
+            error(what + " is used in Threads loop " + varText(*m_threads) + " of " + std::to_string(extent) +
+                  " iterations, more than the " + std::to_string(m_options.maxThreadsPerBlock) +
+                  " threads of a block (each thread keeps one row: it must run at most one iteration)");
+        }
+    }
+
     const Kernel& m_k;
+    const CudaOptions& m_options;
     const lower::Var* m_blocks = nullptr;
     const lower::Var* m_threads = nullptr;
+    Expr m_threadsExtent;
     std::int64_t m_sharedBytes = 0;
     std::set<int> m_sharedCounted;
+    std::set<int> m_perThreadReported;
 };
 
 class CudaEmitter final : public CEmitter {
@@ -322,7 +384,7 @@ protected:
             w.indent();
             if (!s.body.empty()) emitStmt(s.body[0]);
             if (blocks && !s.body.empty() && usesBlockSync(s.body[0], kernel()))
-                w.line("__syncthreads();  // the block's next grid-stride iteration reuses its shared memory");
+                w.line("__syncthreads();  // end of the iteration: the next one reuses shared memory and barriers");
             endLoop(s);
             return;
         }
@@ -338,6 +400,14 @@ protected:
 
     void emitAllocateDecl(int buffer, const std::string& name) override {
         const BufferDecl& b = kernel().buffers[static_cast<std::size_t>(buffer)];
+        if (b.perThread) {
+            const std::int64_t row = b.numElements() / b.shape[0];
+            const std::string comment = "  // per-thread " + std::string(ir::dtypeName(b.dtype)) + shapeText(b.shape) +
+                                        ": this thread's row";
+            writer().line(storageType(b.dtype) + " " + name + (row == 1 ? "" : "[" + std::to_string(row) + "]") + ";" +
+                          comment);
+            return;
+        }
         if (b.scope != MemoryScope::Shared) {
             CEmitter::emitAllocateDecl(buffer, name);  // per-thread scalar or array (<= 64 KiB: validated)
             return;
@@ -350,6 +420,25 @@ protected:
             writer().line("__shared__ " + storageType(b.dtype) + " " + name + "[" + std::to_string(b.numElements()) +
                           "];" + comment);
         }
+    }
+
+    /// A per-thread buffer keeps only the running thread's row: the leading index (the enclosing
+    /// Threads loop's variable, validated) is dropped.
+    std::string accessText(int buffer, const std::vector<Expr>& indices) override {
+        const auto& bufs = kernel().buffers;
+        if (buffer < 0 || buffer >= static_cast<int>(bufs.size()) || !bufs[static_cast<std::size_t>(buffer)].perThread)
+            return CEmitter::accessText(buffer, indices);
+        const BufferDecl& b = bufs[static_cast<std::size_t>(buffer)];
+        if (b.shape.empty() || indices.size() != b.shape.size()) return "tsr_wrong_index_count[0]";
+        if (b.numElements() / b.shape[0] == 1) return bufferName(buffer);
+        std::vector<std::int64_t> strides(b.shape.size(), 1);
+        for (std::size_t d = b.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * b.shape[d];
+        Expr flat;
+        for (std::size_t d = 1; d < b.shape.size(); ++d) {
+            Expr term = indices[d] * strides[d];
+            flat = flat ? flat + term : term;
+        }
+        return bufferName(buffer) + "[" + expr(flat).text + "]";
     }
 
     std::string unrollPragma(std::int64_t n) const override {
@@ -410,7 +499,7 @@ CudaLaunch launchOf(const KernelAnalysis& a, const CudaOptions& o) {
 support::Expected<CudaLaunch> cudaLaunchFor(const Kernel& kernel, const CudaOptions& options) {
     support::DiagnosticList d = validateOptions(options);
     if (d.hasErrors()) return d;
-    KernelAnalysis a(kernel);
+    KernelAnalysis a(kernel, options);
     a.run();
     if (a.diags.hasErrors()) return std::move(a.diags);
     return launchOf(a, options);
@@ -427,7 +516,7 @@ support::Expected<CudaModule> generateCuda(const std::vector<const Kernel*>& ker
             ordered.emplace_back();
             continue;
         }
-        KernelAnalysis a(*k);
+        KernelAnalysis a(*k, options);
         a.run();
         diags.append(a.diags);
         const CudaLaunch l = launchOf(a, options);

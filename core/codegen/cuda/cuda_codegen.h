@@ -39,11 +39,19 @@
 ///   Barrier or touches a Shared buffer ends each iteration with `__syncthreads();` (a block that
 ///   runs several grid-stride iterations must not overwrite a tile slower threads still read).
 ///   Local buffers are per-thread scalars or arrays (registers / local memory).
+/// - Per-thread buffers (BufferDecl::perThread, kernel_ir.h): declared with the running thread's
+///   row only (`float t_acc[64];` for f32[256,8,8]); every access drops its leading index, which
+///   must be the enclosing Threads loop's variable. That loop's extent must equal the leading
+///   dimension and be at most maxThreadsPerBlock (so blockX covers it and each thread runs at
+///   most one iteration: the row stays the same thread's across phases).
 ///
 /// Errors (support::Diagnostic, the message names the kernel; no source is produced): a Blocks
 /// loop inside a Blocks or Threads loop, a Threads loop inside a Threads loop, a Barrier inside a
-/// Threads loop, a Blocks or Threads loop whose extent is not a constant, a Local buffer above
-/// kCudaMaxLocalBytes, Shared buffers above kCudaMaxStaticSharedBytes in all, invalid options.
+/// Threads loop, a Blocks or Threads loop whose extent is not a constant, a Local buffer (a
+/// per-thread buffer's row) above kCudaMaxLocalBytes, Shared buffers above
+/// kCudaMaxStaticSharedBytes in all, an allocated Global buffer, a per-thread buffer that is not
+/// Local, accessed outside a Threads loop, not indexed by that loop's variable first, or whose
+/// leading extent differs from the loop's or exceeds maxThreadsPerBlock; invalid options.
 ///
 /// Thread rules: pure function of its arguments; safe from any thread. The kernels are only read.
 
