@@ -72,6 +72,38 @@ struct GemmTileSpec {
 Stmt emitGemmTile(Kernel& k, const GemmTileSpec& s, const Expr& i0, const Expr& j0, const Expr& mExt,
                   const Expr& nExt, std::int64_t tm, std::int64_t tn);
 
+/// The CUDA GEMM template (lower_matmul_gpu.cpp), the GPU default of MatMul and Gemm: 128 x 128
+/// output tiles per block (grid = spatial(batch..., ceil(M/128), ceil(N/128))), 256 threads per
+/// block each computing an 8 x 8 register tile (block = repeat(2,2) * spatial(16,16) *
+/// repeat(4,4): a thread's rows are ty*4 + {0, 64} + 0..3 and its columns tx*4 + {0, 64} + 0..3,
+/// so the 16 threads of a half warp read 64 consecutive floats of a shared row), K stepped by 8
+/// with the A tile (transposed, k-major) and the B tile staged in shared memory, and a per-thread
+/// f32 accumulator (BufferDecl::perThread). Operands are f32/f16/bf16 (converted to f32 when
+/// staged); the result is stored in the output's dtype.
+inline constexpr std::int64_t kGpuGemmMinExtent = 64;  ///< M and N below this keep the default path
+
+/// What emitGpuGemm reads and writes: the operands as buffers of the kernel and their layout.
+struct GpuGemmSpec {
+    int a = -1, b = -1, y = -1;
+    int c = -1;                                ///< Gemm's C (broadcast to [M, N]); -1 without
+    std::vector<std::int64_t> batch;           ///< output batch dims (MatMul); empty for Gemm
+    std::vector<std::int64_t> aBatch, bBatch;  ///< A's and B's batch dims (numpy-broadcast to batch)
+    std::int64_t M = 1, N = 1, K = 1;
+    bool transA = false;                       ///< A stored [K, M] (else [.., M, K])
+    bool transB = false;                       ///< B stored [N, K] (else [.., K, N])
+    double alpha = 1.0, beta = 1.0;            ///< Y = alpha * A B + beta * C
+    std::vector<std::int64_t> cShape;          ///< C's shape (rank <= 2)
+};
+
+/// True when a MatMul/Gemm of output extents M x N with element types `types` (operands and
+/// output) takes the CUDA GEMM template: the target is Cuda, the node has no user mapping (grid,
+/// block, warp or thread level), M and N are >= kGpuGemmMinExtent and every type is f32, f16 or bf16.
+bool useGpuGemm(const LowerContext& ctx, std::int64_t M, std::int64_t N, const std::vector<DType>& types);
+
+/// The kernel body of the CUDA GEMM template; adds its temporaries to k and records the grid and
+/// block mappings and notes. The caller has added the parameters (spec's buffers).
+Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& spec);
+
 /// Geometry of a sliding window (Conv, pooling) over the spatial dims, as ONNX defines it.
 struct WindowGeom {
     std::vector<std::int64_t> in, k, s, d, pb, pe, out;  ///< per spatial dim

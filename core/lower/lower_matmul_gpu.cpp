@@ -1,0 +1,272 @@
+// The CUDA GEMM template (lower_heavy.h: useGpuGemm, emitGpuGemm): MatMul and Gemm on the CUDA
+// target with no user mapping, M and N >= 64.
+//
+// Schedule, as task mappings (Hidet's matmul template):
+//   grid  = spatial(batch..., ceil(M/128), ceil(N/128))       one block per 128 x 128 output tile
+//   block = repeat(2,2) * spatial(16,16) * repeat(4,4)         256 threads, 8 x 8 results each
+// Thread t = ty * 16 + tx owns rows g*64 + ty*4 + ii and columns h*64 + tx*4 + jj (g, h in {0,1},
+// ii, jj in 0..3): its 8 a-values and 8 b-values are two groups of 4 contiguous floats 64 apart,
+// so the 16 threads of a half warp read 64 consecutive floats of a shared row (no bank conflicts;
+// 4-float groups can become 128-bit shared loads), where a plain tx*8 + j layout would make
+// tx and tx+4 collide in the same banks.
+//
+// Kernel:
+//   blocks for w in 0..tiles                                 (grid)
+//     alloc As: f32[8, 132] shared; Bs: f32[8, 132] shared; acc: f32[256,8,8] local per-thread
+//     threads for t: acc[t][*][*] = 0
+//     for k0 in 0..ceil(K/8):
+//       threads for t: 4 elements of the A tile -> As[kk][m], 4 of the B tile -> Bs[kk][n]
+//                      (guarded: zero outside M, N, K; consecutive t read consecutive addresses
+//                      of the operand's contiguous dimension)
+//       barrier
+//       threads for t: for kk (unrolled): a[0..8] = As[kk][..], b[0..8] = Bs[kk][..];
+//                      acc[t][i][j] += a[i] * b[j]
+//       barrier
+//     threads for t: Y = epilogue(acc[t]) (alpha, beta * C), guarded at the M/N edges
+// Shared rows are padded by 4 floats (132 = 33 * 4, rows stay 16-byte aligned): the k-contiguous
+// tile loads store 8 consecutive kk of 4 consecutive m per warp, which without padding would hit
+// only 4 banks.
+
+#include <algorithm>
+#include <string>
+
+#include "core/lower/lower_heavy.h"
+
+namespace tessera::lower::detail {
+
+using schedule::TaskMapping;
+
+namespace {
+
+constexpr std::int64_t kBM = 128, kBN = 128, kBK = 8;  // block tile
+constexpr std::int64_t kTY = 16, kTX = 16;             // threads per block: spatial(16, 16)
+constexpr std::int64_t kThreads = kTY * kTX;
+constexpr std::int64_t kGroups = 2, kGroup = 4;        // per thread: repeat(2) * .. * repeat(4) per dim
+constexpr std::int64_t kTM = kGroups * kGroup, kTN = kGroups * kGroup;
+constexpr std::int64_t kGroupStride = kBM / kGroups;   // 64: rows of one group of the block tile
+constexpr std::int64_t kPad = 4;                       // floats of padding per shared row
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool isGemmFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+/// A && b where either may be null (no condition).
+Expr andMaybe(const Expr& a, const Expr& b) {
+    if (!a) return b;
+    if (!b) return a;
+    return a && b;
+}
+
+TaskMapping mappingOf(support::Expected<TaskMapping> m) { return std::move(*m); }
+
+}  // namespace
+
+bool useGpuGemm(const LowerContext& ctx, std::int64_t M, std::int64_t N, const std::vector<DType>& types) {
+    if (ctx.options.target != Target::Cuda) return false;
+    if (ctx.schedule) {
+        for (const char* level : {"grid", "block", "warp", "thread"})
+            if (ctx.schedule->mapping(level)) return false;
+    }
+    if (M < kGpuGemmMinExtent || N < kGpuGemmMinExtent) return false;
+    return std::all_of(types.begin(), types.end(), isGemmFloat);
+}
+
+Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
+    const DType accT = DType::F32;
+    const Expr zero = floatImm(0.0, accT);
+    const std::size_t nb = s.batch.size();
+    const auto bufType = [&](int b) { return k.buffers[static_cast<std::size_t>(b)].dtype; };
+    const DType aT = bufType(s.a), bT = bufType(s.b), yT = bufType(s.y);
+    const DType cT = s.c >= 0 ? bufType(s.c) : accT;
+
+    std::vector<std::int64_t> gridShape = s.batch;
+    gridShape.push_back(ceilDiv(s.M, kBM));
+    gridShape.push_back(ceilDiv(s.N, kBN));
+    MappingPlan plan;
+    plan.target = Target::Cuda;
+    plan.grid = mappingOf(TaskMapping::spatial(gridShape));
+
+    BufferDecl tile;
+    tile.dtype = accT;
+    tile.scope = MemoryScope::Shared;
+    tile.name = "As";
+    tile.shape = {kBK, kBM + kPad};
+    const int As = k.addBuffer(tile);
+    tile.name = "Bs";
+    tile.shape = {kBK, kBN + kPad};
+    const int Bs = k.addBuffer(tile);
+    BufferDecl accDecl;
+    accDecl.name = "acc";
+    accDecl.dtype = accT;
+    accDecl.scope = MemoryScope::Local;
+    accDecl.shape = {kThreads, kTM, kTN};
+    accDecl.perThread = true;
+    const int acc = k.addBuffer(accDecl);
+    BufferDecl reg;
+    reg.dtype = accT;
+    reg.scope = MemoryScope::Local;
+    reg.name = "a";
+    reg.shape = {kTM};
+    const int aReg = k.addBuffer(reg);
+    reg.name = "b";
+    reg.shape = {kTN};
+    const int bReg = k.addBuffer(reg);
+
+    const std::string blockText = "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")";
+    // A phase: every thread of the block runs body(t) (kernel_ir.h: Threads loops).
+    auto threads = [&](const std::function<Stmt(const Expr&)>& body) {
+        const Var t = k.newVar("t");
+        return forLoop(t, intImm(kThreads), body(varRef(t)), ForKind::Threads, 0, "block = " + blockText);
+    };
+    // body(ty, tx) with ty = t / 16 and tx = t % 16 bound by Lets.
+    auto withYX = [&](const Expr& t, const std::function<Stmt(const Expr&, const Expr&)>& body) {
+        const Var ty = k.newVar("ty"), tx = k.newVar("tx");
+        return let(ty, t / intImm(kTX), let(tx, t % intImm(kTX), body(varRef(ty), varRef(tx))));
+    };
+    auto unrolled = [&](const std::string& hint, std::int64_t n, const std::function<Stmt(const Expr&)>& body) {
+        return loopOver(k, hint, intImm(n), ForKind::Unroll, body);
+    };
+
+    Stmt body = emitMappedLoops(k, plan, gridShape, [&](const std::vector<Expr>& g) {
+        const std::vector<Expr> bidx(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
+        const Expr rowBase = g[nb] * intImm(kBM), colBase = g[nb + 1] * intImm(kBN);
+        const std::vector<Expr> aB = broadcastIndex(bidx, s.aBatch), bB = broadcastIndex(bidx, s.bBatch);
+        auto aAt = [&](const Expr& i, const Expr& kk) {
+            std::vector<Expr> idx = aB;
+            if (s.transA) {
+                idx.push_back(kk);
+                idx.push_back(i);
+            } else {
+                idx.push_back(i);
+                idx.push_back(kk);
+            }
+            return cast(load(s.a, aT, idx), accT);
+        };
+        auto bAt = [&](const Expr& kk, const Expr& j) {
+            std::vector<Expr> idx = bB;
+            if (s.transB) {
+                idx.push_back(j);
+                idx.push_back(kk);
+            } else {
+                idx.push_back(kk);
+                idx.push_back(j);
+            }
+            return cast(load(s.b, bT, idx), accT);
+        };
+
+        // Zero the accumulator.
+        Stmt init = threads([&](const Expr& t) {
+            return unrolled("i", kTM, [&](const Expr& i) {
+                return unrolled("j", kTN, [&](const Expr& j) { return store(acc, {t, i, j}, zero); });
+            });
+        });
+
+        // Stage one operand tile of `rows` x kBK (rows = m or n) at k offset k0 into `dst`[kk][row].
+        // kContiguous: the operand's k dimension is contiguous in memory, so consecutive threads
+        // take consecutive kk (8 per row); otherwise consecutive rows.
+        auto stage = [&](const Expr& t, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
+                         std::int64_t rows, std::int64_t extent,
+                         const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
+            const std::int64_t perThread = rows * kBK / kThreads;  // 4
+            return unrolled("r", perThread, [&](const Expr& r) {
+                Expr row, kk;
+                if (kContiguous) {
+                    kk = t % intImm(kBK);
+                    row = t / intImm(kBK) + r * intImm(kThreads / kBK);
+                } else {
+                    row = t % intImm(rows);
+                    kk = t / intImm(rows) + r * intImm(kThreads / rows);
+                }
+                const Expr gRow = base + row, gK = kBase + kk;
+                Expr cond;
+                if (extent % rows != 0) cond = gRow < intImm(extent);
+                if (s.K % kBK != 0) cond = andMaybe(cond, gK < intImm(s.K));
+                Expr v = at(gRow, gK);
+                if (cond) v = select(cond, v, zero);
+                return store(dst, {kk, row}, v);
+            });
+        };
+
+        const Var k0 = k.newVar("k0");
+        const Expr kBase = varRef(k0) * intImm(kBK);
+        Stmt loadPhase = threads([&](const Expr& t) {
+            return seq({stage(t, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
+                        stage(t, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); })});
+        });
+        Stmt compute = threads([&](const Expr& t) {
+            return withYX(t, [&](const Expr& ty, const Expr& tx) {
+                Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
+                    auto fetch = [&](int reg, int tileBuf, const Expr& lane) {
+                        return unrolled("g", kGroups, [&](const Expr& gi) {
+                            return unrolled("q", kGroup, [&](const Expr& q) {
+                                return store(reg, {gi * intImm(kGroup) + q},
+                                             load(tileBuf, accT, {kk, gi * intImm(kGroupStride) + lane * intImm(kGroup) + q}));
+                            });
+                        });
+                    };
+                    Stmt fma = unrolled("i", kTM, [&](const Expr& i) {
+                        return unrolled("j", kTN, [&](const Expr& j) {
+                            const std::vector<Expr> idx{t, i, j};
+                            return store(acc, idx, load(acc, accT, idx) + load(aReg, accT, {i}) * load(bReg, accT, {j}));
+                        });
+                    });
+                    return seq({fetch(aReg, As, ty), fetch(bReg, Bs, tx), fma});
+                });
+                return allocate(aReg, allocate(bReg, steps));
+            });
+        });
+        Stmt mainLoop = forLoop(k0, intImm(ceilDiv(s.K, kBK)), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial,
+                                0, "k in steps of " + std::to_string(kBK));
+
+        // Epilogue: one thread's 8 x 8 results.
+        auto result = [&](const Expr& i, const Expr& j, const Expr& v) {
+            Expr r = s.alpha == 1.0 ? v : v * constant(s.alpha, accT);
+            if (s.c >= 0 && s.beta != 0.0) {
+                const Expr c = cast(load(s.c, cT, broadcastIndex({i, j}, s.cShape)), accT);
+                r = r + (s.beta == 1.0 ? c : c * constant(s.beta, accT));
+            }
+            std::vector<Expr> idx = bidx;
+            idx.push_back(i);
+            idx.push_back(j);
+            return store(s.y, idx, cast(r, yT));
+        };
+        Stmt out = threads([&](const Expr& t) {
+            return withYX(t, [&](const Expr& ty, const Expr& tx) {
+                return unrolled("g", kGroups, [&](const Expr& gi) {
+                    return unrolled("q", kGroup, [&](const Expr& q) {
+                        const Expr li = gi * intImm(kGroup) + q;
+                        const Expr row = rowBase + gi * intImm(kGroupStride) + ty * intImm(kGroup) + q;
+                        Stmt cols = unrolled("h", kGroups, [&](const Expr& hi) {
+                            return unrolled("p", kGroup, [&](const Expr& p) {
+                                const Expr lj = hi * intImm(kGroup) + p;
+                                const Expr col = colBase + hi * intImm(kGroupStride) + tx * intImm(kGroup) + p;
+                                Stmt st = result(row, col, load(acc, accT, {t, li, lj}));
+                                return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
+                            });
+                        });
+                        return s.M % kBM != 0 ? ifThen(row < intImm(s.M), cols) : cols;
+                    });
+                });
+            });
+        });
+        return allocate(As, allocate(Bs, allocate(acc, seq({init, mainLoop, out}))));
+    });
+
+    // The block mapping in full rank (batch dims 1), as a schedule would write it.
+    std::vector<std::int64_t> groups(nb, 1), spatial(nb, 1), reps(nb, 1);
+    groups.insert(groups.end(), {kGroups, kGroups});
+    spatial.insert(spatial.end(), {kTY, kTX});
+    reps.insert(reps.end(), {kGroup, kGroup});
+    const TaskMapping block = mappingOf(TaskMapping::compose(
+        mappingOf(TaskMapping::compose(mappingOf(TaskMapping::repeat(groups)), mappingOf(TaskMapping::spatial(spatial)))),
+        mappingOf(TaskMapping::repeat(reps))));
+    k.mappings.push_back("block = " + block.str());
+    k.notes.push_back("A/B tiles staged in shared memory, BK = " + std::to_string(kBK) + " (tiles " +
+                      std::to_string(kBM) + "x" + std::to_string(kBK) + " and " + std::to_string(kBK) + "x" +
+                      std::to_string(kBN) + ", rows padded by " + std::to_string(kPad) + ")");
+    k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) +
+                      " register tile: rows ty*4 + {0,64} + 0..3, columns tx*4 + {0,64} + 0..3");
+    return body;
+}
+
+}  // namespace tessera::lower::detail
