@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
         RunCmdOptions run;
         auto* runCmd = app.add_subcommand("run", "Compile every kernel, run and time it in tessera-runner, optionally check it against the reference interpreter");
         runCmd->add_option("MODEL", run.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
-        runCmd->add_option("--target", run.target, "cpu (default)");
+        runCmd->add_option("--target", run.target, "cpu (default) or cuda (NVRTC + the CUDA driver, in tessera-runner)");
+        runCmd->add_option("--arch", run.arch, "cuda: NVRTC architecture (default: the device's own, e.g. sm_90)");
+        runCmd->add_option("--device", run.device, "cuda: device ordinal (default 0)")->check(CLI::Range(0, 1024));
         runCmd->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
         runCmd->add_option("--output-dir", run.outputDir, "write each graph output to DIR/<name>.npy");
         runCmd->add_flag("--check", run.check, "compare every kernel's outputs with the reference interpreter (exit 3 when outside tolerance)");
@@ -89,8 +91,11 @@ int main(int argc, char** argv) {
         CompileCmdOptions compile;
         auto* compileCmd = app.add_subcommand("compile", "Generate the code of every kernel and print it");
         compileCmd->add_option("MODEL", compile.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
-        compileCmd->add_option("--target", compile.target, "cpu (default)");
-        compileCmd->add_option("--emit", compile.emit, "cpp (generated C++ module, default) or ir (kernel IR)");
+        compileCmd->add_option("--target", compile.target, "cpu (default) or cuda");
+        compileCmd->add_option("--emit", compile.emit,
+                               "cpu: cpp (generated C++ module, default) or ir (kernel IR); cuda: cuda (CUDA C, default), ptx, cubin, sass or ir");
+        compileCmd->add_option("--arch", compile.arch, "cuda: NVRTC architecture, sm_XX (PTX + CUBIN) or compute_XX (PTX); default sm_90");
+        compileCmd->add_option("--output-dir", compile.outputDir, "cuda: write one file per kernel into DIR");
         compileCmd->add_option("--input", compile.inputs, "NAME=FILE.npy: specialise shapes to this input");
         compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)")
             ->check(CLI::Range(1, 1024));

@@ -20,6 +20,8 @@
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/cuda/nvrtc.h"
+#include "core/codegen/cuda/cuda_codegen.h"
 
 namespace tessera::cli {
 
@@ -120,13 +122,15 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     return kExitOk;
 }
 
-/// Loads the model, builds its inputs and compiles it for the CPU. Returns an exit code (0 = ok).
+/// Loads the model, builds its inputs and compiles it for `target`. Returns an exit code (0 = ok).
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
-                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err) {
+                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err,
+                   lower::Target target = lower::Target::Cpu) {
     ir::Model model;
     if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err); rc != kExitOk) return rc;
     pipeline::CompileOptions copts;
+    copts.target = target;
     copts.cpuThreads = std::max(1, threads);
     copts.fallbackReference = fallbackReference;
     auto cm = pipeline::compileModel(model, inputs, copts);
@@ -209,17 +213,24 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         err << "error: --tolerance: expected a number >= 0, got nan\n";
         return kExitBadInput;
     }
-    if (options.target != "cpu") {
-        err << "error: --target " << options.target << ": only the cpu target runs kernels in this version\n";
+    if (options.target != "cpu" && options.target != "cuda") {
+        err << "error: --target " << options.target << ": expected cpu or cuda\n";
+        return kExitBadInput;
+    }
+    const bool cuda = options.target == "cuda";
+    if (!cuda && (!options.arch.empty() || options.device != 0)) {
+        err << "error: --arch and --device are for --target cuda\n";
         return kExitBadInput;
     }
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err);
+                                cm, err, cuda ? lower::Target::Cuda : lower::Target::Cpu);
         rc != kExitOk)
         return rc;
     pipeline::RunOptions ropts;
+    ropts.cudaArch = options.arch;
+    ropts.cudaDevice = options.device;
     ropts.check = options.check;
     ropts.relTol = options.tolerance;
     ropts.threads = std::max(1, options.threads);
@@ -326,14 +337,34 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             j["all_passed"] = r.allPassed;
         }
         j["outputs"] = outs;
-        j["compile"] = {{"cache_hit", r.library.cacheHit},
-                        {"seconds", r.library.compileSeconds},
-                        {"compiler", r.library.compilerVersion}};
+        if (r.cudaModule) {
+            j["compile"] = {{"cache_hit", r.cudaModule->cacheHit},
+                            {"seconds", r.cudaModule->compileSeconds},
+                            {"compiler", "NVRTC"},
+                            {"arch", r.cudaModule->arch}};
+        } else {
+            j["compile"] = {{"cache_hit", r.library.cacheHit},
+                            {"seconds", r.library.compileSeconds},
+                            {"compiler", r.library.compilerVersion}};
+        }
+        if (r.device)
+            j["device"] = {{"name", r.device->name},
+                           {"ordinal", r.device->ordinal},
+                           {"sms", r.device->smCount},
+                           {"memory_bytes", r.device->totalMemoryBytes},
+                           {"arch", r.device->arch()}};
         out << j.dump(2) << "\n";
     } else {
-        out << options.modelPath << ": " << r.kernels.size() << (r.kernels.size() == 1 ? " kernel" : " kernels") << " on " << r.threads << " thread"
-            << (r.threads == 1 ? "" : "s") << " (" << cm->foldedNodes << " constant nodes folded; compile "
-            << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << ")\n";
+        if (r.device && r.cudaModule) {
+            out << options.modelPath << ": " << r.kernels.size() << (r.kernels.size() == 1 ? " kernel" : " kernels")
+                << " on " << r.device->name << " (" << r.device->smCount << " SMs, " << r.cudaModule->arch << "; "
+                << cm->foldedNodes << " constant nodes folded; NVRTC "
+                << (r.cudaModule->cacheHit ? "cache hit" : seconds(r.cudaModule->compileSeconds)) << ")\n";
+        } else {
+            out << options.modelPath << ": " << r.kernels.size() << (r.kernels.size() == 1 ? " kernel" : " kernels") << " on " << r.threads << " thread"
+                << (r.threads == 1 ? "" : "s") << " (" << cm->foldedNodes << " constant nodes folded; compile "
+                << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << ")\n";
+        }
         out << std::left << std::setw(28) << "kernel" << std::setw(20) << "op" << std::right << std::setw(12) << "FLOPs"
             << std::setw(12) << "bytes" << std::setw(8) << "AI" << std::setw(12) << "median" << std::setw(14)
             << "GFLOP/s" << std::setw(10) << "GB/s";
@@ -392,15 +423,149 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
     return kExitOk;
 }
 
+/// Writes `data` to `path` (binary); false with a message on err when that fails.
+bool writeFile(const std::filesystem::path& path, const std::string& data, std::ostream& err) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    f.close();
+    if (!f) {
+        err << "error: cannot write '" << path.string() << "'\n";
+        return false;
+    }
+    return true;
+}
+
+/// `compile --target cuda`: --emit cuda (CUDA C), ptx, cubin (NVRTC, for --arch) or ir.
+int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ostream& err) {
+    const std::string emit = options.emit.empty() ? std::string("cuda") : options.emit;
+    if (emit != "cuda" && emit != "ptx" && emit != "cubin" && emit != "ir" && emit != "sass") {
+        err << "error: --emit " << emit << ": expected cuda, ptx, cubin, sass or ir for --target cuda\n";
+        return kExitBadInput;
+    }
+    const bool needNvrtc = emit == "ptx" || emit == "cubin" || emit == "sass";
+    runtime::cuda::CudaCompileOptions nopts;
+    nopts.arch = options.arch;
+    if (needNvrtc) {
+        auto arch = runtime::cuda::validateCudaArch(options.arch);
+        if (!arch) {
+            printDiagnostics(arch.diagnostics(), err);
+            return kExitBadInput;
+        }
+        if ((emit == "cubin" || emit == "sass") && !arch->real) {
+            err << "error: --arch " << options.arch << " gives PTX only; --emit " << emit << " needs a real architecture such as sm_90\n";
+            return kExitBadInput;
+        }
+    }
+    if (emit == "cubin" && options.outputDir.empty()) {
+        err << "error: --emit cubin writes binary files: give --output-dir DIR\n";
+        return kExitBadInput;
+    }
+    std::vector<ir::TensorData> inputs;
+    std::optional<pipeline::CompiledModel> cm;
+    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
+                                cm, err, lower::Target::Cuda);
+        rc != kExitOk)
+        return rc;
+    // What to compile: the whole module (stdout), or one module per kernel (--output-dir).
+    struct Unit {
+        std::string name;  ///< file stem
+        std::string source;
+        const pipeline::CompiledStep* step = nullptr;
+    };
+    std::vector<Unit> units;
+    if (options.outputDir.empty()) {
+        units.push_back({"", cm->code.source, nullptr});
+    } else {
+        std::set<std::string> used;
+        for (const auto& s : cm->steps) {
+            if (s.kind != pipeline::StepKind::Kernel) continue;
+            auto mod = codegen::generateCuda({&s.kernel});
+            if (!mod) {
+                printDiagnostics(mod.diagnostics(), err);
+                return kExitBadInput;
+            }
+            std::string stem = s.entry.rfind("tk_", 0) == 0 ? s.entry.substr(3) : s.entry;
+            if (stem.empty()) stem = "kernel";
+            std::string unique = stem;
+            for (int i = 2; used.count(unique); ++i) unique = stem + "_" + std::to_string(i);
+            used.insert(unique);
+            units.push_back({unique, mod->source.source, &s});
+        }
+    }
+    std::error_code ec;
+    if (!options.outputDir.empty()) {
+        std::filesystem::create_directories(options.outputDir, ec);
+        if (ec) {
+            err << "error: cannot create '" << options.outputDir << "': " << ec.message() << "\n";
+            return kExitBadInput;
+        }
+    }
+    int written = 0;
+    for (const Unit& u : units) {
+        std::string text, ext;
+        if (emit == "cuda") {
+            text = u.source;
+            ext = ".cu";
+        } else if (emit == "ir") {
+            if (u.step) {
+                text = lower::printKernel(u.step->kernel);
+            } else {
+                for (const auto& s : cm->steps)
+                    text += s.kind == pipeline::StepKind::Kernel
+                                ? lower::printKernel(s.kernel) + "\n"
+                                : "// node '" + s.name + "' (" + s.opType + ") runs in the reference interpreter\n\n";
+            }
+            ext = ".ir";
+        } else {
+            nopts.sourceName = (u.name.empty() ? std::string("tessera_kernels") : u.name) + ".cu";
+            auto c = runtime::cuda::compileCuda(u.source, nopts);
+            if (!c) {
+                printDiagnostics(c.diagnostics(), err);
+                return kExitBadInput;
+            }
+            if (emit == "ptx") {
+                text = c->ptx;
+                ext = ".ptx";
+            } else if (emit == "cubin") {
+                text = c->cubin;
+                ext = ".cubin";
+            } else {
+                auto sass = runtime::cuda::disassembleCubin(c->cubinPath);
+                if (!sass) {
+                    printDiagnostics(sass.diagnostics(), err);
+                    return kExitBadInput;
+                }
+                text = *sass;
+                ext = ".sass";
+            }
+        }
+        if (options.outputDir.empty()) {
+            out << text;
+            continue;
+        }
+        if (!writeFile(std::filesystem::path(options.outputDir) / (u.name + ext), text, err)) return kExitBadInput;
+        ++written;
+    }
+    if (!options.outputDir.empty())
+        out << "wrote " << written << " file" << (written == 1 ? "" : "s") << " to " << options.outputDir << "\n";
+    return kExitOk;
+}
+
 }  // namespace
 
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err) {
+    if (options.target == "cuda") return runCompileCuda(options, out, err);
     if (options.target != "cpu") {
-        err << "error: --target " << options.target << ": only the cpu target generates code in this version\n";
+        err << "error: --target " << options.target << ": expected cpu or cuda\n";
         return kExitBadInput;
     }
-    if (options.emit != "cpp" && options.emit != "ir") {
-        err << "error: --emit " << options.emit << ": expected cpp or ir\n";
+    if (!options.outputDir.empty()) {
+        err << "error: --output-dir is for --target cuda (one file per kernel); the cpu target prints one module\n";
+        return kExitBadInput;
+    }
+    const std::string emit = options.emit.empty() ? std::string("cpp") : options.emit;
+    if (emit != "cpp" && emit != "ir") {
+        err << "error: --emit " << emit << ": expected cpp or ir (cuda, ptx, cubin, sass are for --target cuda)\n";
         return kExitBadInput;
     }
     std::vector<ir::TensorData> inputs;
@@ -409,7 +574,7 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
                                 cm, err);
         rc != kExitOk)
         return rc;
-    if (options.emit == "cpp") {
+    if (emit == "cpp") {
         out << cm->code.source;
     } else {
         for (const auto& s : cm->steps) {

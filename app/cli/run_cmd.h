@@ -10,13 +10,17 @@
 /// when known), "bytes" (issued), "compulsory_bytes", "arithmetic_intensity", "time_s", "time_min_s", "time_q1_s",
 /// "time_q3_s", "reps", "gflops", "gbps", ["max_rel_error", "max_abs_error", "passed",
 /// "first_bad_index"]}], "total_time_s", ["checked", "all_passed"], "outputs": [{"name",
-/// "dtype", "shape", "file"}], "compile": {"cache_hit", "seconds", "compiler"}}.
+/// "dtype", "shape", "file"}], "compile": {"cache_hit", "seconds", "compiler", ["arch"]}, and for
+/// `--target cuda` "device": {"name", "ordinal", "sms", "memory_bytes", "arch"}}.
 /// When the run fails, `--json` prints {"ok": false, "exit_code", "errors": [lines]} (the errors
 /// also go to stderr). Missing inputs are filled from a fixed seed; `--output-dir DIR` writes each graph output to
 /// DIR/<output name>.npy (the name sanitised to a file name).
 ///
 /// compile: `--emit cpp` prints the generated C++ module; `--emit ir` the kernel IR of every
-/// kernel.
+/// kernel. `--target cuda`: `--emit cuda` the CUDA C module, `--emit ptx` its PTX (NVRTC, for
+/// `--arch`, default sm_90), `--emit sass` the disassembly (cuobjdump/nvdisasm), `--emit ir`; with
+/// `--output-dir DIR` one file per kernel (each kernel compiled as its own module), named after
+/// the kernel, extension .cu, .ptx, .cubin, .sass or .ir (`--emit cubin` needs --output-dir).
 ///
 /// Exit codes: 0 success, 2 bad input (model, inputs, unsupported op, compile errors of generated
 /// code, missing compiler), 3 a kernel outside tolerance with --check, 4 a kernel crashed or timed
@@ -47,12 +51,16 @@ struct RunCmdOptions {
     double timeoutSeconds = 120;
     double tolerance = -1;            ///< relative tolerance; < 0 = per dtype defaults
     bool noTiming = false;
+    std::string arch;                 ///< cuda: NVRTC architecture; empty = the device's own
+    int device = 0;                   ///< cuda: device ordinal
 };
 
 struct CompileCmdOptions {
     std::string modelPath;
     std::string target = "cpu";
-    std::string emit = "cpp";         ///< cpp | ir
+    std::string emit;                 ///< cpu: cpp (default) | ir; cuda: cuda (default) | ptx | cubin | sass | ir
+    std::string arch = "sm_90";       ///< cuda: NVRTC architecture (sm_XX: PTX + CUBIN; compute_XX: PTX)
+    std::string outputDir;            ///< cuda: one file per kernel (<kernel>.cu/.ptx/.cubin/.sass/.ir)
     std::vector<std::string> inputs;
     int threads = 2;
     bool fallbackReference = false;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/codegen/cpp/cpp_codegen.h"
+#include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/prepare.h"
 #include "core/runtime/reference_interpreter.h"
@@ -174,8 +175,16 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
             kernels.push_back(&cm.steps[i].kernel);
             kernelStep.push_back(i);
         }
-    codegen::CppOptions copts;
-    cm.code = codegen::generateCpp(kernels, copts);
+    if (options.target == lower::Target::Cuda) {
+        auto mod = codegen::generateCuda(kernels);
+        if (!mod) return mod.diagnostics();
+        cm.code = std::move(mod->source);
+        for (std::size_t k = 0; k < kernels.size() && k < mod->launches.size(); ++k)
+            cm.steps[kernelStep[k]].launch = mod->launches[k];
+    } else {
+        codegen::CppOptions copts;
+        cm.code = codegen::generateCpp(kernels, copts);
+    }
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         CompiledStep& s = cm.steps[kernelStep[k]];
         s.entry = k < cm.code.entryPoints.size() ? cm.code.entryPoints[k] : std::string();

@@ -3,7 +3,7 @@
 /// Compiling a model or program for a target: specialise shapes and fold constants
 /// (core/pipeline/prepare.h), lower every remaining node to a kernel (core/lower/lower.h), count
 /// each kernel statically (core/lower/counts.h) and generate one source module for all of them
-/// (core/codegen/cpp). Running and checking the result is core/pipeline/run.h.
+/// (core/codegen/cpp for the CPU, core/codegen/cuda for CUDA: one launch configuration per kernel). Running and checking the result is core/pipeline/run.h.
 ///
 /// Semantics
 /// - One kernel per node (fusion plans come later). Steps are in the graph's topological order.
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/codegen/c_emitter.h"
+#include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/graph.h"
 #include "core/lower/counts.h"
 #include "core/lower/lower.h"
@@ -51,13 +52,14 @@ struct CompiledStep {
     lower::KernelCounts counts;       ///< Kernel steps only
     std::int64_t nodeFlops = -1;      ///< FLOPs of the node by the op registry (-1 unknown)
     std::string entry;                ///< exported symbol (Kernel steps)
+    codegen::CudaLaunch launch;       ///< grid and block of the kernel (CUDA target, Kernel steps)
     int firstLine = 0, lastLine = 0;  ///< lines of the kernel in CompiledModel::source (1-based)
 };
 
 struct CompiledModel {
     ir::Model model;                  ///< specialised and folded: the graph the steps refer to
     std::vector<CompiledStep> steps;  ///< execution order
-    codegen::GeneratedSource code;    ///< one module holding every kernel
+    codegen::GeneratedSource code;    ///< one module holding every kernel (C++ or CUDA C)
     int foldedNodes = 0;
     /// For each runtime input of model.graph, its index in the inputs given to compileModel
     /// (shape operands bound at compile time are not runtime inputs any more).

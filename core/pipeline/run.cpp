@@ -110,7 +110,29 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     runtime::HostCompilerOptions copts = options.compiler;
     if (copts.sourceName.empty()) copts.sourceName = stemOf(file) + ".cpp";
     const bool anyKernel = cm.kernelCount() > 0;
-    if (anyKernel) {
+    const bool cuda = cm.target == lower::Target::Cuda;
+    if (anyKernel && cuda) {
+        auto devs = runner.devices(cancel);
+        if (!devs.ok()) return devs.diagnostics();  // "no CUDA driver found ...": not a kernel fault
+        const auto it = std::find_if(devs->begin(), devs->end(),
+                                     [&](const runtime::cuda::CudaDeviceInfo& dv) { return dv.ordinal == options.cudaDevice; });
+        if (it == devs->end()) {
+            diags.error(file, "cuda",
+                        "no CUDA device " + std::to_string(options.cudaDevice) + " (" + std::to_string(devs->size()) +
+                            " found)");
+            return diags;
+        }
+        report.device = *it;
+        runtime::cuda::CudaCompileOptions nopts;
+        nopts.arch = options.cudaArch.empty() ? it->arch() : options.cudaArch;
+        nopts.extraOptions = options.nvrtcOptions;
+        nopts.cacheDir = options.cudaCacheDir;
+        nopts.sourceName = stemOf(file) + ".cu";
+        if (progress) progress(0.0, "compiling kernels (NVRTC " + nopts.arch + ")");
+        auto mod = runtime::cuda::compileCuda(cm.code.source, nopts, cancel);
+        if (!mod.ok()) return mod.diagnostics();
+        report.cudaModule = *mod;
+    } else if (anyKernel) {
         auto lib = runtime::compileHostLibrary(cm.code.source, copts, cancel);
         if (!lib.ok()) return lib.diagnostics();
         report.library = *lib;
@@ -196,6 +218,13 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         if (cm.steps[i].kind == StepKind::Kernel) {
             runtime::RunRequest req;
             req.libraryPath = report.library.path;
+            if (cuda) {
+                req.target = runtime::RunTarget::Cuda;
+                req.libraryPath.clear();
+                req.modulePath = report.cudaModule ? report.cudaModule->cubinPath : std::string();
+                if (req.modulePath.empty() && report.cudaModule) req.modulePath = report.cudaModule->ptxPath;
+                req.device = options.cudaDevice;
+            }
             arena.attach(req);
             req.buffers = layout.buffers;
             req.threads = options.threads;
@@ -211,6 +240,8 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 runtime::LaunchSpec l;
                 l.entry = s.entry;
                 l.label = s.name;
+                l.grid = s.launch.gridX;
+                l.block = s.launch.blockX;
                 for (auto v : s.inputs) l.args.push_back(layout.slot[v]);
                 for (auto v : s.outputs) l.args.push_back(layout.slot[v]);
                 req.launches.push_back(std::move(l));

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Running a compiled model: JIT the module with the host compiler, lay every tensor out in a
-/// shared arena, run and time the kernels in `tessera-runner` (a child process: a crashing or
+/// Running a compiled model: JIT the module (CPU: the host compiler; CUDA: NVRTC to a CUBIN for
+/// the device's architecture, launched by the runner through the driver API), lay every tensor
+/// out in a shared arena, run and time the kernels in `tessera-runner` (a child process: a crashing or
 /// hanging kernel becomes an error, the caller survives), check each kernel's outputs against
 /// the reference interpreter, and report per-kernel counts, times and errors.
 ///
@@ -27,7 +28,9 @@
 ///   `bytes` are the global bytes the kernel issues (CARM), `compulsoryBytes` each parameter
 ///   read or written once (DRAM view).
 ///
-/// Errors: compiler missing or failing (from the host JIT), runner faults (crash, abort,
+/// Errors: compiler missing or failing (from the host JIT or NVRTC), no CUDA driver or device for
+/// a CUDA model ("no CUDA driver found ..."), GPU faults ("kernel 'X' faulted on the GPU:
+/// CUDA_ERROR_ILLEGAL_ADDRESS ..."; the runner is restarted for the next run), runner faults (crash, abort,
 /// timeout: "kernel 'X' crashed: SIGSEGV ..."), reference failures, cancellation. A kernel
 /// outside tolerance is not an error: it is reported in KernelReport::check.
 /// Thread rules: runModel blocks the calling thread (a worker thread in the GUI); the RunnerClient
@@ -39,6 +42,8 @@
 
 #include "core/pipeline/compile.h"
 #include "core/runtime/compare.h"
+#include "core/runtime/cuda/cuda_driver.h"
+#include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/host_jit.h"
 #include "core/runtime/runner_client.h"
 #include "core/runtime/timing.h"
@@ -60,6 +65,12 @@ struct RunOptions {
     int threads = 2;
     double timeoutSeconds = 120;
     runtime::HostCompilerOptions compiler;
+    // CUDA target (CompiledModel::target == Cuda):
+    int cudaDevice = 0;        ///< device ordinal the runner uses
+    /// NVRTC architecture; empty = the device's own (sm_XX from its compute capability).
+    std::string cudaArch;
+    std::vector<std::string> nvrtcOptions;  ///< extra NVRTC options
+    std::string cudaCacheDir;  ///< empty = runtime::cuda::defaultCudaCacheDir()
 };
 
 struct OutputCheck {
@@ -93,7 +104,9 @@ struct RunReport {
     bool checked = false;
     bool allPassed = true;
     std::vector<std::pair<std::string, ir::TensorData>> outputs;  ///< graph outputs by name
-    runtime::CompiledLibrary library;
+    runtime::CompiledLibrary library;               ///< CPU target
+    std::optional<runtime::cuda::CudaCompiled> cudaModule;  ///< CUDA target: the NVRTC result
+    std::optional<runtime::cuda::CudaDeviceInfo> device;    ///< CUDA target: where it ran
     support::DiagnosticList warnings;
 };
 
