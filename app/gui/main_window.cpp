@@ -1,7 +1,9 @@
 #include "app/gui/main_window.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -14,6 +16,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
+#include <QStandardItemModel>
 #include <QStatusBar>
 #include <QStyle>
 #include <QToolBar>
@@ -34,6 +37,7 @@ namespace tessera::app {
 namespace {
 
 const char* const kRecentKey = "recentFiles";
+const char* const kTargetKey = "run/target";
 
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
@@ -74,6 +78,16 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_run, &RunSession::progress, this, &MainWindow::onRunProgress);
     connect(m_run, &RunSession::compiled, this, &MainWindow::onRunCompiled);
     connect(m_run, &RunSession::finished, this, &MainWindow::onRunFinished);
+    connect(m_run, &RunSession::cudaCompiled, this, &MainWindow::onCudaCompiled);
+    connect(m_run, &RunSession::devicesProbed, this, &MainWindow::onDevicesProbed);
+
+    // Until the probe answers only the CPU is selectable; a stored CUDA choice waits for it.
+    m_targets = runTargets(DeviceProbe{});
+    const QString stored = QSettings().value(QLatin1String(kTargetKey)).toString();
+    if (stored.startsWith(QLatin1String("cuda")))
+        m_pendingTarget = stored;
+    rebuildTargets(0);
+    m_run->probeDevices();
 }
 
 MainWindow::~MainWindow() = default;
@@ -123,6 +137,17 @@ void MainWindow::createActions()
     m_fallbackAction->setChecked(true);
     m_fallbackAction->setToolTip(tr("Ops without a code generator run in the reference interpreter "
                                     "(tessera-cli run --fallback-reference) instead of stopping the compile"));
+    run->addSeparator();
+    m_targetMenu = run->addMenu(tr("&Target"));
+    m_targetMenu->setObjectName(QStringLiteral("targetMenu"));
+    m_targetMenu->setToolTipsVisible(true);
+    m_targetGroup = new QActionGroup(this);
+    m_targetGroup->setExclusive(true);
+    m_targetCombo = new QComboBox(this);
+    m_targetCombo->setObjectName(QStringLiteral("targetCombo"));
+    m_targetCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_targetCombo->setToolTip(tr("Where Run compiles and runs the model"));
+    connect(m_targetCombo, &QComboBox::activated, this, [this](int index) { setCurrentTarget(index, true); });
 
     QToolBar* tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolBar"));
@@ -136,6 +161,10 @@ void MainWindow::createActions()
     tools->addSeparator();
     tools->addAction(m_view->findAction());
     tools->addSeparator();
+    auto* targetLabel = new QLabel(tr(" Target "), this);
+    targetLabel->setBuddy(m_targetCombo);
+    tools->addWidget(targetLabel);
+    tools->addWidget(m_targetCombo);
     tools->addAction(m_runAction);
     tools->addAction(m_stopAction);
     tools->addAction(m_checkAction);
@@ -268,15 +297,115 @@ void MainWindow::createStatusBar()
     statusBar()->addWidget(m_runLabel);
     statusBar()->addWidget(m_runProgress);
     statusBar()->addWidget(m_runCancel);
+    m_targetLabel = new QLabel(this);
+    m_targetLabel->setObjectName(QStringLiteral("targetStatus"));
+    statusBar()->addPermanentWidget(m_targetLabel);
     statusBar()->addPermanentWidget(m_nodesLabel);
     statusBar()->addPermanentWidget(m_timeLabel);
     statusBar()->addPermanentWidget(m_zoomLabel);
     statusBar()->addPermanentWidget(m_problemsButton);
     m_nodesLabel->setText(tr("No model"));
     m_problemsButton->hide();
+    m_targetLabel->setText(targetStatusText());
     setBusy(false);
     setRunBusy(false);
     m_runLabel->hide();
+}
+
+RunTarget MainWindow::currentTarget() const
+{
+    return m_target >= 0 && m_target < static_cast<int>(m_targets.size()) ? m_targets[static_cast<std::size_t>(m_target)]
+                                                                          : RunTarget{};
+}
+
+bool MainWindow::targetsProbed() const { return m_run->deviceProbe().answered; }
+
+QString MainWindow::targetStatusText() const { return tr("Target: %1").arg(currentTarget().label); }
+
+void MainWindow::rebuildTargets(int current)
+{
+    const QSignalBlocker block(m_targetCombo);
+    m_targetCombo->clear();
+    m_targetMenu->clear();
+    for (QAction* a : m_targetGroup->actions())
+        m_targetGroup->removeAction(a);
+    for (std::size_t i = 0; i < m_targets.size(); ++i) {
+        const RunTarget& t = m_targets[i];
+        const int index = static_cast<int>(i);
+        m_targetCombo->addItem(t.label, t.id);
+        m_targetCombo->setItemData(index, t.toolTip, Qt::ToolTipRole);
+        QAction* a = m_targetMenu->addAction(t.label);
+        a->setData(t.id);
+        a->setToolTip(t.toolTip);
+        a->setStatusTip(t.toolTip);
+        a->setCheckable(true);
+        a->setEnabled(t.selectable());
+        m_targetGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, index] { setCurrentTarget(index, true); });
+        if (!t.selectable()) {
+            // Listed (so the user sees CUDA is on its way) but not choosable.
+            if (auto* model = qobject_cast<QStandardItemModel*>(m_targetCombo->model()))
+                model->item(index)->setEnabled(false);
+        }
+    }
+    setCurrentTarget(current, false);
+}
+
+void MainWindow::setCurrentTarget(int index, bool remember)
+{
+    if (index < 0 || index >= static_cast<int>(m_targets.size()) || !m_targets[static_cast<std::size_t>(index)].selectable())
+        index = 0;
+    m_target = index;
+    const RunTarget& t = m_targets[static_cast<std::size_t>(index)];
+    {
+        const QSignalBlocker block(m_targetCombo);
+        m_targetCombo->setCurrentIndex(index);
+    }
+    m_targetCombo->setToolTip(t.toolTip);
+    const QList<QAction*> actions = m_targetGroup->actions();
+    if (index < actions.size())
+        actions[index]->setChecked(true);
+    if (remember) {
+        QSettings().setValue(QLatin1String(kTargetKey), t.id);
+        m_pendingTarget.clear();
+    }
+    m_runAction->setText(tr("&Run (%1)").arg(t.shortName));
+    m_runAction->setToolTip(t.kind == RunTarget::Kind::CudaCompileOnly
+                                ? tr("Compile every kernel to CUDA C and PTX (%1); nothing runs (Ctrl+R)").arg(t.arch)
+                                : tr("Compile every kernel, run it on %1 in tessera-runner and time it (Ctrl+R)")
+                                      .arg(t.kind == RunTarget::Kind::CudaDevice ? t.label : tr("the CPU")));
+    if (m_targetLabel != nullptr) {
+        m_targetLabel->setText(targetStatusText());
+        m_targetLabel->setToolTip(t.toolTip);
+    }
+    emit targetChanged();
+}
+
+bool MainWindow::selectTarget(const QString& id, bool remember)
+{
+    const bool cuda = id == QLatin1String("cuda") || id == QLatin1String("cuda-compile") ||
+                      (id.startsWith(QLatin1String("cuda:")) && id.mid(5).toInt() >= 0 && !id.mid(5).isEmpty());
+    if (!cuda && id != QLatin1String("cpu"))
+        return false;
+    if (cuda && !targetsProbed()) {
+        m_pendingTarget = id;
+        if (remember)
+            QSettings().setValue(QLatin1String(kTargetKey), id);
+        return true;
+    }
+    m_pendingTarget.clear();
+    setCurrentTarget(targetIndexFor(m_targets, id), remember);
+    return true;
+}
+
+void MainWindow::onDevicesProbed()
+{
+    // Keep the selection the user made while the probe ran (the CPU), unless a CUDA target is
+    // waiting for the answer.
+    const QString wanted = m_pendingTarget.isEmpty() ? currentTarget().id : m_pendingTarget;
+    m_pendingTarget.clear();
+    m_targets = runTargets(m_run->deviceProbe());
+    rebuildTargets(targetIndexFor(m_targets, wanted));
 }
 
 void MainWindow::setBusy(bool busy)
@@ -363,6 +492,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         if (m_run->isBusy())
             m_run->cancel();
         m_compiled.reset();
+        m_cudaModule.reset();
         m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
         m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
         m_runLabel->clear();
@@ -455,6 +585,7 @@ void MainWindow::startRun()
     RunSettings settings;
     settings.run.check = m_checkAction->isChecked();
     settings.compile.fallbackReference = m_fallbackAction->isChecked();
+    applyTarget(currentTarget(), settings);
     m_run->start(m_model, settings);
 }
 
@@ -521,14 +652,41 @@ void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
     setRunMessage(tr("Run: %1...").arg(stage), false);
 }
 
+void MainWindow::showCompiledCode()
+{
+    m_cudaModule.reset();
+    if (m_compiled->target == lower::Target::Cuda) {
+        const QString placeholder = m_compiled->kernelCount() == 0 ? tr("No kernels: nothing to compile to PTX.")
+                                                                   : tr("Compiling to PTX with NVRTC...");
+        m_code->setCudaModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled), placeholder);
+    } else {
+        m_code->setModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled));
+    }
+}
+
+void MainWindow::showPtx()
+{
+    if (!m_cudaModule || !m_code->isCuda())
+        return;
+    m_code->setPtx(fromStd(m_cudaModule->ptx), ptxTitle(*m_cudaModule));
+}
+
 void MainWindow::onRunCompiled(quint64)
 {
     m_compiled = m_run->currentCompiled();
     if (!m_compiled || !m_model)
         return;
-    m_code->setModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled));
+    showCompiledCode();
     m_view->setKernelStatuses(compileStatuses(*m_compiled, m_model->graph));
     showNodeResults(m_view->selectedNodeId());
+}
+
+void MainWindow::onCudaCompiled(quint64)
+{
+    if (!m_compiled)
+        return;
+    m_cudaModule = m_run->currentCudaModule();
+    showPtx();
 }
 
 void MainWindow::onRunFinished(quint64, bool ok)
@@ -549,7 +707,11 @@ void MainWindow::onRunFinished(quint64, bool ok)
     }
     if (out.compiled && out.compiled != m_compiled) {
         m_compiled = out.compiled;
-        m_code->setModule(fromStd(m_compiled->code.source), moduleTitle(*m_compiled));
+        showCompiledCode();
+    }
+    if (out.cudaModule && out.cudaModule != m_cudaModule) {
+        m_cudaModule = out.cudaModule;
+        showPtx();
     }
     m_runDiagnostics = out.diagnostics;
     showProblems();
@@ -567,7 +729,11 @@ void MainWindow::onRunFinished(quint64, bool ok)
         if (!out.compiled && !out.settings.compile.fallbackReference &&
             message.contains(QLatin1String("no code generator")))
             message += tr(" (in the window: Run > Reference Interpreter for Unsupported Ops)");
-        const QString stage = out.compiled ? tr("Run failed") : tr("Compile failed");
+        const QString stage = !out.compiled    ? tr("Compile failed")
+                              : out.nvrtcFailed ? tr("CUDA compile failed")
+                                                : tr("Run failed");
+        if (out.nvrtcFailed)
+            m_code->clearPtx(tr("NVRTC could not compile the module: %1").arg(message));
         setRunMessage(QStringLiteral("%1: %2").arg(stage, message), true);
         m_timing->clear(QStringLiteral("%1: %2").arg(stage, message));
         if (m_compiled) {
@@ -592,11 +758,29 @@ void MainWindow::onRunFinished(quint64, bool ok)
         return;
     }
 
+    if (out.compileOnly) {
+        // Nothing ran: the kernels are compiled, not failed.
+        m_view->setKernelStatuses(compileStatuses(*m_compiled, m_model->graph));
+        const QString arch = fromStd(out.settings.run.cudaArch);
+        const int n = m_compiled->kernelCount();
+        const QString text = tr("compiled %1 CUDA %2 to PTX (%3); %4: not run")
+                                 .arg(n)
+                                 .arg(n == 1 ? tr("kernel") : tr("kernels"), arch, compileOnlyReason(m_run->deviceProbe()));
+        setRunMessage(text, false);
+        m_runLabel->setToolTip(text + QLatin1Char('\n') + currentTarget().toolTip);
+        m_timing->clear(text.left(1).toUpper() + text.mid(1) + QLatin1Char('.'));
+        showNodeResults(m_view->selectedNodeId());
+        emit runFinished(true);
+        return;
+    }
+
     const pipeline::RunReport& report = *out.report;
     m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
     m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
     QStringList summary;
     summary << (report.kernels.size() == 1 ? tr("Ran 1 kernel") : tr("Ran %1 kernels").arg(report.kernels.size()));
+    if (report.device)
+        summary.last() += tr(" on CUDA %1 (%2)").arg(report.device->ordinal).arg(fromStd(report.device->name));
     if (out.settings.run.time)
         summary << tr("end to end %1").arg(views::TimingTableModel::formatSeconds(report.total.median));
     bool failed = false;
@@ -633,7 +817,7 @@ void MainWindow::showNodeResults(int nodeId)
         m_code->showNote(tr("'%1' (%2) has no code generator: it runs in the reference interpreter")
                              .arg(name, fromStd(step->opType)));
     else
-        m_code->showKernel(name, step->firstLine, step->lastLine);
+        m_code->showKernel(name, step->firstLine, step->lastLine, fromStd(step->entry));
 }
 
 void MainWindow::onKernelRowSelected(const QString& name)

@@ -8,6 +8,13 @@
 /// its diagnostics through the error reporter (a modal message box unless replaced, e.g. by
 /// tests) and the model shown before stays.
 ///
+/// Targets: the Run toolbar's combo box and Run > Target (kept in step) choose where Run sends the
+/// model (run_targets.h): the CPU, a CUDA device, or, without a driver or device, CUDA compile only
+/// (CUDA C and PTX, nothing run). The devices are probed once at start-up on the run worker; the
+/// list fills in when the answer comes. The choice is stored in QSettings ("run/target") and shown
+/// in the status bar. For CUDA the Code dock shows the CUDA C and, beside it, NVRTC's PTX; a node's
+/// kernel is highlighted in both (its lines by the source map, its `.entry` in the PTX).
+///
 /// Running goes through a RunSession (Run > Run (CPU), Ctrl+R; Stop, Esc): compile, JIT, run,
 /// time and check on a worker thread, kernels in tessera-runner. Meanwhile the status bar shows
 /// the stage and a progress bar with Cancel; when the compile is done the Code dock shows the
@@ -25,10 +32,15 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <vector>
+
+#include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
 #include "core/support/diagnostic.h"
 
 class QAction;
+class QActionGroup;
+class QComboBox;
 class QDockWidget;
 class QLabel;
 class QListWidget;
@@ -46,6 +58,10 @@ class TimingPanel;
 
 namespace tessera::pipeline {
 struct CompiledModel;
+}
+
+namespace tessera::runtime::cuda {
+struct CudaCompiled;
 }
 
 namespace tessera::app {
@@ -85,6 +101,21 @@ public:
     QAction* checkAction() const { return m_checkAction; }
     /// Run > Reference Interpreter for Unsupported Ops (checked by default).
     QAction* fallbackAction() const { return m_fallbackAction; }
+    /// The target selector in the Run toolbar (objectName "targetCombo") and Run > Target.
+    QComboBox* targetCombo() const { return m_targetCombo; }
+    QMenu* targetMenu() const { return m_targetMenu; }
+    /// The selectable targets as listed (see run_targets.h) and the one selected.
+    const std::vector<RunTarget>& targets() const { return m_targets; }
+    RunTarget currentTarget() const;
+    /// Whether the start-up device probe has answered (before, CUDA entries are not listed yet).
+    bool targetsProbed() const;
+    /// Selects a target by id ("cpu", "cuda:0", "cuda-compile", or "cuda" for the first CUDA
+    /// entry; see targetIndexFor). Before the probe answered, a CUDA id is remembered and applied
+    /// when it does. `remember`: store it in QSettings as the user's choice. Returns false for an
+    /// id that is none of these forms.
+    bool selectTarget(const QString& id, bool remember = false);
+    /// The status bar's target line ("Target: CPU").
+    QString targetStatusText() const;
     /// Starts a run of the model on screen (does nothing but say so without a model).
     void startRun();
     /// Cancels the run in progress.
@@ -107,6 +138,8 @@ signals:
     /// A run finished (ok = compiled, ran and, when checked, every kernel passed or not:
     /// ok is false only for errors and cancellation) and its results are on screen.
     void runFinished(bool ok);
+    /// The target list changed (the device probe answered) or another target was selected.
+    void targetChanged();
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -126,6 +159,14 @@ private:
     void onRunStarted(quint64 generation);
     void onRunProgress(quint64 generation, double fraction, const QString& stage);
     void onRunCompiled(quint64 generation);
+    void onCudaCompiled(quint64 generation);
+    void onDevicesProbed();
+    /// Fills the combo box and the Target menu from m_targets, selecting index `current`.
+    void rebuildTargets(int current);
+    void setCurrentTarget(int index, bool remember);
+    /// Shows the compiled model in the Code dock (C++, or CUDA C with a PTX pane).
+    void showCompiledCode();
+    void showPtx();
     void onRunFinished(quint64 generation, bool ok);
     void setRunBusy(bool busy);
     void setRunMessage(const QString& text, bool error);
@@ -170,12 +211,22 @@ private:
     QAction* m_stopAction = nullptr;
     QAction* m_checkAction = nullptr;
     QAction* m_fallbackAction = nullptr;
+    QComboBox* m_targetCombo = nullptr;
+    QMenu* m_targetMenu = nullptr;
+    QActionGroup* m_targetGroup = nullptr;
+    QLabel* m_targetLabel = nullptr;
+    std::vector<RunTarget> m_targets;
+    int m_target = 0;
+    /// A CUDA target asked for before the probe answered.
+    QString m_pendingTarget;
     QLabel* m_runLabel = nullptr;
     QProgressBar* m_runProgress = nullptr;
     QToolButton* m_runCancel = nullptr;
     bool m_runDocksShown = false;
     /// The compiled model whose code and statuses are on screen (null when none).
     std::shared_ptr<const pipeline::CompiledModel> m_compiled;
+    /// The NVRTC result whose PTX is on screen (null when none).
+    std::shared_ptr<const runtime::cuda::CudaCompiled> m_cudaModule;
 };
 
 }  // namespace tessera::app

@@ -88,6 +88,13 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
                             ? std::string("compile cache hit")
                             : "compile " + views::TimingTableModel::formatSeconds(report.library.compileSeconds).toStdString();
     }
+    if (report.cudaModule) {
+        // The GUI compiles the module before the run, so the run's own compile is usually a hit.
+        s.compileNote = report.cudaModule->cacheHit
+                            ? "NVRTC " + report.cudaModule->arch + " cache hit"
+                            : "NVRTC " + report.cudaModule->arch + " " +
+                                  views::TimingTableModel::formatSeconds(report.cudaModule->compileSeconds).toStdString();
+    }
     for (const pipeline::KernelReport& k : report.kernels) {
         views::TimingRow r;
         r.kernel = k.name;
@@ -147,10 +154,22 @@ QString moduleTitle(const pipeline::CompiledModel& compiled)
     for (const pipeline::CompiledStep& s : compiled.steps)
         references += s.kind == pipeline::StepKind::Reference ? 1 : 0;
     const auto lines = std::count(compiled.code.source.begin(), compiled.code.source.end(), '\n');
-    QString title = QStringLiteral("%1.cpp \u00b7 %2").arg(fromStd(stem), counted(compiled.kernelCount(), "kernel", "kernels"));
+    const QString ext = compiled.target == lower::Target::Cuda ? QStringLiteral("cu") : QStringLiteral("cpp");
+    QString title = QStringLiteral("%1.%2 \u00b7 %3").arg(fromStd(stem), ext, counted(compiled.kernelCount(), "kernel", "kernels"));
     if (references > 0)
         title += QStringLiteral(" \u00b7 ") + counted(references, "reference step", "reference steps");
     title += QStringLiteral(" \u00b7 ") + counted(static_cast<qsizetype>(lines), "line", "lines");
+    return title;
+}
+
+QString ptxTitle(const runtime::cuda::CudaCompiled& module)
+{
+    const auto lines = std::count(module.ptx.begin(), module.ptx.end(), '\n');
+    QString title = QStringLiteral("PTX \u00b7 %1 \u00b7 %2").arg(fromStd(module.arch), counted(static_cast<qsizetype>(lines), "line", "lines"));
+    if (module.cacheHit)
+        title += QStringLiteral(" \u00b7 NVRTC cache hit");
+    else
+        title += QStringLiteral(" \u00b7 NVRTC %1").arg(views::TimingTableModel::formatSeconds(module.compileSeconds));
     return title;
 }
 

@@ -38,7 +38,8 @@ views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, cons
                                    const ir::Graph& shown);
 
 /// The Timings table for a report: one row per KernelReport in order, status as runStatuses().
-/// `compileNote`: from the report's library ("compile cache hit" / "compile 1.23 s").
+/// `compileNote`: from the report's library ("compile cache hit" / "compile 1.23 s") or, for a CUDA
+/// run, its NVRTC module ("NVRTC sm_90 cache hit" / "NVRTC sm_90 1.23 s").
 views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pipeline::RunOptions& options);
 
 /// The kernel named in a runner fault message ("kernel 'X' crashed: ...", "kernel 'X' did not
@@ -49,8 +50,11 @@ std::string faultKernel(const std::string& message);
 /// "node 'X' (Op)" (lowering and reference-interpreter errors); empty when neither.
 std::string diagnosticNode(const support::Diagnostic& diagnostic);
 
-/// "dw_pw_block.cpp · 3 kernels · 1 reference step · 212 lines".
+/// "dw_pw_block.cpp · 3 kernels · 1 reference step · 212 lines" (".cu" for a CUDA module).
 QString moduleTitle(const pipeline::CompiledModel& compiled);
+
+/// The PTX pane's title: "PTX · sm_90 · 812 lines · NVRTC 0.31 s" (or "· NVRTC cache hit").
+QString ptxTitle(const runtime::cuda::CudaCompiled& module);
 
 /// The step computing node `name`, null when none (folded or not compiled).
 const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name);

@@ -1,6 +1,7 @@
 #include "app/gui/run_session.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include <QFutureWatcher>
 #include <QMetaObject>
@@ -46,6 +47,7 @@ RunSession::RunSession(QObject* parent) : QObject(parent)
 RunSession::~RunSession()
 {
     m_cancel.cancel();
+    m_probeCancel.cancel();
     m_pool.clear();
     m_pool.waitForDone();
 }
@@ -67,6 +69,7 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
     const quint64 gen = ++m_generation;
     m_busy = true;
     m_compiled.reset();
+    m_cudaModule.reset();
     emit started(gen);
     if (!model) {
         RunOutcome out;
@@ -123,6 +126,44 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
         QMetaObject::invokeMethod(
             this, [this, gen, compiled] { onCompiled(gen, compiled); }, Qt::QueuedConnection);
 
+        if (compiled->target == lower::Target::Cuda && compiled->kernelCount() > 0 && !settings.run.cudaArch.empty()) {
+            // The options runModel hands NVRTC, so that its compile is a cache hit.
+            runtime::cuda::CudaCompileOptions nopts;
+            nopts.arch = settings.run.cudaArch;
+            nopts.extraOptions = settings.run.nvrtcOptions;
+            nopts.cacheDir = settings.run.cudaCacheDir;
+            const std::string file = compiled->model.sourcePath;
+            nopts.sourceName = (file.empty() ? std::string("model") : std::filesystem::path(file).stem().string()) + ".cu";
+            post(kCompileShare, "compiling kernels (NVRTC " + nopts.arch + ")");
+            t0 = std::chrono::steady_clock::now();
+            support::Expected<runtime::cuda::CudaCompiled> mod =
+                runtime::cuda::compileCuda(compiled->code.source, nopts, &token);
+            out->compileSeconds += secondsSince(t0);
+            if (token.isCancelled()) {
+                out->cancelled = true;
+                return out;
+            }
+            if (!mod.ok()) {
+                out->diagnostics = mod.diagnostics();
+                out->nvrtcFailed = true;
+                if (!out->diagnostics.hasErrors())
+                    out->diagnostics.error(model->sourcePath, "cuda", "NVRTC could not compile the CUDA module");
+                return out;
+            }
+            auto module = std::make_shared<const runtime::cuda::CudaCompiled>(std::move(*mod));
+            out->cudaModule = module;
+            out->diagnostics = mod.diagnostics();
+            QMetaObject::invokeMethod(
+                this, [this, gen, module] { onCudaCompiled(gen, module); }, Qt::QueuedConnection);
+        }
+        if (settings.cudaCompileOnly) {
+            out->compileOnly = true;
+            out->ok = out->cudaModule != nullptr || compiled->kernelCount() == 0;
+            if (!out->ok)
+                out->diagnostics.error(model->sourcePath, "cuda", "no CUDA architecture to compile for");
+            return out;
+        }
+
         t0 = std::chrono::steady_clock::now();
         support::Expected<pipeline::RunReport> rep = pipeline::runModel(
             *compiled, inputs, settings.run, *runner, &token,
@@ -139,7 +180,8 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
                 out->diagnostics.error(model->sourcePath, "run", "the model could not be run");
             return out;
         }
-        out->diagnostics = rep->warnings;
+        for (const support::Diagnostic& d : rep->warnings.items())
+            out->diagnostics.add(d);
         out->report = std::make_shared<const pipeline::RunReport>(std::move(*rep));
         out->ok = true;
         return out;
@@ -174,6 +216,49 @@ void RunSession::onCompiled(quint64 generation, std::shared_ptr<const pipeline::
     emit compiled(generation);
 }
 
+void RunSession::onCudaCompiled(quint64 generation, std::shared_ptr<const runtime::cuda::CudaCompiled> module)
+{
+    if (generation != m_generation || !m_busy)
+        return;
+    m_cudaModule = std::move(module);
+    emit cudaCompiled(generation);
+}
+
+void RunSession::probeDevices()
+{
+    if (m_probing)
+        return;
+    m_probing = true;
+    const support::CancelToken token = m_probeCancel;
+    std::shared_ptr<runtime::RunnerClient> runner = m_runner;
+    auto* watcher = new QFutureWatcher<DeviceProbe>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        m_probe = watcher->result();
+        watcher->deleteLater();
+        m_probing = false;
+        emit devicesProbed();
+    });
+    watcher->setFuture(QtConcurrent::run(&m_pool, [token, runner]() {
+        DeviceProbe probe;
+        probe.answered = true;
+        // cuInit may take seconds on a real machine; the probe gives up after 30.
+        support::Expected<std::vector<runtime::cuda::CudaDeviceInfo>> devices = runner->devices(&token, 30);
+        if (devices.ok()) {
+            probe.devices = std::move(*devices);
+        } else {
+            for (const support::Diagnostic& d : devices.diagnostics().items()) {
+                if (d.severity == support::Severity::Error) {
+                    probe.error = QString::fromStdString(d.message);
+                    break;
+                }
+            }
+            if (probe.error.isEmpty())
+                probe.error = QStringLiteral("the runner did not list CUDA devices");
+        }
+        return probe;
+    }));
+}
+
 void RunSession::onFinished(quint64 generation, std::shared_ptr<RunOutcome> outcome)
 {
     if (generation != m_generation || !m_busy)
@@ -187,6 +272,8 @@ void RunSession::finish(RunOutcome outcome)
     m_last = std::move(outcome);
     if (m_last.compiled)
         m_compiled = m_last.compiled;
+    if (m_last.cudaModule)
+        m_cudaModule = m_last.cudaModule;
     emit finished(m_last.generation, m_last.ok);
 }
 

@@ -13,6 +13,15 @@
 /// Inputs are pipeline::defaultInputs(model->graph) (seed 42), as `tessera-cli run` uses when no
 /// input is given, so the GUI and the CLI compile and check the same thing.
 ///
+/// CUDA (RunSettings::compile.target == Cuda): after compileModel the worker compiles the CUDA C
+/// with NVRTC for RunOptions::cudaArch (emitting cudaCompiled(), so the PTX is on screen before
+/// and even without a run), with the options runModel uses, so runModel's own NVRTC compile is a
+/// cache hit. With RunSettings::cudaCompileOnly the job ends there: ok, no report.
+///
+/// Devices: probeDevices() asks the runner, on the same worker (the runner is never used by two
+/// jobs at once, and never by the UI thread), which CUDA devices there are; devicesProbed() brings
+/// the answer back. A run started meanwhile waits for the probe to finish.
+///
 /// Thread rules: all public functions and signals belong to the UI thread (the thread that owns
 /// the RunSession). The worker only runs the pure core entry points on data it owns or shares
 /// read-only (the model, the compiled model), plus the RunnerClient, which only workers touch
@@ -24,6 +33,7 @@
 #include <QString>
 #include <QThreadPool>
 
+#include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/run.h"
@@ -41,6 +51,8 @@ namespace tessera::app {
 struct RunSettings {
     pipeline::CompileOptions compile;
     pipeline::RunOptions run;
+    /// CUDA target only: compile to CUDA C and with NVRTC to PTX for run.cudaArch; run nothing.
+    bool cudaCompileOnly = false;
     RunSettings()
     {
         compile.fallbackReference = true;
@@ -50,7 +62,9 @@ struct RunSettings {
 
 /// What one run produced. A compile failure leaves `compiled` null; a run failure (compiler
 /// missing, a kernel crashed) keeps `compiled` and leaves `report` null. On failure
-/// `diagnostics` holds at least one Error.
+/// `diagnostics` holds at least one Error. CUDA: `cudaModule` is NVRTC's result (null when
+/// NVRTC failed: `nvrtcFailed`); a compile-only job that succeeded is ok with `compileOnly` set
+/// and no report.
 struct RunOutcome {
     quint64 generation = 0;
     bool ok = false;
@@ -59,6 +73,9 @@ struct RunOutcome {
     std::shared_ptr<const ir::Model> model;
     std::shared_ptr<const pipeline::CompiledModel> compiled;
     std::shared_ptr<const pipeline::RunReport> report;
+    std::shared_ptr<const runtime::cuda::CudaCompiled> cudaModule;
+    bool compileOnly = false;
+    bool nvrtcFailed = false;
     RunSettings settings;
     support::DiagnosticList diagnostics;
     double compileSeconds = 0;  ///< wall-clock seconds of compileModel
@@ -83,6 +100,16 @@ public:
     const RunOutcome& lastOutcome() const { return m_last; }
     /// The compiled model of the current run once compiled() was emitted (null before).
     std::shared_ptr<const pipeline::CompiledModel> currentCompiled() const { return m_compiled; }
+    /// NVRTC's result for the current run once cudaCompiled() was emitted (null before, and for
+    /// CPU runs).
+    std::shared_ptr<const runtime::cuda::CudaCompiled> currentCudaModule() const { return m_cudaModule; }
+
+    /// Asks the runner for its CUDA devices on the worker (once at a time; a probe in flight is
+    /// not repeated). devicesProbed() follows; an error (no driver, a runner that cannot list
+    /// devices, no runner) is an answer with DeviceProbe::error set.
+    void probeDevices();
+    /// The last probe's answer (answered = false before it came).
+    const DeviceProbe& deviceProbe() const { return m_probe; }
 
     /// Stage text for a core progress label ("lowering" -> "Lowering", "running kernels" ->
     /// "Running kernels", ...).
@@ -94,12 +121,17 @@ signals:
     void progress(quint64 generation, double fraction, const QString& stage);
     /// The compile finished (read currentCompiled()); the run goes on.
     void compiled(quint64 generation);
+    /// NVRTC compiled the CUDA module (read currentCudaModule()); the run, if any, goes on.
+    void cudaCompiled(quint64 generation);
+    /// The device probe answered (read deviceProbe()).
+    void devicesProbed();
     /// A run finished; read lastOutcome(). Stale runs never emit this.
     void finished(quint64 generation, bool ok);
 
 private:
     void onProgress(quint64 generation, double fraction, const QString& stage);
     void onCompiled(quint64 generation, std::shared_ptr<const pipeline::CompiledModel> cm);
+    void onCudaCompiled(quint64 generation, std::shared_ptr<const runtime::cuda::CudaCompiled> module);
     void onFinished(quint64 generation, std::shared_ptr<RunOutcome> outcome);
     void finish(RunOutcome outcome);
 
@@ -109,7 +141,11 @@ private:
     support::CancelToken m_cancel;
     bool m_busy = false;
     std::shared_ptr<const pipeline::CompiledModel> m_compiled;
+    std::shared_ptr<const runtime::cuda::CudaCompiled> m_cudaModule;
     RunOutcome m_last;
+    DeviceProbe m_probe;
+    bool m_probing = false;
+    support::CancelToken m_probeCancel;
 };
 
 }  // namespace tessera::app

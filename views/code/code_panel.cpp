@@ -1,25 +1,56 @@
 #include "views/code/code_panel.h"
 
+#include <algorithm>
+
 #include <QLabel>
+#include <QSplitter>
 #include <QVBoxLayout>
 
 #include "views/code/code_view.h"
+#include "views/code/ptx_highlighter.h"
 
 namespace tessera::views {
 
-CodePanel::CodePanel(QWidget* parent) : QWidget(parent), m_header(new QLabel(this)), m_view(new CodeView(this))
+namespace {
+
+QLabel* makeHeader(QWidget* parent, const QString& name)
+{
+    auto* label = new QLabel(parent);
+    label->setObjectName(name);
+    label->setTextFormat(Qt::PlainText);
+    label->setContentsMargins(8, 4, 8, 4);
+    label->setAutoFillBackground(true);
+    label->setWordWrap(true);
+    return label;
+}
+
+}  // namespace
+
+CodePanel::CodePanel(QWidget* parent)
+    : QWidget(parent), m_header(makeHeader(this, QStringLiteral("codeHeader"))), m_splitter(new QSplitter(Qt::Horizontal, this)),
+      m_view(new CodeView(m_splitter)), m_ptxPane(new QWidget(m_splitter)),
+      m_ptxHeader(makeHeader(m_ptxPane, QStringLiteral("ptxHeader"))), m_ptxView(new CodeView(m_ptxPane))
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    m_header->setObjectName(QStringLiteral("codeHeader"));
-    m_header->setTextFormat(Qt::PlainText);
-    m_header->setContentsMargins(8, 4, 8, 4);
-    m_header->setAutoFillBackground(true);
-    m_header->setWordWrap(true);
     m_view->setObjectName(QStringLiteral("codeView"));
+    m_ptxView->setObjectName(QStringLiteral("ptxView"));
+    m_ptxView->setLanguage(CodeView::Language::Ptx);
+    m_ptxPane->setObjectName(QStringLiteral("ptxPane"));
+    auto* ptxLayout = new QVBoxLayout(m_ptxPane);
+    ptxLayout->setContentsMargins(0, 0, 0, 0);
+    ptxLayout->setSpacing(0);
+    ptxLayout->addWidget(m_ptxHeader);
+    ptxLayout->addWidget(m_ptxView, 1);
+    m_splitter->setObjectName(QStringLiteral("codeSplitter"));
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->addWidget(m_view);
+    m_splitter->addWidget(m_ptxPane);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 1);
     layout->addWidget(m_header);
-    layout->addWidget(m_view, 1);
+    layout->addWidget(m_splitter, 1);
     clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
 }
 
@@ -27,38 +58,119 @@ void CodePanel::setModule(const QString& source, const QString& title)
 {
     m_title = title;
     m_hasModule = true;
+    m_cuda = false;
+    m_kernel.clear();
+    m_entry.clear();
+    m_view->setLanguage(CodeView::Language::Cpp);
     m_view->setCode(source);
+    clearPtx(QString());
+    m_ptxPane->hide();
     m_header->setText(title);
 }
 
-void CodePanel::showKernel(const QString& kernelName, int firstLine, int lastLine)
+void CodePanel::setCudaModule(const QString& source, const QString& title, const QString& ptxPlaceholder)
+{
+    m_title = title;
+    m_hasModule = true;
+    m_cuda = true;
+    m_kernel.clear();
+    m_entry.clear();
+    m_view->setLanguage(CodeView::Language::Cuda);
+    m_view->setCode(source);
+    clearPtx(ptxPlaceholder);
+    m_ptxPane->show();
+    // Half and half when the pane appears; afterwards the user's split stays.
+    if (m_splitter->sizes().value(1) == 0) {
+        const int w = std::max(2, m_splitter->width());
+        m_splitter->setSizes({w / 2, w - w / 2});
+    }
+    m_header->setText(title);
+}
+
+void CodePanel::setPtx(const QString& ptx, const QString& title)
+{
+    if (!m_cuda)
+        return;
+    m_hasPtx = true;
+    m_ptxTitle = title;
+    m_ptxView->setCode(ptx);
+    m_ptxHeader->setText(title);
+    showPtxEntry();
+}
+
+void CodePanel::clearPtx(const QString& placeholder)
+{
+    m_hasPtx = false;
+    m_ptxTitle.clear();
+    m_ptxView->setCode(QString());
+    m_ptxView->setPlaceholderText(placeholder);
+    m_ptxHeader->setText(tr("PTX"));
+}
+
+void CodePanel::showKernel(const QString& kernelName, int firstLine, int lastLine, const QString& entry)
 {
     m_view->highlightLines(firstLine, lastLine);
     if (m_view->highlightFirst() == 0) {
         showNote(tr("Kernel '%1': no lines in the module").arg(kernelName));
         return;
     }
+    m_kernel = kernelName;
+    m_entry = entry;
+    showPtxEntry();
+    updateHeader();
+}
+
+void CodePanel::showPtxEntry()
+{
+    if (!m_hasPtx)
+        return;
+    const PtxLines lines = m_entry.isEmpty() ? PtxLines{} : findPtxEntry(m_ptxView->toPlainText(), m_entry);
+    m_ptxView->highlightLines(lines.first, lines.last);
+    if (m_ptxView->highlightFirst() > 0) {
+        m_ptxHeader->setText(tr("%1  \u2014  .entry %2, lines %3\u2013%4")
+                                 .arg(m_ptxTitle, m_entry)
+                                 .arg(m_ptxView->highlightFirst())
+                                 .arg(m_ptxView->highlightLast()));
+    } else if (!m_entry.isEmpty()) {
+        m_ptxHeader->setText(tr("%1  \u2014  no .entry %2").arg(m_ptxTitle, m_entry));
+    } else {
+        m_ptxHeader->setText(m_ptxTitle);
+    }
+}
+
+void CodePanel::updateHeader()
+{
     m_header->setText(tr("%1  \u2014  kernel '%2', lines %3\u2013%4")
-                          .arg(m_title, kernelName)
+                          .arg(m_title, m_kernel)
                           .arg(m_view->highlightFirst())
                           .arg(m_view->highlightLast()));
 }
 
 void CodePanel::showNote(const QString& note)
 {
+    m_kernel.clear();
+    m_entry.clear();
     m_view->clearHighlight();
+    showPtxEntry();
     m_header->setText(m_title.isEmpty() ? note : QStringLiteral("%1  \u2014  %2").arg(m_title, note));
 }
 
 void CodePanel::clear(const QString& placeholder)
 {
     m_title.clear();
+    m_kernel.clear();
+    m_entry.clear();
     m_hasModule = false;
+    m_cuda = false;
     m_view->setCode(QString());
     m_view->setPlaceholderText(placeholder);
-    m_header->setText(tr("Generated C++"));
+    clearPtx(QString());
+    m_ptxPane->hide();
+    m_header->setText(tr("Generated code"));
 }
 
 QString CodePanel::headerText() const { return m_header->text(); }
+
+QString CodePanel::ptxHeaderText() const { return m_ptxHeader->text(); }
 
 }  // namespace tessera::views

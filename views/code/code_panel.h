@@ -1,14 +1,18 @@
 #pragma once
 /// @file
 /// The Code dock's content: a header line (which module, which kernel and its line range, or why
-/// a node has no code) above a CodeView holding the generated C++ module.
+/// a node has no code) above the generated module in a CodeView. For a CUDA module a splitter
+/// shows the CUDA C on the left and the PTX NVRTC made of it on the right (its own header line:
+/// architecture and size, or why there is no PTX yet).
 ///
 /// The app hands it the module text and, when a node is selected, the kernel's line range
-/// (CompiledStep::firstLine..lastLine); the panel only draws. Thread rules: UI thread only.
+/// (CompiledStep::firstLine..lastLine) and entry-point symbol; the panel finds that entry in the
+/// PTX (findPtxEntry) and highlights both. The panel only draws. Thread rules: UI thread only.
 
 #include <QWidget>
 
 class QLabel;
+class QSplitter;
 
 namespace tessera::views {
 
@@ -19,10 +23,20 @@ class CodePanel : public QWidget {
 public:
     explicit CodePanel(QWidget* parent = nullptr);
 
-    /// Shows a whole module; `title` describes it, e.g. "dw_pw_block.cpp · 3 kernels · 120 lines".
+    /// Shows a whole C++ module (the PTX pane is hidden); `title` describes it, e.g.
+    /// "dw_pw_block.cpp · 3 kernels · 120 lines".
     void setModule(const QString& source, const QString& title);
-    /// Highlights and scrolls to a kernel's lines (1-based, inclusive) of the current module.
-    void showKernel(const QString& kernelName, int firstLine, int lastLine);
+    /// Shows a whole CUDA C module with the PTX pane beside it; the PTX pane shows
+    /// `ptxPlaceholder` until setPtx() (e.g. "Compiling to PTX with NVRTC...").
+    void setCudaModule(const QString& source, const QString& title, const QString& ptxPlaceholder);
+    /// Fills the PTX pane (CUDA modules only; ignored otherwise); `title` e.g. "PTX · sm_90 · 812
+    /// lines". The kernel shown, if any, is highlighted in it at once.
+    void setPtx(const QString& ptx, const QString& title);
+    /// Empties the PTX pane and shows `placeholder` instead (e.g. why NVRTC failed).
+    void clearPtx(const QString& placeholder);
+    /// Highlights and scrolls to a kernel's lines (1-based, inclusive) of the current module and,
+    /// when a PTX pane is shown and `entry` is given, its `.entry` in the PTX.
+    void showKernel(const QString& kernelName, int firstLine, int lastLine, const QString& entry = QString());
     /// A note instead of a kernel (e.g. the node ran in the reference interpreter); the module
     /// stays, without highlight.
     void showNote(const QString& note);
@@ -30,14 +44,35 @@ public:
     void clear(const QString& placeholder);
 
     bool hasModule() const { return m_hasModule; }
+    /// Whether the module is CUDA C and the PTX pane is part of the panel.
+    bool isCuda() const { return m_cuda; }
+    bool hasPtx() const { return m_hasPtx; }
     QString headerText() const;
+    QString ptxHeaderText() const;
+    /// The module (C++ or CUDA C).
     CodeView* codeView() const { return m_view; }
+    /// The PTX (hidden unless isCuda()).
+    CodeView* ptxView() const { return m_ptxView; }
+    QWidget* ptxPane() const { return m_ptxPane; }
+    QSplitter* splitter() const { return m_splitter; }
 
 private:
+    void showPtxEntry();
+    void updateHeader();
+
     QLabel* m_header;
+    QSplitter* m_splitter;
     CodeView* m_view;
+    QWidget* m_ptxPane;
+    QLabel* m_ptxHeader;
+    CodeView* m_ptxView;
     QString m_title;
+    QString m_ptxTitle;
+    QString m_kernel;
+    QString m_entry;
     bool m_hasModule = false;
+    bool m_cuda = false;
+    bool m_hasPtx = false;
 };
 
 }  // namespace tessera::views

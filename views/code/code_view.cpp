@@ -8,6 +8,7 @@
 #include <QTextBlock>
 
 #include "views/code/cpp_highlighter.h"
+#include "views/code/ptx_highlighter.h"
 
 namespace tessera::views {
 
@@ -43,11 +44,26 @@ CodeView::CodeView(QWidget* parent) : QPlainTextEdit(parent), m_gutter(new CodeG
     setFont(mono);
     document()->setDefaultFont(mono);
     setTabStopDistance(QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')) * 4);
-    m_highlighter = new CppHighlighter(document());
+    m_highlighter = new CppHighlighter(document(), CppHighlighter::Dialect::Cpp);
 
     connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { updateGutterWidth(); });
     connect(this, &QPlainTextEdit::updateRequest, this, &CodeView::updateGutter);
     updateGutterWidth();
+}
+
+void CodeView::setLanguage(Language language)
+{
+    if (language == m_language)
+        return;
+    m_language = language;
+    // Detach the old highlighter first so that its formats do not linger on the text.
+    m_highlighter->setDocument(nullptr);
+    delete m_highlighter;
+    if (language == Language::Ptx)
+        m_highlighter = new PtxHighlighter(document());
+    else
+        m_highlighter = new CppHighlighter(document(), language == Language::Cuda ? CppHighlighter::Dialect::Cuda
+                                                                                  : CppHighlighter::Dialect::Cpp);
 }
 
 void CodeView::setCode(const QString& text)

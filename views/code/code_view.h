@@ -1,21 +1,31 @@
 #pragma once
 /// @file
-/// A read-only source viewer: QPlainTextEdit with a line-number gutter, a monospace font, C++
-/// syntax colours (cpp_highlighter.h) and one highlighted line range (the kernel of the node
-/// selected in the graph: CompiledStep::firstLine..lastLine of the generated module).
+/// A read-only source viewer: QPlainTextEdit with a line-number gutter, a monospace font, syntax
+/// colours for its language (C++ or CUDA C: cpp_highlighter.h; PTX: ptx_highlighter.h; C++ by
+/// default) and one highlighted line range (the kernel of the node selected in the graph:
+/// CompiledStep::firstLine..lastLine of the generated module, or its `.entry` in the PTX).
 ///
 /// Thread rules: UI thread only.
 
 #include <QPlainTextEdit>
 
-namespace tessera::views {
+class QSyntaxHighlighter;
 
-class CppHighlighter;
+namespace tessera::views {
 
 class CodeView : public QPlainTextEdit {
     Q_OBJECT
 public:
+    /// What the text is, for its colours.
+    enum class Language { Cpp, Cuda, Ptx };
+
     explicit CodeView(QWidget* parent = nullptr);
+
+    /// Switches the syntax colours (the text stays and is coloured anew).
+    void setLanguage(Language language);
+    Language language() const { return m_language; }
+    /// The current highlighter (a CppHighlighter for Cpp and Cuda, a PtxHighlighter for Ptx).
+    QSyntaxHighlighter* highlighter() const { return m_highlighter; }
 
     /// Replaces the text (clears the highlighted range).
     void setCode(const QString& text);
@@ -44,7 +54,8 @@ private:
     void applySelections();
 
     QWidget* m_gutter;
-    CppHighlighter* m_highlighter;
+    QSyntaxHighlighter* m_highlighter = nullptr;
+    Language m_language = Language::Cpp;
     int m_first = 0;
     int m_last = 0;
 };

@@ -23,7 +23,8 @@ QString wordAlternation(const QStringList& words) { return QStringLiteral("\\b(?
 
 }  // namespace
 
-CppHighlighter::CppHighlighter(QTextDocument* document) : QSyntaxHighlighter(document)
+CppHighlighter::CppHighlighter(QTextDocument* document, Dialect dialect)
+    : QSyntaxHighlighter(document), m_dialect(dialect)
 {
     m_formats[static_cast<int>(Kind::Keyword)] = makeFormat(QColor(0x00, 0x33, 0xb3), true);
     m_formats[static_cast<int>(Kind::Type)] = makeFormat(QColor(0x00, 0x6e, 0x7a));
@@ -32,7 +33,7 @@ CppHighlighter::CppHighlighter(QTextDocument* document) : QSyntaxHighlighter(doc
     m_formats[static_cast<int>(Kind::Preprocessor)] = makeFormat(QColor(0x9e, 0x58, 0x0a));
     m_formats[static_cast<int>(Kind::Comment)] = makeFormat(QColor(0x8c, 0x8c, 0x8c), false, true);
 
-    const QStringList keywords = {
+    QStringList keywords = {
         QStringLiteral("alignas"),  QStringLiteral("auto"),     QStringLiteral("break"),
         QStringLiteral("case"),     QStringLiteral("const"),    QStringLiteral("constexpr"),
         QStringLiteral("continue"), QStringLiteral("default"),  QStringLiteral("do"),
@@ -44,12 +45,22 @@ CppHighlighter::CppHighlighter(QTextDocument* document) : QSyntaxHighlighter(doc
         QStringLiteral("typedef"),  QStringLiteral("using"),    QStringLiteral("while"),
         QStringLiteral("restrict"), QStringLiteral("__restrict"), QStringLiteral("__restrict__"),
         QStringLiteral("true"),     QStringLiteral("false"),    QStringLiteral("nullptr")};
-    const QStringList types = {
+    QStringList types = {
         QStringLiteral("void"),     QStringLiteral("bool"),     QStringLiteral("char"),
         QStringLiteral("short"),    QStringLiteral("int"),      QStringLiteral("long"),
         QStringLiteral("float"),    QStringLiteral("double"),   QStringLiteral("unsigned"),
         QStringLiteral("signed"),   QStringLiteral("size_t"),   QStringLiteral("u?int(?:8|16|32|64)_t"),
         QStringLiteral("std::\\w+")};
+    if (dialect == Dialect::Cuda) {
+        keywords << QStringLiteral("__global__") << QStringLiteral("__device__") << QStringLiteral("__host__")
+                 << QStringLiteral("__shared__") << QStringLiteral("__constant__") << QStringLiteral("__forceinline__")
+                 << QStringLiteral("__launch_bounds__") << QStringLiteral("__syncthreads") << QStringLiteral("__syncwarp")
+                 << QStringLiteral("__ldg") << QStringLiteral("__shfl_\\w+");
+        types << QStringLiteral("threadIdx") << QStringLiteral("blockIdx") << QStringLiteral("blockDim")
+              << QStringLiteral("gridDim") << QStringLiteral("warpSize") << QStringLiteral("dim3")
+              << QStringLiteral("__half") << QStringLiteral("__nv_bfloat16")
+              << QStringLiteral("(?:float|int|uint|double)[234]");
+    }
     // Later rules win where they overlap (they are applied in order), so literals and comments
     // come last.
     m_rules.push_back({QRegularExpression(wordAlternation(keywords)), Kind::Keyword});
