@@ -89,7 +89,7 @@ def make_matmul(path, n):
                           [helper.make_tensor_value_info("A", TensorProto.FLOAT, [n, n]),
                            helper.make_tensor_value_info("B", TensorProto.FLOAT, [n, n])],
                           [helper.make_tensor_value_info("C", TensorProto.FLOAT, [n, n])])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
 
 
 def make_mobilenet(path, batch):
@@ -180,7 +180,7 @@ if not quick:
         "dw", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [32, C_, H_, H_])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [32, C_, H_, H_])], [numpy_helper.from_array(w, "W")])
     dwp = os.path.join(work, "dw3x3.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), dwp)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), dwp)
     X = rng.standard_normal((32, C_, H_, H_), dtype=np.float32)
     np.save(os.path.join(work, "X.npy"), X)
     tx = torch.from_numpy(X).cuda()
@@ -203,11 +203,16 @@ for i in range(reps):
     t0 = time.perf_counter()
     p = subprocess.run([cli, "run", dwp if not quick else mm, "--target", "cuda", "--reps", "10", "--json"],
                        capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        print("edit-to-timing run failed:", p.stderr[-2000:], flush=True)
+        break
     lat.append(time.perf_counter() - t0)
 lat.sort()
-record("edit_to_timing_one_kernel", median_s=statistics.median(lat), p95_s=lat[min(len(lat) - 1, int(0.95 * len(lat)))],
-       reps=reps, note="tessera-cli run wall time: process start, load, NVRTC compile (cold cache), runner start, "
-                       "cuInit, module load, timed run")
+if lat:
+    record("edit_to_timing_one_kernel", median_s=statistics.median(lat),
+       p95_s=lat[min(len(lat) - 1, int(0.95 * len(lat)))], reps=len(lat),
+       note="tessera-cli run wall time: process start, load, NVRTC compile (cold cache), runner start, "
+            "cuInit, module load, 10 timed launches")
 
 print("\n==== summary ====")
 for r in results:

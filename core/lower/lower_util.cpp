@@ -137,6 +137,20 @@ MappingPlan defaultGpuMapping(const std::vector<std::int64_t>& extentsIn, const 
             }
         }
     }
+    // Small outputs (batch 1, 7x7 layers): shrink the tile until there are enough threads to
+    // fill the device (kGpuMinThreads), halving the largest tile dim first.
+    auto threadsFor = [&](const std::vector<std::int64_t>& t) {
+        std::int64_t total = 1;
+        for (std::size_t d = 0; d < n; ++d) total *= (std::max<std::int64_t>(1, extents[d]) + t[d] - 1) / t[d];
+        return total;
+    };
+    while (threadsFor(tile) < kGpuMinThreads) {
+        std::size_t big = n;
+        for (std::size_t d = 0; d < n; ++d)
+            if (tile[d] > 1 && (big == n || tile[d] > tile[big])) big = d;
+        if (big == n) break;
+        tile[big] = (tile[big] + 1) / 2;
+    }
     std::vector<std::int64_t> counts(n), b(n, 1), g(n, 1);
     std::int64_t budget = kGpuDefaultBlockThreads;
     for (std::size_t d = n; d-- > 0;) {

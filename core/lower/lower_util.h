@@ -72,10 +72,14 @@ struct MappingPlan {
 inline constexpr std::int64_t kGpuDefaultBlockThreads = 256;
 /// Largest per-thread tile (elements, and per dim 4) the default GPU plans keep from a CPU tile.
 inline constexpr std::int64_t kGpuMaxTileElements = 16;
+/// Threads the default GPU plans aim for at least (about 2 x 256 per SM of a 132-SM H200): a
+/// per-thread tile is shrunk while the output has fewer tiles than this.
+inline constexpr std::int64_t kGpuMinThreads = 65536;
 
 /// The default GPU plan over `extents`, made from a template's CPU default `cpu`: the per-thread
 /// tile is cpu's trailing repeat factor capped to 4 per dim and kGpuMaxTileElements in all when
-/// cpu.tiled, else 1 element; the tile counts ceil(extents / tile) are split into a block of at
+/// cpu.tiled (then halved, largest dim first, while the output has fewer than kGpuMinThreads
+/// tiles), else 1 element; the tile counts ceil(extents / tile) are split into a block of at
 /// most kGpuDefaultBlockThreads threads, taken innermost dim first (so neighbouring threads work
 /// on neighbouring elements: coalesced accesses), and a grid covering the rest:
 /// grid = spatial(g...), block = spatial(b...) [* repeat(tile...)]. E.g. [1,32,112,112] ->

@@ -170,14 +170,17 @@ TEST(LowerGpuDefaults, ElementwisePlan) {
 }
 
 TEST(LowerGpuDefaults, TiledPlanCapsTheTile) {
-    // MatMul small enough for the default (untiled-by-shared-memory) path: 4x4 per thread.
-    auto r = ir::test::runOne("MatMul", {ir::test::in("f32[16,32]"), ir::test::in("f32[32,40]")});
-    ASSERT_EQ(r.error(), "");
-    const auto plan = detail::defaultGpuMapping({16, 40}, detail::tiledMapping({16, 40}, {8, 64}));
-    EXPECT_EQ(plan.grid.str(), "spatial(1,1)");
-    ASSERT_TRUE(plan.block.has_value());
-    EXPECT_EQ(plan.block->str(), "spatial(4,10).repeat(4,4)");
-    EXPECT_EQ(plan.target, Target::Cuda);
+    // A large output keeps a 4x4 per-thread tile of the CPU's 8x64.
+    const auto big = detail::defaultGpuMapping({2048, 2048}, detail::tiledMapping({2048, 2048}, {8, 64}));
+    EXPECT_EQ(big.grid.str(), "spatial(512,2)");
+    ASSERT_TRUE(big.block.has_value());
+    EXPECT_EQ(big.block->str(), "spatial(1,256).repeat(4,4)");
+    EXPECT_EQ(big.target, Target::Cuda);
+    // A small one (fewer than kGpuMinThreads tiles) gets one element per thread.
+    const auto small = detail::defaultGpuMapping({16, 40}, detail::tiledMapping({16, 40}, {8, 64}));
+    EXPECT_EQ(small.grid.str(), "spatial(3,1)");
+    ASSERT_TRUE(small.block.has_value());
+    EXPECT_EQ(small.block->str(), "spatial(6,40)");
 }
 
 }  // namespace
