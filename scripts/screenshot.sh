@@ -2,6 +2,8 @@
 # Starts the GUI under Xvfb on a model and saves a PNG of its window.
 # Usage: scripts/screenshot.sh [MODEL] [OUT.png] [extra tessera options...]   (builds first if needed)
 # OUT defaults to $TMPDIR/tessera-screenshot.png; docs/screenshots/ holds the ones the README shows.
+# Extra options go to tessera, e.g. `--run --target cuda` runs on the first CUDA device (or, without
+# one, compiles to CUDA C and PTX only) and photographs the Code dock with both side by side.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TESSERA_BUILD_DIR:-"$root/build"}

@@ -1,4 +1,5 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run]
+// [--target cpu|cuda|cuda:N|cuda-compile]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
 // [--mapping-tensor DIMS]]`.
 #include <cstdio>
@@ -115,8 +116,15 @@ int main(int argc, char** argv)
                                                    "against the reference interpreter (Run > Run (CPU)). With "
                                                    "--screenshot the PNG is taken once the run has finished (exit 4 "
                                                    "if the run failed)."));
+    const QCommandLineOption targetOpt(
+        QStringLiteral("target"),
+        QStringLiteral("Run target, as Run > Target: 'cpu', 'cuda' (the first CUDA device, or compile only to PTX "
+                       "when there is none), 'cuda:N' (device N) or 'cuda-compile'. CUDA targets are chosen once "
+                       "the start-up device probe has answered; --run waits for it. Not stored as the default."),
+        QStringLiteral("TARGET"));
     parser.addOption(findOpt);
     parser.addOption(runOpt);
+    parser.addOption(targetOpt);
     parser.addOption(mappingOpt);
     parser.addOption(mappingBlockOpt);
     parser.addOption(mappingStepOpt);
@@ -153,6 +161,12 @@ int main(int argc, char** argv)
     const QString shot = parser.value(screenshotOpt);
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
+    const QString target = parser.value(targetOpt);
+    if (!target.isEmpty() && !window.selectTarget(target)) {
+        std::fprintf(stderr, "tessera: bad --target '%s' (expected cpu, cuda, cuda:N or cuda-compile)\n",
+                     qPrintable(target));
+        return 2;
+    }
     if (!findText.isEmpty()) {
         QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window,
                          [&window, findText] { window.graphView()->findNext(findText); });
@@ -219,8 +233,23 @@ int main(int argc, char** argv)
         // Connected after --find and the screenshot's selection, so the run starts with the
         // node already selected and its code is highlighted as soon as it is compiled.
         // Only for the model named on the command line, not for files opened later.
+        // A CUDA target is only known once the device probe has answered: wait for it too.
+        const bool waitProbe = target.startsWith(QLatin1String("cuda"));
         QObject::connect(
-            &window, &tessera::app::MainWindow::modelShown, &window, [&window] { window.startRun(); },
+            &window, &tessera::app::MainWindow::modelShown, &window,
+            [&window, waitProbe] {
+                if (!waitProbe || window.targetsProbed()) {
+                    window.startRun();
+                    return;
+                }
+                QObject::connect(
+                    &window, &tessera::app::MainWindow::targetChanged, &window,
+                    [&window] {
+                        if (window.targetsProbed())
+                            window.startRun();
+                    },
+                    Qt::SingleShotConnection);
+            },
             Qt::SingleShotConnection);
     }
 

@@ -622,7 +622,9 @@ void MainWindow::onRunStarted(quint64)
         m_codeDock->raise();
         m_timingDock->show();
         m_timingDock->raise();
-        resizeDocks({m_codeDock}, {std::max(480, width() * 2 / 5)}, Qt::Horizontal);
+        // CUDA C and PTX side by side want more room than one module.
+        const int share = currentTarget().isCuda() ? width() / 2 : width() * 2 / 5;
+        resizeDocks({m_codeDock}, {std::max(480, share)}, Qt::Horizontal);
         resizeDocks({m_timingDock}, {std::max(200, height() / 4)}, Qt::Vertical);
     }
     m_runDiagnostics = {};
@@ -767,7 +769,10 @@ void MainWindow::onRunFinished(quint64, bool ok)
                                  .arg(n)
                                  .arg(n == 1 ? tr("kernel") : tr("kernels"), arch, compileOnlyReason(m_run->deviceProbe()));
         setRunMessage(text, false);
-        m_runLabel->setToolTip(text + QLatin1Char('\n') + currentTarget().toolTip);
+        QString tip = text;
+        if (out.cudaModule)
+            tip += QStringLiteral(" (%1)").arg(nvrtcNote(*out.cudaModule));
+        m_runLabel->setToolTip(tip + QLatin1Char('\n') + currentTarget().toolTip);
         m_timing->clear(text.left(1).toUpper() + text.mid(1) + QLatin1Char('.'));
         showNodeResults(m_view->selectedNodeId());
         emit runFinished(true);

@@ -165,12 +165,13 @@ QString moduleTitle(const pipeline::CompiledModel& compiled)
 QString ptxTitle(const runtime::cuda::CudaCompiled& module)
 {
     const auto lines = std::count(module.ptx.begin(), module.ptx.end(), '\n');
-    QString title = QStringLiteral("PTX \u00b7 %1 \u00b7 %2").arg(fromStd(module.arch), counted(static_cast<qsizetype>(lines), "line", "lines"));
-    if (module.cacheHit)
-        title += QStringLiteral(" \u00b7 NVRTC cache hit");
-    else
-        title += QStringLiteral(" \u00b7 NVRTC %1").arg(views::TimingTableModel::formatSeconds(module.compileSeconds));
-    return title;
+    return QStringLiteral("PTX \u00b7 %1 \u00b7 %2").arg(fromStd(module.arch), counted(static_cast<qsizetype>(lines), "line", "lines"));
+}
+
+QString nvrtcNote(const runtime::cuda::CudaCompiled& module)
+{
+    return module.cacheHit ? QStringLiteral("NVRTC cache hit")
+                           : QStringLiteral("NVRTC %1").arg(views::TimingTableModel::formatSeconds(module.compileSeconds));
 }
 
 const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name)

@@ -53,8 +53,11 @@ std::string diagnosticNode(const support::Diagnostic& diagnostic);
 /// "dw_pw_block.cpp · 3 kernels · 1 reference step · 212 lines" (".cu" for a CUDA module).
 QString moduleTitle(const pipeline::CompiledModel& compiled);
 
-/// The PTX pane's title: "PTX · sm_90 · 812 lines · NVRTC 0.31 s" (or "· NVRTC cache hit").
+/// The PTX pane's title: "PTX · sm_90 · 812 lines".
 QString ptxTitle(const runtime::cuda::CudaCompiled& module);
+
+/// How the PTX was made: "NVRTC 310.0 ms" or "NVRTC cache hit".
+QString nvrtcNote(const runtime::cuda::CudaCompiled& module);
 
 /// The step computing node `name`, null when none (folded or not compiled).
 const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name);

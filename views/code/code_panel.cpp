@@ -27,10 +27,20 @@ QLabel* makeHeader(QWidget* parent, const QString& name)
 }  // namespace
 
 CodePanel::CodePanel(QWidget* parent)
-    : QWidget(parent), m_header(makeHeader(this, QStringLiteral("codeHeader"))), m_splitter(new QSplitter(Qt::Horizontal, this)),
-      m_view(new CodeView(m_splitter)), m_ptxPane(new QWidget(m_splitter)),
-      m_ptxHeader(makeHeader(m_ptxPane, QStringLiteral("ptxHeader"))), m_ptxView(new CodeView(m_ptxPane))
+    : QWidget(parent), m_splitter(new QSplitter(Qt::Horizontal, this)), m_ptxPane(new QWidget(m_splitter))
 {
+    // Each pane has its header above its text, so the two texts start level.
+    auto* codePane = new QWidget(m_splitter);
+    codePane->setObjectName(QStringLiteral("codePane"));
+    m_header = makeHeader(codePane, QStringLiteral("codeHeader"));
+    m_view = new CodeView(codePane);
+    auto* codeLayout = new QVBoxLayout(codePane);
+    codeLayout->setContentsMargins(0, 0, 0, 0);
+    codeLayout->setSpacing(0);
+    codeLayout->addWidget(m_header);
+    codeLayout->addWidget(m_view, 1);
+    m_ptxHeader = makeHeader(m_ptxPane, QStringLiteral("ptxHeader"));
+    m_ptxView = new CodeView(m_ptxPane);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -45,12 +55,12 @@ CodePanel::CodePanel(QWidget* parent)
     ptxLayout->addWidget(m_ptxView, 1);
     m_splitter->setObjectName(QStringLiteral("codeSplitter"));
     m_splitter->setChildrenCollapsible(false);
-    m_splitter->addWidget(m_view);
+    m_splitter->addWidget(codePane);
     m_splitter->addWidget(m_ptxPane);
     m_splitter->setStretchFactor(0, 1);
     m_splitter->setStretchFactor(1, 1);
-    layout->addWidget(m_header);
     layout->addWidget(m_splitter, 1);
+    connect(m_splitter, &QSplitter::splitterMoved, this, [this] { levelHeaders(); });
     clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
 }
 
@@ -66,6 +76,7 @@ void CodePanel::setModule(const QString& source, const QString& title)
     clearPtx(QString());
     m_ptxPane->hide();
     m_header->setText(title);
+    levelHeaders();
 }
 
 void CodePanel::setCudaModule(const QString& source, const QString& title, const QString& ptxPlaceholder)
@@ -85,6 +96,7 @@ void CodePanel::setCudaModule(const QString& source, const QString& title, const
         m_splitter->setSizes({w / 2, w - w / 2});
     }
     m_header->setText(title);
+    levelHeaders();
 }
 
 void CodePanel::setPtx(const QString& ptx, const QString& title)
@@ -136,6 +148,7 @@ void CodePanel::showPtxEntry()
     } else {
         m_ptxHeader->setText(m_ptxTitle);
     }
+    levelHeaders();
 }
 
 void CodePanel::updateHeader()
@@ -144,6 +157,7 @@ void CodePanel::updateHeader()
                           .arg(m_title, m_kernel)
                           .arg(m_view->highlightFirst())
                           .arg(m_view->highlightLast()));
+    levelHeaders();
 }
 
 void CodePanel::showNote(const QString& note)
@@ -153,6 +167,7 @@ void CodePanel::showNote(const QString& note)
     m_view->clearHighlight();
     showPtxEntry();
     m_header->setText(m_title.isEmpty() ? note : QStringLiteral("%1  \u2014  %2").arg(m_title, note));
+    levelHeaders();
 }
 
 void CodePanel::clear(const QString& placeholder)
@@ -167,6 +182,24 @@ void CodePanel::clear(const QString& placeholder)
     clearPtx(QString());
     m_ptxPane->hide();
     m_header->setText(tr("Generated code"));
+}
+
+void CodePanel::levelHeaders()
+{
+    // A header that wraps would push its text below the other pane's: both get the taller height.
+    m_header->setMinimumHeight(0);
+    m_ptxHeader->setMinimumHeight(0);
+    if (m_ptxPane->isHidden())
+        return;
+    const int h = std::max(m_header->heightForWidth(m_header->width()), m_ptxHeader->heightForWidth(m_ptxHeader->width()));
+    m_header->setMinimumHeight(h);
+    m_ptxHeader->setMinimumHeight(h);
+}
+
+void CodePanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    levelHeaders();
 }
 
 QString CodePanel::headerText() const { return m_header->text(); }

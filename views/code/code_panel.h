@@ -2,8 +2,8 @@
 /// @file
 /// The Code dock's content: a header line (which module, which kernel and its line range, or why
 /// a node has no code) above the generated module in a CodeView. For a CUDA module a splitter
-/// shows the CUDA C on the left and the PTX NVRTC made of it on the right (its own header line:
-/// architecture and size, or why there is no PTX yet).
+/// shows the CUDA C on the left and the PTX NVRTC made of it on the right, under its own header
+/// line (architecture and size, the kernel's .entry lines, or why there is no PTX yet).
 ///
 /// The app hands it the module text and, when a node is selected, the kernel's line range
 /// (CompiledStep::firstLine..lastLine) and entry-point symbol; the panel finds that entry in the
@@ -56,7 +56,12 @@ public:
     QWidget* ptxPane() const { return m_ptxPane; }
     QSplitter* splitter() const { return m_splitter; }
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
+    /// Gives both pane headers the height of the taller one (CUDA mode), so the texts start level.
+    void levelHeaders();
     void showPtxEntry();
     void updateHeader();
 
