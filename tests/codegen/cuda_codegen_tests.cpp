@@ -688,22 +688,25 @@ TEST(CudaCodegenLowered, EverySampleModelGenerates) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// NVRTC: the generated modules compile to PTX and CUBIN for sm_90
+// NVRTC: the generated modules compile to PTX and CUBIN for sm_90 (and every sample for sm_80)
 // ---------------------------------------------------------------------------------------------
 
-/// Compiles `source` for sm_90 into a fresh cache directory; no warnings allowed. Returns the PTX.
-std::string compileForSm90(const std::string& source) {
+/// Compiles `source` for `arch` into a fresh cache directory; no warnings allowed. Returns the PTX.
+std::string compileFor(const std::string& source, const std::string& arch) {
     TempDir cache;
     runtime::cuda::CudaCompileOptions o;
-    o.arch = "sm_90";
+    o.arch = arch;
     o.cacheDir = cache.path().string();
     auto r = runtime::cuda::compileCuda(source, o);
     EXPECT_TRUE(r.ok()) << r.diagnostics().formatAll();
     if (!r.ok()) return {};
     EXPECT_TRUE(r.diagnostics().empty()) << r.diagnostics().formatAll();  // no warnings either
     EXPECT_FALSE(r->cubin.empty());
+    EXPECT_NE(r->ptx.find(".target " + arch), std::string::npos);
     return r->ptx;
 }
+
+std::string compileForSm90(const std::string& source) { return compileFor(source, "sm_90"); }
 
 void expectEntries(const std::string& ptx, const std::vector<std::string>& entries) {
     for (const auto& e : entries)
@@ -752,8 +755,12 @@ TEST(CudaCodegenNvrtc, EverySampleModelCompiles) {
             if (st.kind == pipeline::StepKind::Kernel) ks.push_back(&st.kernel);
         auto m = generateCuda(ks);
         ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
-        const std::string ptx = compileForSm90(m->source.source);
-        expectEntries(ptx, m->source.entryPoints);
+        // The H100/H200's architecture and the A100's (the oldest the fusion profiles name).
+        for (const char* arch : {"sm_90", "sm_80"}) {
+            SCOPED_TRACE(arch);
+            const std::string ptx = compileFor(m->source.source, arch);
+            expectEntries(ptx, m->source.entryPoints);
+        }
         ++models;
     }
     EXPECT_GE(models, 12);
