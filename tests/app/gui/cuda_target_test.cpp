@@ -393,6 +393,45 @@ private slots:
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Passed), 3);
     }
 
+    void deviceTargetWithoutDriverFailsAfterPtx()
+    {
+        // A device target (as listed where a GPU is) on this machine: the worker compiles the
+        // CUDA C and the PTX, then the run stops at the runner's missing driver; the PTX is kept.
+        if (!runtime::cuda::nvrtcInfo().ok())
+            QSKIP("NVRTC is not installed here");
+        app::MainWindow w;
+        w.setErrorReporter([](const QString&, const QStringList&) {});
+        QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
+        if (!w.runSession()->deviceProbe().devices.empty())
+            QSKIP("this machine has a CUDA device");
+        QVERIFY(loadSample(w, QStringLiteral("dw_pw_block.onnx")));
+        app::DeviceProbe fake;
+        fake.answered = true;
+        fake.devices = {device(0, "NVIDIA H200", 9, 0)};
+        app::RunSettings settings;
+        app::applyTarget(app::runTargets(fake)[1], settings);
+        QSignalSpy ptx(w.runSession(), &app::RunSession::cudaCompiled);
+        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
+        w.runSession()->start(w.model(), settings);
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(ptx.count(), 1);
+        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        QVERIFY(!out.ok);
+        QVERIFY(!out.compileOnly);
+        QVERIFY(!out.nvrtcFailed);
+        QVERIFY(out.cudaModule != nullptr);
+        QCOMPARE(out.cudaModule->arch, std::string("sm_90"));
+        QVERIFY(QString::fromStdString(out.cudaModule->ptx).contains(QStringLiteral(".entry tk_")));
+        QVERIFY2(problems(out).contains(QStringLiteral("no CUDA driver found")), qPrintable(problems(out)));
+        // The window shows the CUDA C and the PTX of the failed run; nothing is marked failed.
+        QVERIFY(w.codePanel()->isCuda());
+        QVERIFY(w.codePanel()->hasPtx());
+        QCOMPARE(w.codePanel()->ptxView()->toPlainText(), QString::fromStdString(out.cudaModule->ptx));
+        QVERIFY2(w.runStatusText().startsWith(QStringLiteral("Run failed: no CUDA driver found")), qPrintable(w.runStatusText()));
+        QCOMPARE(countStatus(w.graphView(), KernelStatus::Failed), 0);
+        QCOMPARE(countStatus(w.graphView(), KernelStatus::Compiled), 3);
+    }
+
     void storedTargetIsRestored()
     {
         QSettings().setValue(QStringLiteral("run/target"), QStringLiteral("cuda-compile"));
