@@ -95,10 +95,12 @@ struct GpuGemmSpec {
     std::vector<std::int64_t> cShape;          ///< C's shape (rank <= 2)
 };
 
-/// True when a MatMul/Gemm of output extents M x N with element types `types` (operands and
-/// output) takes the CUDA GEMM template: the target is Cuda, the node has no user mapping (grid,
-/// block, warp or thread level), M and N are >= kGpuGemmMinExtent and every type is f32, f16 or bf16.
-bool useGpuGemm(const LowerContext& ctx, std::int64_t M, std::int64_t N, const std::vector<DType>& types);
+/// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands
+/// and output) takes the CUDA GEMM template: the target is Cuda, M and N are >= kGpuGemmMinExtent,
+/// every type is f32, f16 or bf16, and the node has no user mapping (grid, block, warp or thread
+/// level) or exactly the template's grid and block mappings (its default schedule written back).
+bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
+                const std::vector<DType>& types);
 
 /// The kernel body of the CUDA GEMM template; adds its temporaries to k and records the grid and
 /// block mappings and notes. The caller has added the parameters (spec's buffers).

@@ -301,7 +301,7 @@ support::Expected<LoweredKernel> lowerMatMul(const LowerContext& ctx) {
     const int Y = addOutput(ctx, lk, node.outputs[0]);
     Kernel& k = lk.kernel;
     const DType aT = k.buffers[static_cast<std::size_t>(A)].dtype, bT = k.buffers[static_cast<std::size_t>(B)].dtype;
-    if (!aVec && !bVec && useGpuGemm(ctx, M, N, {aT, bT, outT})) {  // CUDA: lower_matmul_gpu.cpp
+    if (!aVec && !bVec && useGpuGemm(ctx, batch, M, N, {aT, bT, outT})) {  // CUDA: lower_matmul_gpu.cpp
         GpuGemmSpec g;
         g.a = A, g.b = B, g.y = Y, g.M = M, g.N = N, g.K = K;
         g.batch = batch, g.aBatch = aBatch, g.bBatch = bBatch;
@@ -398,7 +398,7 @@ support::Expected<LoweredKernel> lowerGemm(const LowerContext& ctx) {
     Kernel& k = lk.kernel;
     const DType aT = k.buffers[static_cast<std::size_t>(A)].dtype, bT = k.buffers[static_cast<std::size_t>(B)].dtype;
     const DType cT = hasC ? k.buffers[static_cast<std::size_t>(C)].dtype : outT;
-    if (useGpuGemm(ctx, M, N, {aT, bT, cT, outT})) {  // CUDA: lower_matmul_gpu.cpp
+    if (useGpuGemm(ctx, {}, M, N, {aT, bT, cT, outT})) {  // CUDA: lower_matmul_gpu.cpp
         GpuGemmSpec g;
         g.a = A, g.b = B, g.c = C, g.y = Y, g.M = M, g.N = N, g.K = K;
         g.transA = tA, g.transB = tB, g.alpha = alpha, g.beta = beta, g.cShape = cShape;

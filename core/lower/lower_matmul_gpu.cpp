@@ -31,6 +31,7 @@
 #include <string>
 
 #include "core/lower/lower_heavy.h"
+#include "core/schedule/mapping_parser.h"
 
 namespace tessera::lower::detail {
 
@@ -59,16 +60,46 @@ Expr andMaybe(const Expr& a, const Expr& b) {
 
 TaskMapping mappingOf(support::Expected<TaskMapping> m) { return std::move(*m); }
 
+/// grid = spatial(batch..., ceil(M/128), ceil(N/128)).
+TaskMapping gridMapping(const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N) {
+    std::vector<std::int64_t> shape = batch;
+    shape.push_back(ceilDiv(M, kBM));
+    shape.push_back(ceilDiv(N, kBN));
+    return mappingOf(TaskMapping::spatial(shape));
+}
+
+/// block = repeat(1.., 2, 2) * spatial(1.., 16, 16) * repeat(1.., 4, 4) (batch dims 1).
+TaskMapping blockMapping(std::size_t nb) {
+    std::vector<std::int64_t> groups(nb, 1), spatial(nb, 1), reps(nb, 1);
+    groups.insert(groups.end(), {kGroups, kGroups});
+    spatial.insert(spatial.end(), {kTY, kTX});
+    reps.insert(reps.end(), {kGroup, kGroup});
+    return mappingOf(TaskMapping::compose(
+        mappingOf(TaskMapping::compose(mappingOf(TaskMapping::repeat(groups)), mappingOf(TaskMapping::spatial(spatial)))),
+        mappingOf(TaskMapping::repeat(reps))));
+}
+
+/// True when the schedule's level `level` parses to exactly `want`.
+bool levelIs(const ir::KernelScheduleDecl& s, const char* level, const TaskMapping& want) {
+    const ir::ScheduleMappingDecl* d = s.mapping(level);
+    if (!d) return false;
+    auto m = schedule::parseMapping(d->text);
+    return m.ok() && *m == want;
+}
+
 }  // namespace
 
-bool useGpuGemm(const LowerContext& ctx, std::int64_t M, std::int64_t N, const std::vector<DType>& types) {
+bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
+                const std::vector<DType>& types) {
     if (ctx.options.target != Target::Cuda) return false;
-    if (ctx.schedule) {
-        for (const char* level : {"grid", "block", "warp", "thread"})
-            if (ctx.schedule->mapping(level)) return false;
-    }
     if (M < kGpuGemmMinExtent || N < kGpuGemmMinExtent) return false;
-    return std::all_of(types.begin(), types.end(), isGemmFloat);
+    if (!std::all_of(types.begin(), types.end(), isGemmFloat)) return false;
+    const ir::KernelScheduleDecl* s = ctx.schedule;
+    if (!s || (!s->mapping("grid") && !s->mapping("block") && !s->mapping("warp") && !s->mapping("thread")))
+        return true;
+    // The template's own mappings written back as a schedule (defaultSchedule) select it again.
+    return !s->mapping("warp") && !s->mapping("thread") && levelIs(*s, "grid", gridMapping(batch, M, N)) &&
+           levelIs(*s, "block", blockMapping(batch.size()));
 }
 
 Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
@@ -79,12 +110,10 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     const DType aT = bufType(s.a), bT = bufType(s.b), yT = bufType(s.y);
     const DType cT = s.c >= 0 ? bufType(s.c) : accT;
 
-    std::vector<std::int64_t> gridShape = s.batch;
-    gridShape.push_back(ceilDiv(s.M, kBM));
-    gridShape.push_back(ceilDiv(s.N, kBN));
     MappingPlan plan;
     plan.target = Target::Cuda;
-    plan.grid = mappingOf(TaskMapping::spatial(gridShape));
+    plan.grid = gridMapping(s.batch, s.M, s.N);
+    const std::vector<std::int64_t> gridShape = plan.grid.taskShape();
 
     BufferDecl tile;
     tile.dtype = accT;
@@ -253,14 +282,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     });
 
     // The block mapping in full rank (batch dims 1), as a schedule would write it.
-    std::vector<std::int64_t> groups(nb, 1), spatial(nb, 1), reps(nb, 1);
-    groups.insert(groups.end(), {kGroups, kGroups});
-    spatial.insert(spatial.end(), {kTY, kTX});
-    reps.insert(reps.end(), {kGroup, kGroup});
-    const TaskMapping block = mappingOf(TaskMapping::compose(
-        mappingOf(TaskMapping::compose(mappingOf(TaskMapping::repeat(groups)), mappingOf(TaskMapping::spatial(spatial)))),
-        mappingOf(TaskMapping::repeat(reps))));
-    k.mappings.push_back("block = " + block.str());
+    k.mappings.push_back("block = " + blockMapping(nb).str());
     k.notes.push_back("A/B tiles staged in shared memory, BK = " + std::to_string(kBK) + " (tiles " +
                       std::to_string(kBM) + "x" + std::to_string(kBK) + " and " + std::to_string(kBK) + "x" +
                       std::to_string(kBN) + ", rows padded by " + std::to_string(kPad) + ")");

@@ -181,6 +181,29 @@ TEST(LowerGpuGemm, OtherFormsKeepTheDefaultPath) {
     ASSERT_EQ(user.error, "");
     EXPECT_FALSE(usesTemplate(user.lk.kernel));
     EXPECT_EQ(user.lk.kernel.mappings.front(), "grid = spatial(8,8).repeat(16,16)");
+    // The template's default schedule written back selects the template again (same kernel);
+    // the same grid with another block mapping does not.
+    using Case = std::pair<std::vector<ir::test::In>, std::string>;  // inputs, another block mapping
+    for (const auto& [ins, otherBlock] : std::vector<Case>{{{in("f32[2,130,16]"), in("f32[16,200]")}, "spatial(1,16,16).repeat(1,8,8)"},
+                                                           {{in("f32[128,64]"), in("f32[64,128]")}, "spatial(16,16).repeat(8,8)"}}) {
+        Lowered def = lowerOne("MatMul", ins);
+        ASSERT_EQ(def.error, "");
+        LowerOptions cuda;
+        cuda.target = Target::Cuda;
+        ir::KernelScheduleDecl back;
+        back.subject = "n0";
+        back.mappings = defaultSchedule(def.g, 0, cuda);
+        ASSERT_EQ(back.mappings.size(), 2u);
+        Lowered again = lowerOne("MatMul", ins, {}, Target::Cuda, &back);
+        ASSERT_EQ(again.error, "");
+        EXPECT_TRUE(usesTemplate(again.lk.kernel));
+        EXPECT_EQ(printKernel(again.lk.kernel), printKernel(def.lk.kernel));
+        back.mappings[1].text = otherBlock;
+        Lowered other = lowerOne("MatMul", ins, {}, Target::Cuda, &back);
+        ASSERT_EQ(other.error, "");
+        EXPECT_FALSE(usesTemplate(other.lk.kernel));
+        EXPECT_EQ(other.lk.kernel.mappings.back(), "block = " + otherBlock);
+    }
     // A schedule without mappings (only loop requests) keeps the template.
     ir::KernelScheduleDecl noMap;
     noMap.subject = "n0";
