@@ -94,6 +94,13 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
     if (ctx.options.target != Target::Cuda) return false;
     if (M < kGpuGemmMinExtent || N < kGpuGemmMinExtent) return false;
     if (!std::all_of(types.begin(), types.end(), isGemmFloat)) return false;
+    // Mapping limits (task_mapping.h); beyond them the generic path reports the error.
+    if (batch.size() + 2 > static_cast<std::size_t>(schedule::kMaxRank)) return false;
+    std::int64_t blocks = ceilDiv(M, kBM) * ceilDiv(N, kBN);
+    for (std::int64_t d : batch) {
+        if (d < 1 || blocks > schedule::kMaxTasks / d) return false;
+        blocks *= d;
+    }
     const ir::KernelScheduleDecl* s = ctx.schedule;
     if (!s || (!s->mapping("grid") && !s->mapping("block") && !s->mapping("warp") && !s->mapping("thread")))
         return true;
