@@ -103,6 +103,7 @@ struct CudaDriverLoader {
         resolve(d->deviceGetName, "cuDeviceGetName");
         resolve(d->deviceGetAttribute, "cuDeviceGetAttribute");
         resolve(d->deviceTotalMem, "cuDeviceTotalMem_v2");
+        resolve(d->deviceGetPCIBusId, "cuDeviceGetPCIBusId");
         resolve(d->devicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
         resolve(d->devicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
         resolve(d->ctxSetCurrent, "cuCtxSetCurrent");

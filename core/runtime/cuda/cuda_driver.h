@@ -97,6 +97,8 @@ public:
     CUresult (*deviceGetName)(char* name, int len, CUdevice dev) = nullptr;
     CUresult (*deviceGetAttribute)(int* value, int attribute, CUdevice dev) = nullptr;
     CUresult (*deviceTotalMem)(std::size_t* bytes, CUdevice dev) = nullptr;  ///< _v2
+    /// "0000:3b:00.0" (domain:bus:device.function, hexadecimal); NVML finds the same GPU by it.
+    CUresult (*deviceGetPCIBusId)(char* pciBusId, int len, CUdevice dev) = nullptr;
     CUresult (*devicePrimaryCtxRetain)(CUcontext* ctx, CUdevice dev) = nullptr;
     CUresult (*devicePrimaryCtxRelease)(CUdevice dev) = nullptr;  ///< _v2
     CUresult (*ctxSetCurrent)(CUcontext ctx) = nullptr;
