@@ -12,6 +12,7 @@ rm -rf "$dst"
 mkdir -p "$dst/bin" "$dst/lib"
 cp "$build/app/cli/tessera-cli" "$build/app/runner/tessera-runner" "$dst/bin/"
 [ -f "$build/tests/tessera_gpu_tests" ] && cp "$build/tests/tessera_gpu_tests" "$dst/bin/"
+[ -f "$build/bench/tessera_cuda_latency_bench" ] && cp "$build/bench/tessera_cuda_latency_bench" "$dst/bin/"
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
   p=$(ldd "$dst/bin/tessera-cli" | awk -v l="$lib" '$1 == l {print $3}')
   [ -n "$p" ] && cp -L "$p" "$dst/lib/"

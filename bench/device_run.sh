@@ -4,7 +4,7 @@
 # here (Debian 12, TESSERA_GUI=OFF) in .devcarry/ (git-ignored): bin/tessera-cli,
 # bin/tessera-runner, bin/tessera_gpu_tests and lib/ with the shared libraries the device image
 # lacks (libonnx, libonnx_proto, libprotobuf). Prepare with bench/device_pack.sh.
-# Usage (on the device): bench/device_run.sh [quick|tests|bench|all]   (default all)
+# Usage (on the device): bench/device_run.sh [quick|tests|bench|latency|all]   (default all)
 set -uo pipefail
 what=${1:-all}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,4 +39,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py "$cli" /tmp/gpubench 2>&1 | tee "$out/gpu_bench.log" | tail -40
 elif [ "$what" = quick ]; then
   PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py "$cli" /tmp/gpubench --quick 2>&1 | tee "$out/gpu_bench.log" | tail -30
+fi
+if [ -x "$carry/bin/tessera_cuda_latency_bench" ] && { [ "$what" = latency ] || [ "$what" = bench ] || [ "$what" = all ]; }; then
+  echo "== edit-to-timing latency (NVRTC + load + 10 timed launches; warm runner)"
+  "$carry/bin/tessera_cuda_latency_bench" --reps 20 2>&1 | tee "$out/cuda_latency.log" | tail -45
 fi
