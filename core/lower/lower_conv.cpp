@@ -25,8 +25,13 @@
 //   dropped at the store) instead of one short row per tap, e.g. 61 lanes instead of 7 on a 7x7 map.
 // A schedule's grid/block mapping replaces the default over the same index space (a rank-3
 // mapping for a pointwise conv selects the matmul view, a rank r+2 mapping the direct conv).
+// CUDA, no user mapping: a pointwise conv (f32/f16/bf16, C_out >= 64, N*H*W >= 64) is the GEMM
+// template's product Y[n] = W X[n] with the images flattened into its columns, j = n * HW + p
+// (GpuGemmSpec::colGroup = HW), and the bias as a per-row C of shape [C_out, 1]; its own grid and
+// block mappings written back as a schedule select it again.
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/lower/lower_heavy.h"
@@ -248,6 +253,27 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     if (pointwise) {
         std::int64_t HW = 1;
         for (auto v : in) HW *= v;
+        // CUDA: the GEMM template (lower_matmul_gpu.cpp) with the images flattened into the columns.
+        std::vector<DType> types{xT, wT, outT};
+        if (hasBias) types.push_back(bT);
+        if (HW > 0 && N <= std::numeric_limits<std::int64_t>::max() / HW && useGpuGemm(ctx, {}, M, N * HW, types)) {
+            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
+            k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
+            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
+            GpuGemmSpec g;
+            g.a = W, g.b = X, g.y = Y, g.M = M, g.N = N * HW, g.K = C, g.colGroup = HW;
+            if (hasBias) {
+                // Gemm's C of shape [M, 1]: one value per row, broadcast along the columns.
+                k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
+                g.c = Bi;
+                g.cShape = {M, 1};
+            }
+            k.body = emitGpuGemm(k, g);
+            k.notes.push_back("pointwise conv as GEMM: M = Co, N = batch x spatial, K = Ci (" + std::to_string(M) + ", " +
+                              std::to_string(N) + " x " + std::to_string(HW) + ", " + std::to_string(C) +
+                              "); X, W, Y declared [N, Ci, P], [Co, Ci], [N, Co, P]");
+            return lk;
+        }
         const std::vector<std::int64_t> ext{N, M, HW};
         const std::vector<std::int64_t> tile{1, std::min<std::int64_t>(M, 8), std::min<std::int64_t>(HW, 64)};
         auto plan = resolveMappings(ctx, ext, tiledMapping(ext, tile, {0, 2, 1}));

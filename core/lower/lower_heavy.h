@@ -72,7 +72,8 @@ struct GemmTileSpec {
 Stmt emitGemmTile(Kernel& k, const GemmTileSpec& s, const Expr& i0, const Expr& j0, const Expr& mExt,
                   const Expr& nExt, std::int64_t tm, std::int64_t tn);
 
-/// The CUDA GEMM template (lower_matmul_gpu.cpp), the GPU default of MatMul and Gemm: 128 x 128
+/// The CUDA GEMM template (lower_matmul_gpu.cpp), the GPU default of MatMul, Gemm and pointwise
+/// Conv (lower_conv.cpp, with GpuGemmSpec::colGroup): 128 x 128
 /// output tiles per block (grid = spatial(batch..., ceil(M/128), ceil(N/128))), 256 threads per
 /// block each computing an 8 x 8 register tile (block = repeat(2,2) * spatial(16,16) *
 /// repeat(4,4): a thread's rows are ty*4 + {0, 64} + 0..3 and its columns tx*4 + {0, 64} + 0..3,
@@ -93,6 +94,13 @@ struct GpuGemmSpec {
     bool transB = false;                       ///< B stored [N, K] (else [.., K, N])
     double alpha = 1.0, beta = 1.0;            ///< Y = alpha * A B + beta * C
     std::vector<std::int64_t> cShape;          ///< C's shape (rank <= 2)
+    /// Column groups (pointwise Conv as a GEMM): when > 0, the N columns are N / colGroup matrices
+    /// of colGroup columns each, column j being column j % colGroup of matrix j / colGroup; B is
+    /// then stored [N / colGroup, K, colGroup] and Y [N / colGroup, M, colGroup] (a batch of images
+    /// flattened into the columns, so small images still fill 128-column tiles). N must be a
+    /// multiple of colGroup, batch empty and transB false. 0: B and Y are plain [.., K, N] and
+    /// [.., M, N].
+    std::int64_t colGroup = 0;
 };
 
 /// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands

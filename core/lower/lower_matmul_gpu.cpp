@@ -1,5 +1,5 @@
-// The CUDA GEMM template (lower_heavy.h: useGpuGemm, emitGpuGemm): MatMul and Gemm on the CUDA
-// target with no user mapping, M and N >= 64.
+// The CUDA GEMM template (lower_heavy.h: useGpuGemm, emitGpuGemm): MatMul, Gemm and pointwise
+// Conv on the CUDA target with no user mapping, M and N >= 64.
 //
 // Schedule, as task mappings (Hidet's matmul template):
 //   grid  = spatial(batch..., ceil(M/128), ceil(N/128))       one block per 128 x 128 output tile
@@ -23,6 +23,10 @@
 //                      acc[t][i][j] += a[i] * b[j]
 //       barrier
 //     threads for t: Y = epilogue(acc[t]) (alpha, beta * C), guarded at the M/N edges
+// Column groups (GpuGemmSpec::colGroup, pointwise Conv: B = X [N, Ci, P], Y [N, Co, P]): column
+// j of the product is (j / P, j % P), so a tile's columns may span several images; B and Y index
+// [j / P, k, j % P] and [j / P, i, j % P] (constant divisor) and are otherwise staged and stored
+// exactly like a plain B.
 // Shared rows are padded by 4 floats (132 = 33 * 4, rows stay 16-byte aligned): the k-contiguous
 // tile loads store 8 consecutive kk of 4 consecutive m per warp, which without padding would hit
 // only 4 banks.
@@ -178,9 +182,15 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             }
             return cast(load(s.a, aT, idx), accT);
         };
+        // Column j as (matrix, column within it) of a column-grouped B and Y (spec.colGroup).
+        const std::int64_t groups = s.colGroup > 0 ? s.N / s.colGroup : 0;
+        auto groupOf = [&](const Expr& j) { return groups == 1 ? intImm(0) : j / intImm(s.colGroup); };
+        auto inGroup = [&](const Expr& j) { return groups == 1 ? j : j % intImm(s.colGroup); };
         auto bAt = [&](const Expr& kk, const Expr& j) {
             std::vector<Expr> idx = bB;
-            if (s.transB) {
+            if (s.colGroup > 0) {
+                idx = {groupOf(j), kk, inGroup(j)};
+            } else if (s.transB) {
                 idx.push_back(j);
                 idx.push_back(kk);
             } else {
@@ -262,8 +272,12 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                 r = r + (s.beta == 1.0 ? c : c * constant(s.beta, accT));
             }
             std::vector<Expr> idx = bidx;
-            idx.push_back(i);
-            idx.push_back(j);
+            if (s.colGroup > 0) {
+                idx = {groupOf(j), i, inGroup(j)};
+            } else {
+                idx.push_back(i);
+                idx.push_back(j);
+            }
             return store(s.y, idx, cast(r, yT));
         };
         Stmt out = threads([&](const Expr& t) {
