@@ -201,6 +201,14 @@ json runResultToJson(const RunResult& r) {
         json e = timingStatsToJson(k.stats);
         e["label"] = k.label;
         e["rotated_copies"] = k.rotatedCopies;
+        if (k.energy) {
+            e["energy_j"] = k.energy->joulesPerCall;
+            e["avg_power_w"] = k.energy->avgPowerWatts;
+            e["energy_method"] = k.energy->method;
+            e["energy_valid"] = k.energy->valid;
+            e["energy_reps"] = k.energy->calls;
+            e["energy_s"] = k.energy->seconds;
+        }
         kernels.push_back(std::move(e));
     }
     json j = {{"ok", true}, {"timed", r.timed}, {"threads", r.threads}, {"kernels", std::move(kernels)},
@@ -222,6 +230,16 @@ support::Expected<RunResult> runResultFromJson(const json& j) {
                 t.stats = statsFromJson(k);
                 optionalField(k, "label", t.label);
                 optionalField(k, "rotated_copies", t.rotatedCopies);
+                if (auto e = k.find("energy_j"); e != k.end() && !e->is_null()) {
+                    KernelEnergy energy;
+                    optionalField(k, "energy_j", energy.joulesPerCall);
+                    optionalField(k, "avg_power_w", energy.avgPowerWatts);
+                    optionalField(k, "energy_method", energy.method);
+                    optionalField(k, "energy_valid", energy.valid);
+                    optionalIntField(k, "energy_reps", energy.calls);
+                    optionalField(k, "energy_s", energy.seconds);
+                    t.energy = std::move(energy);
+                }
                 r.kernels.push_back(std::move(t));
             }
         }

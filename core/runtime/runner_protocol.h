@@ -69,6 +69,19 @@
 ///      the free device memory); `"rotate_bytes":-1` means 2 x the device's L2 (what the client
 ///      sends for a cuda request whose rotateBytes is -1);
 ///   3. `{"event":"time_total"}` and the whole sequence timed the same way (no rotation).
+///   Energy (optional fields, protocol 1 unchanged): where NVML loads (core/runtime/cuda/nvml.h)
+///   and finds the device by its PCI bus id, each kernel entry also has `"energy_j"` (joules per
+///   launch), `"avg_power_w"` (watts over the phase), `"energy_method"` ("nvml-energy-counter":
+///   the device's total-energy counter read before and after; "nvml-power-samples": devices
+///   without the counter, power read every 5 ms on a side thread and integrated),
+///   `"energy_valid"`, `"energy_reps"` (launches measured) and `"energy_s"` (the phase's
+///   wall-clock length). The phase is the launch's timed phase of step 2 (warm-up excluded; the
+///   short gaps between batches included); when that was shorter than 0.1 s (max_reps reached
+///   first), the runner launches the kernel again, untimed, for ~0.1 s (by its median time, at
+///   most 10^6 launches) and measures that phase instead. The counter advances in steps of
+///   ~10-100 ms, so "energy_valid" is false when the phase was shorter than 50 ms or the counter
+///   did not move (fewer than two power samples for the fallback). Without NVML the fields are
+///   absent (and always on the CPU).
 ///   Device memory is freed after each request. Answer: as above, plus `"device":{...}` (the
 ///   device's CudaDeviceInfo, core/runtime/cuda/cuda_driver.h) and `"threads":0`.
 ///   Errors: `{"ok":false,"error":"no CUDA driver found (...)"}` (or "CUDA driver found but no
@@ -163,10 +176,22 @@ struct RunRequest {
     double timeoutSeconds = 60;
 };
 
+/// The energy one launch used while the runner timed it (CUDA runs where NVML works; see the
+/// file comment for how it is measured and when it is valid).
+struct KernelEnergy {
+    double joulesPerCall = 0;   ///< "energy_j": the phase's energy / `calls`, joules
+    double avgPowerWatts = 0;   ///< "avg_power_w": the phase's energy / its wall-clock length, watts
+    std::string method;         ///< "energy_method": "nvml-energy-counter" | "nvml-power-samples"
+    bool valid = false;         ///< "energy_valid": see the file comment
+    std::int64_t calls = 0;     ///< "energy_reps": launches in the measured phase
+    double seconds = 0;         ///< "energy_s": the phase's wall-clock length, seconds
+};
+
 struct KernelTiming {
     std::string label;
     TimingStats stats;
     int rotatedCopies = 1;  ///< 1 = no rotation
+    std::optional<KernelEnergy> energy{};  ///< absent on the CPU and where NVML is unavailable
 };
 
 struct RunResult {

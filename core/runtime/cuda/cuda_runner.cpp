@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -89,15 +90,24 @@ struct ArgSet {
     void** data() { return params.empty() ? nullptr : params.data(); }
 };
 
+/// The energy phase the runner aims for when a launch's timed phase was shorter (runner_protocol.h).
+constexpr double kEnergyPhaseSeconds = 0.1;
+/// The most launches of that extra phase.
+constexpr std::int64_t kMaxEnergyLaunches = 1000000;
+
 /// Times `unit(rep)` (one launch, or the whole sequence) as runner_protocol.h describes:
 /// warm-up, then batches of launches between two events, each batch giving n samples of
 /// elapsed / n seconds. Returns the first failing driver code (kCudaSuccess when all went well).
+/// With a `meter`, the timed phase (after the warm-up has finished, up to the last batch's end)
+/// is measured into `energy`; `nextRep` receives the rep count after the last call.
 CUresult measureOnGpu(const CudaDriver& d, const EventPair& ev, const TimingRequest& t,
-                      const std::function<CUresult(std::int64_t)>& unit, std::vector<double>& samples) {
+                      const std::function<CUresult(std::int64_t)>& unit, std::vector<double>& samples,
+                      EnergyMeter* meter = nullptr, EnergyReading* energy = nullptr, std::int64_t* nextRep = nullptr) {
     std::int64_t rep = 0;
     for (int w = 0; w < t.warmup; ++w)
         if (const CUresult rc = unit(rep++); rc != kCudaSuccess) return rc;
     if (const CUresult rc = d.ctxSynchronize(); rc != kCudaSuccess) return rc;
+    if (meter) meter->start();
     const auto maxReps = static_cast<std::int64_t>(t.maxReps);
     std::int64_t batch = 1;  // the first batch is a single launch: it estimates the launch's time
     double timed = 0;
@@ -124,7 +134,21 @@ CUresult measureOnGpu(const CudaDriver& d, const EventPair& ev, const TimingRequ
         expected = std::min(expected, static_cast<double>(maxReps));
         batch = std::max<std::int64_t>(1, static_cast<std::int64_t>(expected / 10));
     }
+    if (meter && energy) *energy = meter->stop();
+    if (nextRep) *nextRep = rep;
     return kCudaSuccess;
+}
+
+/// KernelEnergy from a phase of `calls` launches.
+KernelEnergy kernelEnergy(const EnergyReading& r, std::int64_t calls) {
+    KernelEnergy e;
+    e.joulesPerCall = calls > 0 ? r.joules / static_cast<double>(calls) : 0;
+    e.avgPowerWatts = r.avgWatts;
+    e.method = energyMethodName(r.method);
+    e.valid = r.valid && calls > 0;
+    e.calls = calls;
+    e.seconds = r.seconds;
+    return e;
 }
 
 std::string oneLine(std::string s) {
@@ -183,6 +207,20 @@ CudaRunner::Device* CudaRunner::device(const CudaDriver& d, int ordinal, std::st
         d.devicePrimaryCtxRelease(dev.handle);
         error = "cannot make the context of CUDA device " + std::to_string(ordinal) + " current: " + d.errorText(rc);
         return nullptr;
+    }
+    // NVML's handle for the same GPU, by PCI bus id (CUDA_VISIBLE_DEVICES renumbers CUDA's
+    // ordinals, not NVML's indices). Failing here only turns energy reporting off.
+    if (auto nvml = Nvml::get(); !nvml) {
+        dev.nvmlError = nvml.diagnostics().items().front().message;
+    } else {
+        char busId[64] = {};
+        if (const CUresult br = d.deviceGetPCIBusId(busId, static_cast<int>(sizeof busId) - 1, dev.handle); br != kCudaSuccess) {
+            dev.nvmlError = "cannot read the PCI bus id of CUDA device " + std::to_string(ordinal) + ": " + d.errorText(br);
+        } else if (auto handle = (*nvml)->deviceByPciBusId(busId); !handle) {
+            dev.nvmlError = handle.diagnostics().items().front().message;
+        } else {
+            dev.nvml = *handle;
+        }
     }
     return &m_devices.emplace(ordinal, std::move(dev)).first->second;
 }
@@ -310,6 +348,12 @@ json CudaRunner::run(const RunRequest& req, std::uint8_t* arena, const Emit& emi
     result.timed = true;
 
     // 2. Each launch on its own, on the device buffers (the arena already holds the results).
+    std::optional<EnergyMeter> meter;
+    if (dev->nvml) {
+        auto nvml = Nvml::get();  // loaded when the device was first used
+        if (nvml) meter.emplace(**nvml, dev->nvml);
+        if (meter && meter->method() == EnergyMethod::None) meter.reset();
+    }
     EventPair events(d);
     if (const CUresult rc = events.create(); rc != kCudaSuccess) return callFailed(rc, "creating CUDA events");
     const std::int64_t rotateBytes = req.rotateBytes < 0 ? 2 * dev->info.l2Bytes : req.rotateBytes;
@@ -360,11 +404,32 @@ json CudaRunner::run(const RunRequest& req, std::uint8_t* arena, const Emit& emi
             sets.emplace_back(std::move(p));
         }
         std::vector<double> samples;
-        const CUresult rc = measureOnGpu(d, events, req.timing, [&](std::int64_t rep) {
+        auto unit = [&](std::int64_t rep) {
             return launch(i, sets[static_cast<std::size_t>(rep % static_cast<std::int64_t>(sets.size()))]);
-        }, samples);
+        };
+        EnergyReading energy;
+        std::int64_t nextRep = 0;
+        const CUresult rc = measureOnGpu(d, events, req.timing, unit, samples, meter ? &*meter : nullptr, &energy, &nextRep);
         if (rc != kCudaSuccess) return launchFailed(i, rc);
-        result.kernels.push_back({launchLabel(l), computeTimingStats(samples), static_cast<int>(sets.size())});
+        KernelTiming timing{launchLabel(l), computeTimingStats(samples), static_cast<int>(sets.size()), std::nullopt};
+        if (meter) {
+            std::int64_t calls = static_cast<std::int64_t>(samples.size());
+            if (energy.method != EnergyMethod::None && energy.seconds < kEnergyPhaseSeconds && timing.stats.median > 0) {
+                // The timed phase ended early (max_reps): too short for the energy counter.
+                // Launch the kernel again, untimed, for about kEnergyPhaseSeconds and measure that.
+                const double target = std::max(kEnergyPhaseSeconds, req.timing.minSeconds);
+                calls = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(target / timing.stats.median)), 1,
+                                                 kMaxEnergyLaunches);
+                meter->start();
+                CUresult er = kCudaSuccess;
+                for (std::int64_t k = 0; k < calls && er == kCudaSuccess; ++k) er = unit(nextRep++);
+                if (er == kCudaSuccess) er = d.ctxSynchronize();
+                energy = meter->stop();
+                if (er != kCudaSuccess) return launchFailed(i, er);
+            }
+            if (energy.method != EnergyMethod::None) timing.energy = kernelEnergy(energy, calls);
+        }
+        result.kernels.push_back(std::move(timing));
     }
 
     // 3. The whole sequence end to end.

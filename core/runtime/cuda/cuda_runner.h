@@ -12,6 +12,11 @@
 /// A fatal answer (`"fatal":true`: a fault left the context unusable) means this object, and the
 /// process, can no longer use the GPU: the runner exits after sending it.
 ///
+/// Energy: where NVML loads (nvml.h), each device is matched to its NVML handle by PCI bus id
+/// when first used, and every timed launch also reports its energy (runner_protocol.h, "energy_j"
+/// and the fields after it); without NVML, or when the device cannot be matched, those fields are
+/// left out and timing is unchanged.
+///
 /// Thread rules: one thread at a time uses a CudaRunner; it makes its contexts current on the
 /// calling thread.
 
@@ -23,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/runtime/cuda/cuda_driver.h"
+#include "core/runtime/cuda/nvml.h"
 #include "core/runtime/runner_protocol.h"
 
 namespace tessera::runtime::cuda {
@@ -49,6 +55,8 @@ private:
         CUcontext context = nullptr;
         CudaDeviceInfo info;
         std::map<std::string, CUmodule> modules;
+        NvmlDevice nvml = nullptr;  ///< the device in NVML; null when NVML is unavailable
+        std::string nvmlError;      ///< why nvml is null
     };
 
     /// The device `ordinal` with its primary context retained, or nullptr with `error` set.
