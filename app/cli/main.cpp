@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
         RunCmdOptions run;
         auto* runCmd = app.add_subcommand("run", "Compile every kernel, run and time it in tessera-runner, optionally check it against the reference interpreter");
         runCmd->add_option("MODEL", run.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
-        runCmd->add_option("--target", run.target, "cpu (default) or cuda (NVRTC + the CUDA driver, in tessera-runner)");
+        runCmd->add_option("--target", run.target, "cpu (default), cuda or cuda:N (NVRTC + the CUDA driver, in tessera-runner)");
         runCmd->add_option("--arch", run.arch, "cuda: NVRTC architecture (default: the device's own, e.g. sm_90)");
         runCmd->add_option("--device", run.device, "cuda: device ordinal (default 0)")->check(CLI::Range(0, 1024));
         runCmd->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
@@ -116,7 +116,10 @@ int main(int argc, char** argv) {
         roofCmd->require_subcommand(1);
         auto* roofMeasure = roofCmd->add_subcommand(
             "measure", "Run the micro-benchmarks (FMA/add/mul peaks, load/copy/triad bandwidth per cache level) and print the roofs");
-        roofMeasure->add_option("--target", roofline.target, "cpu (default); cuda is not available yet");
+        roofMeasure->add_option("--target", roofline.target, "cpu (default) or cuda (NVRTC micro-kernels in the runner)");
+        roofMeasure->add_option("--device", roofline.device, "CUDA device ordinal (--target cuda; default 0)")
+            ->check(CLI::Range(0, 1024));
+        roofMeasure->add_option("--arch", roofline.arch, "NVRTC architecture, e.g. sm_90 (--target cuda; default: the device's)");
         roofMeasure->add_flag("--quick", roofline.quick, "fewer thread counts and shorter measurements (under 30 s)");
         roofMeasure->add_flag("--json", roofline.json, "print one JSON object {\"roofs\": [...], ...}");
         roofMeasure->add_option("--threads", roofline.threads, "measure 1..N threads (default: every CPU)")

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -138,6 +140,7 @@ int loadAndCompile(const std::string& modelPath, const std::vector<std::string>&
         printDiagnostics(cm.diagnostics(), err);
         return kExitBadInput;
     }
+    printDiagnostics(cm->warnings, err);  // what the compile did not honour (stage on CUDA, fusion groups)
     compiled = std::move(*cm);
     return kExitOk;
 }
@@ -184,6 +187,19 @@ std::string seconds(double s) {
     return os.str();
 }
 
+/// "12.3 uJ", "4.560 mJ", "1.200 J".
+std::string joules(double j) {
+    std::ostringstream os;
+    os << std::fixed;
+    if (j < 1e-3)
+        os << std::setprecision(1) << j * 1e6 << " uJ";
+    else if (j < 1)
+        os << std::setprecision(3) << j * 1e3 << " mJ";
+    else
+        os << std::setprecision(3) << j << " J";
+    return os.str();
+}
+
 }  // namespace
 
 namespace {
@@ -213,14 +229,34 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         err << "error: --tolerance: expected a number >= 0, got nan\n";
         return kExitBadInput;
     }
-    if (options.target != "cpu" && options.target != "cuda") {
-        err << "error: --target " << options.target << ": expected cpu or cuda\n";
+    int device = options.device;
+    std::string target = options.target;
+    if (target.rfind("cuda:", 0) == 0) {  // cuda:N, as the GUI spells it
+        try {
+            std::size_t used = 0;
+            device = std::stoi(target.substr(5), &used);
+            if (used != target.size() - 5 || device < 0) throw std::invalid_argument("device");
+        } catch (const std::exception&) {
+            err << "error: --target " << target << ": expected cuda:N with a device ordinal N >= 0\n";
+            return kExitBadInput;
+        }
+        target = "cuda";
+    }
+    if (target != "cpu" && target != "cuda") {
+        err << "error: --target " << options.target << ": expected cpu, cuda or cuda:N (or --target cuda --device N)\n";
         return kExitBadInput;
     }
-    const bool cuda = options.target == "cuda";
-    if (!cuda && (!options.arch.empty() || options.device != 0)) {
+    const bool cuda = target == "cuda";
+    if (!cuda && (!options.arch.empty() || options.device >= 0)) {
         err << "error: --arch and --device are for --target cuda\n";
         return kExitBadInput;
+    }
+    if (cuda && !options.arch.empty()) {  // a bad --arch is reported before looking for a driver
+        auto arch = runtime::cuda::parseCudaArch(options.arch);
+        if (!arch) {
+            printDiagnostics(arch.diagnostics(), err);
+            return kExitBadInput;
+        }
     }
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
@@ -230,7 +266,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         return rc;
     pipeline::RunOptions ropts;
     ropts.cudaArch = options.arch;
-    ropts.cudaDevice = options.device;
+    ropts.cudaDevice = std::max(0, device);
     ropts.check = options.check;
     ropts.relTol = options.tolerance;
     ropts.threads = std::max(1, options.threads);
@@ -295,7 +331,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         nlohmann::json j;
         j["ok"] = true;
         j["model"] = options.modelPath;
-        j["target"] = options.target;
+        j["target"] = cuda ? "cuda" : "cpu";
         j["threads"] = r.threads;
         j["kernels"] = nlohmann::json::array();
         for (const auto& k : r.kernels) {
@@ -317,6 +353,11 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
                              {"useful_flops", k.usefulFlops},
                              {"gflops", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0},
                              {"gbps", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0}};
+            if (k.energyJoules >= 0) {
+                e["energy_j"] = k.energyJoules;
+                e["avg_power_w"] = k.avgPowerWatts;
+                e["gflop_per_j"] = k.energyJoules > 0 ? rateFlops(k) / k.energyJoules * 1e-9 : 0.0;
+            }
             if (k.checked) {
                 double maxAbs = 0;
                 std::int64_t firstBad = -1;
@@ -368,6 +409,9 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         out << std::left << std::setw(28) << "kernel" << std::setw(20) << "op" << std::right << std::setw(12) << "FLOPs"
             << std::setw(12) << "bytes" << std::setw(8) << "AI" << std::setw(12) << "median" << std::setw(14)
             << "GFLOP/s" << std::setw(10) << "GB/s";
+        const bool anyEnergy = std::any_of(r.kernels.begin(), r.kernels.end(),
+                                           [](const pipeline::KernelReport& k) { return k.energyJoules >= 0; });
+        if (anyEnergy) out << std::setw(11) << "J/run";
         if (r.checked) out << std::setw(11) << "rel.err";
         out << "\n";
         for (const auto& k : r.kernels) {
@@ -388,6 +432,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
                 << human(k.flops, "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
                 << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
                 << std::setw(10) << (ropts.time ? gb : "-");
+            if (anyEnergy) out << std::setw(11) << (k.energyJoules >= 0 ? joules(k.energyJoules) : "-");
             if (r.checked) out << std::setw(11) << (k.checked ? re : "ref") << (k.passed ? "" : "  FAILED");
             out << "\n";
         }
@@ -427,9 +472,10 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
 bool writeFile(const std::filesystem::path& path, const std::string& data, std::ostream& err) {
     std::ofstream f(path, std::ios::binary);
     f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    const int saved = errno;
     f.close();
     if (!f) {
-        err << "error: cannot write '" << path.string() << "'\n";
+        err << "error: cannot write '" << path.string() << "': " << std::strerror(saved ? saved : errno) << "\n";
         return false;
     }
     return true;
@@ -557,6 +603,10 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
     if (options.target == "cuda") return runCompileCuda(options, out, err);
     if (options.target != "cpu") {
         err << "error: --target " << options.target << ": expected cpu or cuda\n";
+        return kExitBadInput;
+    }
+    if (options.arch != "sm_90") {
+        err << "error: --arch is for --target cuda\n";
         return kExitBadInput;
     }
     if (!options.outputDir.empty()) {

@@ -52,14 +52,14 @@ struct RunCmdOptions {
     double tolerance = -1;            ///< relative tolerance; < 0 = per dtype defaults
     bool noTiming = false;
     std::string arch;                 ///< cuda: NVRTC architecture; empty = the device's own
-    int device = 0;                   ///< cuda: device ordinal
+    int device = -1;                  ///< cuda: device ordinal; -1 = not given (device 0)
 };
 
 struct CompileCmdOptions {
     std::string modelPath;
     std::string target = "cpu";
     std::string emit;                 ///< cpu: cpp (default) | ir; cuda: cuda (default) | ptx | cubin | sass | ir
-    std::string arch = "sm_90";       ///< cuda: NVRTC architecture (sm_XX: PTX + CUBIN; compute_XX: PTX)
+    std::string arch = "sm_90";       ///< cuda: NVRTC architecture (sm_XX: PTX + CUBIN; compute_XX: PTX); cpu: must stay the default
     std::string outputDir;            ///< cuda: one file per kernel (<kernel>.cu/.ptx/.cubin/.sass/.ir)
     std::vector<std::string> inputs;
     int threads = 2;

@@ -112,8 +112,9 @@ int main(int argc, char** argv)
                                                              "worker block * threads + thread)."),
                                               QStringLiteral("W"));
     const QCommandLineOption runOpt(QStringLiteral("run"),
-                                    QStringLiteral("After loading, compile and run the model on the CPU and check it "
-                                                   "against the reference interpreter (Run > Run (CPU)). With "
+                                    QStringLiteral("After loading, compile and run the model on the chosen target (--target; "
+                                                   "CUDA compile only: NVRTC to PTX, no run) and check it "
+                                                   "against the reference interpreter (Run > Run). With "
                                                    "--screenshot the PNG is taken once the run has finished (exit 4 "
                                                    "if the run failed)."));
     const QCommandLineOption targetOpt(

@@ -74,7 +74,7 @@ struct OpSchema {
     ShapeFn inferShapes;
     FlopFn flops;
     bool injective = false;     ///< Hidet's notion: no reduction in the compute definition (Hidet's fuse_operator pass, ASPLOS 2023)
-    bool hasCodegen = false;    ///< a code generator exists (none yet in this milestone)
+    bool hasCodegen = false;    ///< unused: whether a node has a code generator is lower::hasGenerator(node)
     std::string summary;        ///< one line
 
     const AttrSchema* findAttr(std::string_view name) const;

@@ -119,6 +119,14 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         diags.error(file, "graph", "the graph has a cycle");
         return diags;
     }
+    for (const ir::FusionGroupDecl& f : cm.model.program.fusions) {
+        std::string members;
+        for (const auto& m : f.members) members += (members.empty() ? "" : ", ") + m;
+        cm.warnings.warning(file, "fusion group '" + f.name + "'",
+                            "not applied yet: " + members +
+                                " run as separate kernels with their own schedules" +
+                                (cm.model.program.scheduleFor(f.name) ? " (the group's schedule is unused)" : ""));
+    }
     lower::LowerOptions lopts;
     lopts.target = options.target;
     lopts.cpuThreads = options.cpuThreads;
@@ -159,6 +167,10 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
                     "run with --fallback-reference to run this node in the reference interpreter");
             continue;
         }
+        if (options.target == lower::Target::Cuda)
+            for (const std::string& note : lk->kernel.notes)
+                if (note.find("not implemented") != std::string::npos)
+                    cm.warnings.warning(file, "node '" + n.name + "' (" + n.opType + ")", "CUDA target: " + note);
         step.kernel = std::move(lk->kernel);
         step.inputs = std::move(lk->inputs);
         step.outputs = std::move(lk->outputs);

@@ -65,6 +65,10 @@ struct CompiledModel {
     /// (shape operands bound at compile time are not runtime inputs any more).
     std::vector<std::size_t> inputSlots;
     lower::Target target = lower::Target::Cpu;
+    /// What the compile did not honour, as warnings (where = the node or group): a DSL `stage`
+    /// the CUDA target does not implement yet, fusion groups of a program (not applied before
+    /// fusion plans exist: each member runs as its own kernel and the group's schedule is unused).
+    support::DiagnosticList warnings;
 
     int kernelCount() const;
     /// The subset of the caller's inputs (given to compileModel) that model.graph still takes.

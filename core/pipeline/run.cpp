@@ -113,7 +113,14 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     const bool cuda = cm.target == lower::Target::Cuda;
     if (anyKernel && cuda) {
         auto devs = runner.devices(cancel);
-        if (!devs.ok()) return devs.diagnostics();  // "no CUDA driver found ...": not a kernel fault
+        if (!devs.ok()) {  // "no CUDA driver found ...": not a kernel fault
+            support::DiagnosticList d = devs.diagnostics();
+            if (!d.items().empty())
+                d.items()[0].notes.push_back(
+                    "a GPU run needs the NVIDIA driver; without one, `tessera-cli compile MODEL --target cuda "
+                    "[--emit ptx]` shows the generated code");
+            return d;
+        }
         const auto it = std::find_if(devs->begin(), devs->end(),
                                      [&](const runtime::cuda::CudaDeviceInfo& dv) { return dv.ordinal == options.cudaDevice; });
         if (it == devs->end()) {
@@ -259,6 +266,10 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             for (std::size_t l = 0; l < r->kernels.size() && l < stepOfLaunch.size(); ++l) {
                 report.kernels[stepOfLaunch[l]].time = r->kernels[l].stats;
                 report.kernels[stepOfLaunch[l]].rotatedCopies = r->kernels[l].rotatedCopies;
+                if (const auto& e = r->kernels[l].energy; e && e->valid) {
+                    report.kernels[stepOfLaunch[l]].energyJoules = e->joulesPerCall;
+                    report.kernels[stepOfLaunch[l]].avgPowerWatts = e->avgPowerWatts;
+                }
             }
             totalMedian += r->total.median;
             totalMin += r->total.min;

@@ -259,7 +259,7 @@ private slots:
         panel.showNode(0);
         QCOMPARE(panel.fieldText(QStringLiteral("op")), QStringLiteral("Conv"));
         QCOMPARE(panel.fieldText(QStringLiteral("name")), QStringLiteral("conv1"));
-        QCOMPARE(panel.fieldText(QStringLiteral("codegen")), QStringLiteral("no code generator yet"));
+        QCOMPARE(panel.fieldText(QStringLiteral("codegen")), QStringLiteral("available (CPU and CUDA)"));
         QTreeWidget* attrs = panel.attributesTree();
         QVERIFY(attrs != nullptr);
         QMap<QString, QString> values;

@@ -16,6 +16,7 @@
 #include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
 #include "core/ir/shape_inference.h"
+#include "core/lower/lower.h"
 #include "views/properties/histogram_widget.h"
 
 namespace tessera::views {
@@ -204,7 +205,8 @@ void PropertiesPanel::showNode(ir::NodeId id)
                                                    QLocale::c().toString(static_cast<qlonglong>(*flops)))
                    : tr("unknown"));
     addField(form, tr("Code generator"), QStringLiteral("codegen"),
-             schema && schema->hasCodegen ? tr("available") : tr("no code generator yet"));
+             lower::hasGenerator(node) ? tr("available (CPU and CUDA)")
+                                       : tr("none: runs in the reference interpreter"));
     page->layout()->addWidget(head);
 
     // A DSL compute definition and the schedule written for this kernel, as DSL text.
