@@ -91,6 +91,11 @@ struct KernelReport {
     std::int64_t compulsoryBytes = 0;
     runtime::TimingStats time;        ///< seconds
     int rotatedCopies = 1;
+    /// Joules per run of the kernel and the average power (watts) while it was timed, from NVML
+    /// on a CUDA device (runner_protocol.h, "energy_j"/"avg_power_w"); -1 when unknown (CPU
+    /// targets, no NVML, reference steps, or a measurement the runner marked not valid).
+    double energyJoules = -1;
+    double avgPowerWatts = -1;
     bool checked = false;
     bool passed = true;
     std::vector<OutputCheck> checks;  ///< one per output (when checked)
