@@ -10,6 +10,7 @@ find_package(Threads REQUIRED)
 if(TESSERA_GUI)
   set(CMAKE_AUTOMOC ON)
   find_package(Qt6 6.4 REQUIRED COMPONENTS Core Gui Widgets Test Concurrent PrintSupport Svg SvgWidgets)
+  find_package(QCustomPlotQt6 REQUIRED)  # after Qt6 PrintSupport: its config does not find it
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(GVC REQUIRED IMPORTED_TARGET libgvc libcgraph)
 endif()

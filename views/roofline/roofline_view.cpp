@@ -1,0 +1,664 @@
+#include "views/roofline/roofline_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QSvgGenerator>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+namespace tessera::views {
+
+namespace {
+
+constexpr int kTickMs = 33;           // ~30 Hz drain
+constexpr std::size_t kMaxTrail = 16;  // previous positions kept per kernel
+constexpr int kDefaultExportWidth = 1000, kDefaultExportHeight = 650;
+
+const char* kDefaultMissingHint =
+    "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
+
+/// Decade labels that stay short: 0.01, 0.1, 1, 10, 100, 1k, 10k, 1M ...
+class CompactLogTicker : public QCPAxisTickerLog {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        if (tick <= 0) return {};
+        const double e = std::round(std::log10(tick));
+        if (std::fabs(std::log10(tick) - e) > 1e-6) return {};  // only decades get a label
+        const int d = static_cast<int>(e);
+        if (d < -3) return QString("1e%1").arg(d);
+        if (d < 0) return QString::number(tick, 'f', -d);
+        if (d < 3) return QString::number(static_cast<long long>(std::llround(tick)));
+        static const char* suffix[] = {"k", "M", "G", "T", "P"};
+        const int group = std::min(d / 3, 5);
+        return QString::number(static_cast<long long>(std::llround(std::pow(10.0, d - 3 * group)))) +
+               suffix[group - 1];
+    }
+};
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString modeTag(perf::RooflineMode mode) {
+    switch (mode) {
+    case perf::RooflineMode::Carm: return "CARM";
+    case perf::RooflineMode::Dram: return "DRAM";
+    case perf::RooflineMode::Hierarchical: return "hierarchical";
+    }
+    return {};
+}
+
+bool samePlace(const perf::KernelSample& a, const perf::KernelSample& b) {
+    if (a.flops != b.flops || a.seconds != b.seconds || a.issuedBytes != b.issuedBytes ||
+        a.compulsoryBytes != b.compulsoryBytes || a.levelBytes.size() != b.levelBytes.size())
+        return false;
+    for (std::size_t i = 0; i < a.levelBytes.size(); ++i)
+        if (a.levelBytes[i].bytes != b.levelBytes[i].bytes || a.levelBytes[i].level != b.levelBytes[i].level)
+            return false;
+    return true;
+}
+
+double decadeFloor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
+double decadeCeil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+
+const QColor kBandwidthColour(40, 70, 120);
+const QColor kComputeColour(150, 40, 40);
+
+}  // namespace
+
+RooflineView::RooflineView(QWidget* parent) : QWidget(parent), m_missingHint(kDefaultMissingHint) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->setSpacing(2);
+
+    auto* bar = new QHBoxLayout;
+    auto* modeLabel = new QLabel(tr("Intensity:"), this);
+    m_modeBox = new QComboBox(this);
+    m_modeBox->setObjectName("rooflineMode");
+    m_modeBox->addItem(tr("CARM (all bytes issued)"), static_cast<int>(perf::RooflineMode::Carm));
+    m_modeBox->addItem(tr("Classic (DRAM bytes)"), static_cast<int>(perf::RooflineMode::Dram));
+    m_modeBox->addItem(tr("Hierarchical (per level)"), static_cast<int>(perf::RooflineMode::Hierarchical));
+    m_modeBox->setToolTip(tr("Which arithmetic intensity the dots use (semantics \u00a72.4)"));
+    modeLabel->setBuddy(m_modeBox);
+    bar->addWidget(modeLabel);
+    bar->addWidget(m_modeBox);
+    bar->addStretch(1);
+    layout->addLayout(bar);
+
+    m_banner = new QLabel(this);
+    m_banner->setObjectName("rooflineBanner");
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setStyleSheet("QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }");
+    layout->addWidget(m_banner);
+
+    m_plot = new QCustomPlot(this);
+    m_plot->setObjectName("rooflinePlot");
+    m_plot->setMinimumSize(320, 240);
+    m_plot->setMouseTracking(true);
+    layout->addWidget(m_plot, 1);
+
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 11, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_plot->plotLayout()->insertRow(1);
+    m_subtitle = new QCPTextElement(m_plot, QString(), QFont(font().family(), 9));
+    m_subtitle->setTextColor(QColor(90, 90, 90));
+    m_plot->plotLayout()->addElement(1, 0, m_subtitle);
+
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        QSharedPointer<CompactLogTicker> ticker(new CompactLogTicker);
+        ticker->setLogBase(10);
+        ticker->setSubTickCount(8);
+        axis->setTicker(ticker);
+        axis->grid()->setSubGridVisible(true);
+        axis->grid()->setPen(QPen(QColor(200, 200, 200), 0, Qt::SolidLine));
+        axis->grid()->setSubGridPen(QPen(QColor(235, 235, 235), 0, Qt::DotLine));
+    }
+    m_plot->xAxis->setLabel(tr("Arithmetic intensity (FLOP/byte)"));
+    m_plot->yAxis->setLabel(tr("Performance (GFLOP/s)"));
+
+    m_plot->addLayer("trails", m_plot->layer("grid"), QCustomPlot::limAbove);
+    m_plot->addLayer("roofs", m_plot->layer("trails"), QCustomPlot::limAbove);
+    m_plot->addLayer("selected", m_plot->layer("main"), QCustomPlot::limAbove);
+
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(QFont(font().family(), 8));
+    m_plot->legend->setBrush(QColor(255, 255, 255, 220));
+    m_plot->legend->setIconSize(10, 10);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+
+    m_timer = new QTimer(this);
+    m_timer->setInterval(kTickMs);
+    connect(m_timer, &QTimer::timeout, this, &RooflineView::drain);
+
+    connect(m_plot, &QCustomPlot::afterLayout, this, &RooflineView::placeLabels);
+    connect(m_plot, &QCustomPlot::afterReplot, this, [this] {
+        ++m_replots;
+        emit replotted();
+    });
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const QString k = hitTest(e->pos());
+        if (k.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(e->globalPosition().toPoint(), tooltipText(k), m_plot);
+    });
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        if (e->button() != Qt::LeftButton) return;
+        const QString k = hitTest(e->pos());
+        if (k.isEmpty()) return;
+        setSelectedKernel(k);
+        emit kernelSelected(k);
+    });
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (index < 0) return;
+        setMode(static_cast<perf::RooflineMode>(m_modeBox->itemData(index).toInt()));
+    });
+
+    rebuild();
+}
+
+RooflineView::~RooflineView() = default;
+
+void RooflineView::setProfile(std::optional<perf::MachineProfile> profile, const QString& missingHint) {
+    m_profile = std::move(profile);
+    m_missingHint = missingHint.isEmpty() ? QString(kDefaultMissingHint) : missingHint;
+    rebuild();
+}
+
+void RooflineView::setThreads(int threads) {
+    if (threads == m_threads) return;
+    m_threads = threads;
+    rebuild();
+}
+
+void RooflineView::setPrecision(const QString& precision) {
+    if (precision == m_precision) return;
+    m_precision = precision;
+    rebuild();
+}
+
+void RooflineView::setMode(perf::RooflineMode mode) {
+    const int index = m_modeBox->findData(static_cast<int>(mode));
+    if (m_modeBox->currentIndex() != index) {
+        const QSignalBlocker block(m_modeBox);
+        m_modeBox->setCurrentIndex(index);
+    }
+    if (mode == m_mode) return;
+    m_mode = mode;
+    rebuild();
+    emit modeChanged(mode);
+}
+
+void RooflineView::addPoints(const std::vector<perf::KernelSample>& samples) {
+    m_pending.insert(m_pending.end(), samples.begin(), samples.end());
+    if (!m_timer->isActive()) m_timer->start();
+}
+
+void RooflineView::clearPoints() {
+    m_pending.clear();
+    m_clearPending = true;
+    if (!m_timer->isActive()) m_timer->start();
+}
+
+void RooflineView::flush() {
+    m_timer->stop();
+    if (m_pending.empty() && !m_clearPending) return;
+    drain();
+}
+
+void RooflineView::drain() {
+    if (m_pending.empty() && !m_clearPending) {
+        m_timer->stop();
+        return;
+    }
+    if (m_clearPending) {
+        m_kernels.clear();
+        m_clearPending = false;
+    }
+    for (perf::KernelSample& s : m_pending) {
+        auto it = std::find_if(m_kernels.begin(), m_kernels.end(), [&](const Kernel& k) { return k.sample.name == s.name; });
+        if (it == m_kernels.end()) {
+            Kernel k;
+            k.sample = std::move(s);
+            m_kernels.push_back(std::move(k));
+            continue;
+        }
+        if (!samePlace(it->sample, s)) {
+            it->history.push_back(it->sample);
+            if (it->history.size() > kMaxTrail) it->history.erase(it->history.begin());
+        }
+        it->sample = std::move(s);
+    }
+    m_pending.clear();
+    rebuild();  // the one replot of this tick
+}
+
+std::vector<perf::Roof> RooflineView::drawnRoofs() const { return perf::roofsForMode(m_roofs, m_mode); }
+
+void RooflineView::rebuild() {
+    m_roofs = m_profile ? perf::chartRoofs(m_profile->roofs, m_threads, m_precision.toStdString())
+                        : std::vector<perf::Roof>{};
+
+    m_title->setText(tr("Roofline \u2014 %1").arg(q(perf::modeDefinition(m_mode))));
+    if (m_profile && !m_roofs.empty()) {
+        std::string machine = m_profile->fingerprint;
+        if (auto bar = machine.find(" | "); bar != std::string::npos) machine.resize(bar);
+        QString sub = tr("Roofs: %1, %2").arg(q(m_profile->target), q(machine));
+        if (!m_profile->measuredAt.empty()) sub += tr(", measured %1").arg(q(m_profile->measuredAt.substr(0, 10)));
+        if (m_threads > 0) sub += tr(" \u00b7 %n thread(s)", nullptr, m_threads);
+        sub += tr(" \u00b7 %n kernel(s)", nullptr, static_cast<int>(m_kernels.size()));
+        m_subtitle->setText(sub);
+        m_banner->clear();
+        m_banner->hide();
+    } else {
+        m_subtitle->setText(tr("No measured roofs \u00b7 %n kernel(s)", nullptr, static_cast<int>(m_kernels.size())));
+        m_banner->setText(m_missingHint);
+        m_banner->show();
+    }
+
+    m_plot->clearItems();
+    m_plot->clearPlottables();
+    m_roofLabels.clear();
+    m_legendGraphs.clear();
+    updateRanges();
+    rebuildRoofs();
+    rebuildDots();
+    m_plot->replot();
+}
+
+std::vector<QPointF> RooflineView::positionsOf(const perf::KernelSample& s) const {
+    std::vector<QPointF> out;
+    const double y = perf::sampleGflops(s);
+    if (!(y > 0)) return out;
+    for (const perf::SampleDot& d : perf::sampleDots(s, m_mode))
+        if (std::isfinite(d.ai) && d.ai > 0) out.emplace_back(d.ai, y);
+    return out;
+}
+
+void RooflineView::updateRanges() {
+    double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
+    auto take = [&](double x, double y) {
+        if (x > 0 && std::isfinite(x)) {
+            xmin = std::min(xmin, x);
+            xmax = std::max(xmax, x);
+        }
+        if (y > 0 && std::isfinite(y)) {
+            ymin = std::min(ymin, y);
+            ymax = std::max(ymax, y);
+        }
+    };
+    for (const Kernel& k : m_kernels) {
+        for (const QPointF& p : positionsOf(k.sample)) take(p.x(), p.y());
+        for (const perf::KernelSample& h : k.history)
+            for (const QPointF& p : positionsOf(h)) take(p.x(), p.y());
+    }
+    const auto roofs = drawnRoofs();
+    double peak = 0;
+    for (const perf::Roof& r : roofs)
+        if (r.kind == perf::Roof::Kind::Compute) peak = std::max(peak, r.value);
+    for (const perf::Roof& r : roofs) {
+        if (r.kind == perf::Roof::Kind::Compute) take(-1, r.value);
+        else if (peak > 0) take(peak / r.value, -1);
+    }
+    if (!(xmax > 0)) {
+        xmin = 0.1;
+        xmax = 10;
+    }
+    if (!(ymax > 0)) {
+        ymin = 1;
+        ymax = 100;
+    }
+    double xlo = decadeFloor(xmin / 2), xhi = decadeCeil(xmax * 3);
+    double ylo = decadeFloor(ymin / 2), yhi = decadeCeil(ymax * 2.5);
+    while (xhi / xlo < 999) {  // at least three decades
+        xlo /= 10;
+        if (xhi / xlo < 999) xhi *= 10;
+    }
+    while (yhi / ylo < 999) ylo /= 10;
+    m_plot->xAxis->setRange(xlo, xhi);
+    m_plot->yAxis->setRange(ylo, yhi);
+}
+
+void RooflineView::rebuildRoofs() {
+    m_roofLines.clear();
+    m_roofGraphs.clear();
+    m_ridges.clear();
+    const auto roofs = drawnRoofs();
+    const double xlo = m_plot->xAxis->range().lower, xhi = m_plot->xAxis->range().upper;
+    const double ylo = m_plot->yAxis->range().lower, yhi = m_plot->yAxis->range().upper;
+    double peak = 0, fastest = 0;
+    for (const perf::Roof& r : roofs) {
+        if (r.kind == perf::Roof::Kind::Compute) peak = std::max(peak, r.value);
+        else fastest = std::max(fastest, r.value);
+    }
+    const double logSpanX = std::log10(xhi / xlo), logSpanY = std::log10(yhi / ylo);
+
+    QFont labelFont(font().family(), 8);
+    int slantedIndex = 0, flatIndex = 0;
+    for (const perf::Roof& r : roofs) {
+        RoofLine line;
+        line.label = q(perf::roofLabel(r));
+        line.bandwidth = r.kind == perf::Roof::Kind::Bandwidth;
+        if (line.bandwidth) {
+            const double xEnd = peak > 0 ? std::min(peak / r.value, xhi) : xhi;
+            line.start = QPointF(xlo, r.value * xlo);
+            line.end = QPointF(xEnd, r.value * xEnd);
+            if (peak > 0) m_ridges.emplace_back(peak / r.value, peak);
+        } else {
+            const double xStart = fastest > 0 ? std::max(r.value / fastest, xlo) : xlo;
+            line.start = QPointF(xStart, r.value);
+            line.end = QPointF(xhi, r.value);
+        }
+        const QColor colour = line.bandwidth ? kBandwidthColour : kComputeColour;
+        auto* g = m_plot->addGraph();
+        g->setLayer("roofs");
+        g->removeFromLegend();
+        QPen pen(colour, 1.8);
+        if (!line.bandwidth && r.value < peak) pen.setStyle(Qt::DashLine);  // ceilings under the peak
+        g->setPen(pen);
+        g->addData(line.start.x(), line.start.y());
+        g->addData(line.end.x(), line.end.y());
+        g->setName(line.label);
+        g->setSelectable(QCP::stNone);
+
+        auto* text = new QCPItemText(m_plot);
+        text->setLayer("roofs");
+        text->setText(line.label);
+        text->setFont(labelFont);
+        text->setColor(colour);
+        text->setBrush(QColor(255, 255, 255, 200));
+        text->setPadding(QMargins(1, 0, 1, 0));
+        text->setClipToAxisRect(true);
+        QPointF anchor;
+        if (line.bandwidth) {
+            // Staggered along x so that labels of parallel roofs do not stack on each other, and
+            // moved right until the line is inside the plot.
+            double x = xlo * std::pow(10.0, logSpanX * (0.03 + 0.11 * slantedIndex++));
+            const double yMinVisible = ylo * std::pow(10.0, logSpanY * 0.04);
+            if (r.value * x < yMinVisible) x = yMinVisible / r.value;
+            x = std::min(x, line.end.x() / std::pow(10.0, logSpanX * 0.12));
+            anchor = QPointF(x, r.value * x);
+            text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        } else {
+            const double x = xhi / std::pow(10.0, logSpanX * (0.01 + 0.25 * flatIndex++));
+            anchor = QPointF(x, r.value);
+            text->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        }
+        text->position->setType(QCPItemPosition::ptPlotCoords);
+        text->position->setCoords(anchor);
+        m_roofLabels.push_back({text, anchor, line.bandwidth});
+        m_roofLines.push_back(line);
+        m_roofGraphs.push_back(g);
+    }
+
+    if (!m_ridges.empty()) {
+        auto* ridges = m_plot->addGraph();
+        ridges->setLayer("roofs");
+        ridges->removeFromLegend();
+        ridges->setLineStyle(QCPGraph::lsNone);
+        ridges->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(kComputeColour, 1.2), Qt::white, 9));
+        ridges->setSelectable(QCP::stNone);
+        std::vector<QPointF> sorted = m_ridges;
+        std::sort(sorted.begin(), sorted.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+        for (const QPointF& p : sorted) {
+            ridges->addData(p.x(), p.y());
+            auto* t = new QCPItemText(m_plot);
+            t->setLayer("roofs");
+            t->setText(q(perf::formatSignificant(p.x())));
+            t->setFont(QFont(font().family(), 7));
+            t->setColor(QColor(120, 120, 120));
+            t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+            t->position->setType(QCPItemPosition::ptPlotCoords);
+            t->position->setCoords(p.x(), p.y() / std::pow(10.0, logSpanY * 0.012));
+            t->setClipToAxisRect(true);
+        }
+    }
+}
+
+QColor RooflineView::colourFor(const QString& key) {
+    auto it = m_colours.find(key);
+    if (it != m_colours.end()) return it->second;
+    static const QColor palette[] = {QColor("#4e79a7"), QColor("#f28e2b"), QColor("#59a14f"), QColor("#e15759"),
+                                     QColor("#b07aa1"), QColor("#76b7b2"), QColor("#edc948"), QColor("#9c755f"),
+                                     QColor("#ff9da7"), QColor("#bab0ac")};
+    const std::size_t n = m_colours.size();
+    QColor c = n < std::size(palette) ? palette[n] : QColor::fromHsv(static_cast<int>((n * 47) % 360), 160, 200);
+    m_colours[key] = c;
+    return c;
+}
+
+QString RooflineView::colourKey(const QString& kernel) const {
+    for (const Kernel& k : m_kernels)
+        if (q(k.sample.name) == kernel)
+            return k.sample.group.empty() ? "op " + q(k.sample.opType) : "group " + q(k.sample.group);
+    return {};
+}
+
+void RooflineView::rebuildDots() {
+    const bool joined = m_mode == perf::RooflineMode::Hierarchical;
+    std::vector<QString> legendKeys;
+    for (Kernel& k : m_kernels) {
+        k.curve = nullptr;
+        k.trail = nullptr;
+        const QString name = q(k.sample.name);
+        const QString key = colourKey(name);
+        const QColor colour = colourFor(key);
+        if (std::find(legendKeys.begin(), legendKeys.end(), key) == legendKeys.end()) legendKeys.push_back(key);
+        const bool selected = name == m_selected;
+
+        if (!k.history.empty()) {
+            auto* trail = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+            trail->setLayer("trails");
+            trail->removeFromLegend();
+            QColor faint = colour;
+            faint.setAlpha(70);
+            trail->setPen(QPen(faint, 1.0, Qt::DotLine));
+            trail->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(faint, 1.0), QColor(255, 255, 255, 0), 6));
+            trail->setLineStyle(joined ? QCPCurve::lsNone : QCPCurve::lsLine);
+            int t = 0;
+            for (const perf::KernelSample& h : k.history)
+                for (const QPointF& p : positionsOf(h)) trail->addData(t++, p.x(), p.y());
+            if (!joined)
+                for (const QPointF& p : positionsOf(k.sample)) trail->addData(t++, p.x(), p.y());
+            trail->setSelectable(QCP::stNone);
+            k.trail = trail;
+        }
+
+        auto* curve = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+        curve->setLayer(selected ? "selected" : "main");
+        curve->removeFromLegend();
+        curve->setName(name);
+        curve->setLineStyle(joined ? QCPCurve::lsLine : QCPCurve::lsNone);
+        curve->setPen(QPen(colour, 1.2));
+        const QPen outline = selected ? QPen(Qt::black, 2.0) : QPen(colour.darker(140), 1.0);
+        curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, outline, colour, selected ? 12 : 7));
+        curve->setSelectable(QCP::stNone);
+        int t = 0;
+        for (const QPointF& p : positionsOf(k.sample)) curve->addData(t++, p.x(), p.y());
+        k.curve = curve;
+    }
+    for (const QString& key : legendKeys) {
+        auto* g = m_plot->addGraph();
+        g->setLineStyle(QCPGraph::lsNone);
+        const QColor colour = colourFor(key);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QPen(colour.darker(140), 1.0), colour, 7));
+        g->setName(key.startsWith("op ") ? key.mid(3) : tr("fused: %1").arg(key.mid(6)));
+        g->setSelectable(QCP::stNone);
+        m_legendGraphs.push_back(g);
+    }
+    m_plot->legend->setVisible(!legendKeys.empty());
+}
+
+void RooflineView::placeLabels() {
+    // Slanted labels follow the pixel slope of y = B x, which depends on the axis rect's aspect.
+    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
+    const double x1 = xr.lower, x2 = xr.lower * 10;
+    const double dx = m_plot->xAxis->coordToPixel(x2) - m_plot->xAxis->coordToPixel(x1);
+    const double dy = m_plot->yAxis->coordToPixel(std::max(yr.lower, 1e-300) * 10) -
+                      m_plot->yAxis->coordToPixel(std::max(yr.lower, 1e-300));
+    const double angle = (dx > 0) ? std::atan2(dy, dx) * 180.0 / M_PI : -45.0;
+    for (const RoofLabel& l : m_roofLabels) l.item->setRotation(l.slanted ? angle : 0.0);
+}
+
+QString RooflineView::hitTest(const QPoint& pixel, double radius) const {
+    QString best;
+    double bestD = radius * radius;
+    for (const Kernel& k : m_kernels) {
+        for (const QPointF& p : positionsOf(k.sample)) {
+            const double px = m_plot->xAxis->coordToPixel(p.x()), py = m_plot->yAxis->coordToPixel(p.y());
+            const double d = (px - pixel.x()) * (px - pixel.x()) + (py - pixel.y()) * (py - pixel.y());
+            if (d <= bestD) {
+                bestD = d;
+                best = q(k.sample.name);
+            }
+        }
+    }
+    return best;
+}
+
+void RooflineView::setSelectedKernel(const QString& name) {
+    if (name == m_selected) return;
+    m_selected = name;
+    bool known = false;
+    for (const Kernel& k : m_kernels) known = known || q(k.sample.name) == name;
+    // Restyle in place (no full rebuild): the previous and the new selection.
+    for (Kernel& k : m_kernels) {
+        if (!k.curve) continue;
+        const QString kn = q(k.sample.name);
+        const bool selected = kn == m_selected;
+        const QColor colour = m_colours.count(colourKey(kn)) ? m_colours.at(colourKey(kn)) : QColor(Qt::gray);
+        const QPen outline = selected ? QPen(Qt::black, 2.0) : QPen(colour.darker(140), 1.0);
+        k.curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, outline, colour, selected ? 12 : 7));
+        k.curve->setLayer(selected ? "selected" : "main");
+    }
+    if (known || name.isEmpty()) m_plot->replot();
+}
+
+QString RooflineView::tooltipText(const QString& kernel) const {
+    const Kernel* found = nullptr;
+    for (const Kernel& k : m_kernels)
+        if (q(k.sample.name) == kernel) found = &k;
+    if (!found) return {};
+    const perf::KernelSample& s = found->sample;
+    QStringList ops;
+    for (const auto& o : s.ops) ops << q(o);
+    QStringList lines;
+    lines << q(s.name);
+    lines << tr("ops: %1").arg(ops.isEmpty() ? q(s.opType) : ops.join(", "));
+    const auto dots = perf::sampleDots(s, m_mode);
+    if (m_mode == perf::RooflineMode::Hierarchical) {
+        QStringList parts;
+        for (const auto& d : dots) parts << q(d.level) + " " + q(perf::formatSignificant(d.ai));
+        lines << tr("AI: %1 FLOP/byte (%2)").arg(parts.join(", "), modeTag(m_mode));
+    } else {
+        lines << tr("AI: %1 FLOP/byte (%2)").arg(q(perf::formatSignificant(dots.front().ai)), modeTag(m_mode));
+    }
+    lines << tr("performance: %1 GFLOP/s").arg(q(perf::formatSignificant(perf::sampleGflops(s))));
+    if (m_roofs.empty()) {
+        lines << tr("bound: no measured roofs");
+    } else {
+        auto a = perf::analyseSample(s, m_roofs, m_mode);
+        if (!a) {
+            const auto* e = a.diagnostics().firstError();
+            lines << tr("bound: %1").arg(e ? q(e->message) : tr("cannot be computed"));
+        } else {
+            lines << tr("bound: %1 GFLOP/s").arg(q(perf::formatSignificant(a->bound)));
+            lines << tr("% of bound: %1 %").arg(a->percentOfBound, 0, 'f', 1);
+            lines << tr("binding roof: %1").arg(q(a->bindingRoof));
+        }
+    }
+    if (!s.exactCounts) lines << tr("(byte counts bounded: data-dependent control flow)");
+    return lines.join('\n');
+}
+
+QString RooflineView::title() const { return m_title->text(); }
+
+QString RooflineView::bannerText() const { return m_banner->isHidden() ? QString() : m_banner->text(); }
+
+std::vector<RooflineView::RoofLine> RooflineView::roofLines() const {
+    // Read back from the plotted graphs, so that tests see what is drawn.
+    std::vector<RoofLine> out;
+    for (std::size_t i = 0; i < m_roofGraphs.size(); ++i) {
+        const QCPGraph* g = m_roofGraphs[i];
+        if (g->data()->size() != 2) continue;
+        RoofLine l = m_roofLines[i];
+        l.start = QPointF(g->data()->at(0)->key, g->data()->at(0)->value);
+        l.end = QPointF(g->data()->at(1)->key, g->data()->at(1)->value);
+        out.push_back(l);
+    }
+    return out;
+}
+
+std::vector<QPointF> RooflineView::ridgePoints() const { return m_ridges; }
+
+std::vector<QPointF> RooflineView::dotPositions(const QString& kernel) const {
+    std::vector<QPointF> out;
+    for (const Kernel& k : m_kernels) {
+        if (q(k.sample.name) != kernel || !k.curve) continue;
+        for (auto it = k.curve->data()->constBegin(); it != k.curve->data()->constEnd(); ++it)
+            out.emplace_back(it->key, it->value);
+    }
+    return out;
+}
+
+std::vector<QPointF> RooflineView::trailPositions(const QString& kernel) const {
+    std::vector<QPointF> out;
+    for (const Kernel& k : m_kernels) {
+        if (q(k.sample.name) != kernel || !k.trail) continue;
+        for (const perf::KernelSample& h : k.history)
+            for (const QPointF& p : positionsOf(h)) out.push_back(p);
+    }
+    return out;
+}
+
+QStringList RooflineView::kernelNames() const {
+    QStringList out;
+    for (const Kernel& k : m_kernels) out << q(k.sample.name);
+    return out;
+}
+
+bool RooflineView::exportTo(const QString& path, int width, int height, QString* error) {
+    flush();
+    if (width <= 0 || height <= 0) {
+        const bool laidOut = m_plot->isVisible() && m_plot->width() > 100 && m_plot->height() > 100;
+        width = laidOut ? m_plot->width() : kDefaultExportWidth;
+        height = laidOut ? m_plot->height() : kDefaultExportHeight;
+    }
+    const QString ext = QFileInfo(path).suffix().toLower();
+    bool ok = false;
+    if (ext == "png") {
+        ok = m_plot->savePng(path, width, height, 1.0);
+    } else if (ext == "pdf") {
+        ok = m_plot->savePdf(path, width, height, QCP::epNoCosmetic, "Tessera", m_title->text());
+    } else if (ext == "svg") {
+        QSvgGenerator generator;
+        generator.setFileName(path);
+        generator.setSize(QSize(width, height));
+        generator.setViewBox(QRect(0, 0, width, height));
+        generator.setTitle(m_title->text());
+        generator.setDescription("Tessera roofline chart");
+        QCPPainter painter;
+        if (painter.begin(&generator)) {
+            m_plot->toPainter(&painter, width, height);
+            ok = painter.end();
+        }
+    } else {
+        if (error) *error = tr("unknown chart format '.%1': use .png, .svg or .pdf").arg(ext);
+        return false;
+    }
+    if (ok) ok = QFileInfo(path).size() > 0;
+    if (!ok && error) *error = tr("cannot write '%1'").arg(path);
+    return ok;
+}
+
+}  // namespace tessera::views
