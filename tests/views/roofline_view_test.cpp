@@ -1,0 +1,295 @@
+// The roofline chart (views/roofline/roofline_view.h), offscreen: plotted roofs and dots against
+// hand values, mode switches, the 30 Hz coalescing of live updates, trails, tooltips, selection
+// and exports.
+
+#include <QFile>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <qcustomplot.h>
+
+#include "views/roofline/roofline_view.h"
+
+using tessera::perf::KernelSample;
+using tessera::perf::MachineProfile;
+using tessera::perf::RooflineMode;
+using tessera::views::RooflineView;
+
+namespace {
+
+/// L1 1000 GB/s, DRAM 80 GB/s, FP32 FMA 539 GFLOP/s at 2 threads (plus 1-thread roofs that must
+/// not be drawn for a 2-thread run).
+MachineProfile profile() {
+    MachineProfile p;
+    p.fingerprint = "Test CPU | 2 logical CPUs | L1d 32 KiB";
+    p.target = "cpu";
+    p.measuredAt = "2026-01-02T03:04:05Z";
+    p.roofs = {tessera::perf::bandwidthRoof("L1 load bandwidth", "L1", 1000.0, 2, "load 32 KiB"),
+               tessera::perf::bandwidthRoof("L1 load bandwidth", "L1", 600.0, 1, "load 32 KiB"),
+               tessera::perf::bandwidthRoof("DRAM triad bandwidth", "DRAM", 80.0, 2, "triad 512 MiB"),
+               tessera::perf::computeRoof("FP32 FMA peak", "fp32", 539.0, 2, "fma avx2"),
+               tessera::perf::computeRoof("FP32 FMA peak", "fp32", 270.0, 1, "fma avx2")};
+    return p;
+}
+
+/// conv: 2e9 FLOPs in 10 ms = 200 GFLOP/s; CARM AI 5 (4e8 bytes), DRAM AI 40 (5e7), L1 AI 4 (5e8).
+KernelSample conv(double seconds = 0.01) {
+    KernelSample s;
+    s.name = "conv";
+    s.opType = "Conv";
+    s.ops = {"conv"};
+    s.flops = 2e9;
+    s.seconds = seconds;
+    s.issuedBytes = 4e8;
+    s.compulsoryBytes = 5e7;
+    s.levelBytes = {{"L1", 5e8}, {"DRAM", 5e7}};
+    return s;
+}
+
+/// relu (fused with add): 1e6 FLOPs in 0.1 ms = 10 GFLOP/s; AI 0.125 in every mode.
+KernelSample relu() {
+    KernelSample s;
+    s.name = "relu";
+    s.opType = "Relu";
+    s.ops = {"relu", "add"};
+    s.group = "relu";
+    s.flops = 1e6;
+    s.seconds = 1e-4;
+    s.issuedBytes = 8e6;
+    s.compulsoryBytes = 8e6;
+    s.levelBytes = {{"L1", 8e6}, {"DRAM", 8e6}};
+    return s;
+}
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+const RooflineView::RoofLine* lineNamed(const std::vector<RooflineView::RoofLine>& lines, const QString& label) {
+    for (const auto& l : lines)
+        if (l.label == label) return &l;
+    return nullptr;
+}
+
+}  // namespace
+
+class RooflineViewTest : public QObject {
+    Q_OBJECT
+private slots:
+    void roofsAndDotsInCarm();
+    void modeSwitchMovesDots();
+    void liveUpdatesAreCoalesced();
+    void trailKeepsPreviousPositions();
+    void tooltipText();
+    void noProfileShowsBannerAndDots();
+    void clickSelectsAndSlotHighlights();
+    void exportsPngSvgPdf();
+};
+
+void RooflineViewTest::roofsAndDotsInCarm() {
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});
+    QCOMPARE(v.pendingCount(), 2);
+    v.flush();
+    QCOMPARE(v.pendingCount(), 0);
+    QCOMPARE(v.kernelNames(), QStringList({"conv", "relu"}));
+    QVERIFY(v.title().contains("CARM: AI = FLOPs / all bytes issued by loads and stores"));
+    QVERIFY(v.bannerText().isEmpty());
+
+    const double xlo = v.plot()->xAxis->range().lower, xhi = v.plot()->xAxis->range().upper;
+    QVERIFY(v.plot()->xAxis->scaleType() == QCPAxis::stLogarithmic);
+    QVERIFY(v.plot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
+    QVERIFY(xlo <= 0.125 && xhi >= 6.7375);
+
+    const auto lines = v.roofLines();
+    QCOMPARE(lines.size(), std::size_t(3));  // the 1-thread roofs are not drawn
+    const auto* l1 = lineNamed(lines, "L1 1000 GB/s");
+    const auto* dram = lineNamed(lines, "DRAM 80 GB/s");
+    const auto* fma = lineNamed(lines, "FP32 FMA 539 GFLOP/s");
+    QVERIFY(l1 && dram && fma);
+    // Slanted roofs from the left edge to their ridge with the 539 GFLOP/s peak.
+    QVERIFY(near(l1->start.x(), xlo) && near(l1->start.y(), 1000.0 * xlo));
+    QVERIFY(near(l1->end.x(), 0.539) && near(l1->end.y(), 539.0));
+    QVERIFY(near(dram->start.x(), xlo) && near(dram->start.y(), 80.0 * xlo));
+    QVERIFY(near(dram->end.x(), 539.0 / 80.0) && near(dram->end.y(), 539.0));
+    // The flat roof from its ridge with the fastest bandwidth roof to the right edge.
+    QVERIFY(near(fma->start.x(), 0.539) && near(fma->start.y(), 539.0));
+    QVERIFY(near(fma->end.x(), xhi) && near(fma->end.y(), 539.0));
+
+    const auto ridges = v.ridgePoints();
+    QCOMPARE(ridges.size(), std::size_t(2));
+    QVERIFY(near(ridges[0].x(), 0.539) && near(ridges[0].y(), 539.0));
+    QVERIFY(near(ridges[1].x(), 6.7375));
+
+    auto c = v.dotPositions("conv");
+    QCOMPARE(c.size(), std::size_t(1));
+    QVERIFY(near(c[0].x(), 5.0) && near(c[0].y(), 200.0));
+    auto r = v.dotPositions("relu");
+    QCOMPARE(r.size(), std::size_t(1));
+    QVERIFY(near(r[0].x(), 0.125) && near(r[0].y(), 10.0));
+    QCOMPARE(v.colourKey("conv"), QString("op Conv"));
+    QCOMPARE(v.colourKey("relu"), QString("group relu"));
+}
+
+void RooflineViewTest::modeSwitchMovesDots() {
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});
+    v.flush();
+    QSignalSpy modes(&v, &RooflineView::modeChanged);
+
+    v.setMode(RooflineMode::Dram);
+    QCOMPARE(modes.count(), 1);
+    QVERIFY(v.title().contains("Classic (DRAM): AI = FLOPs / compulsory DRAM bytes"));
+    auto c = v.dotPositions("conv");
+    QCOMPARE(c.size(), std::size_t(1));
+    QVERIFY(near(c[0].x(), 40.0) && near(c[0].y(), 200.0));  // y does not depend on the mode
+    const auto lines = v.roofLines();
+    QCOMPARE(lines.size(), std::size_t(2));  // DRAM and compute only
+    QVERIFY(lineNamed(lines, "DRAM 80 GB/s") && !lineNamed(lines, "L1 1000 GB/s"));
+
+    v.setMode(RooflineMode::Hierarchical);
+    QVERIFY(v.title().contains("Hierarchical"));
+    c = v.dotPositions("conv");
+    QCOMPARE(c.size(), std::size_t(2));  // one dot per level, joined
+    QVERIFY(near(c[0].x(), 4.0) && near(c[1].x(), 40.0));
+    QVERIFY(near(c[0].y(), 200.0) && near(c[1].y(), 200.0));
+
+    // The combo box drives the same switch.
+    auto* box = v.findChild<QComboBox*>("rooflineMode");
+    QVERIFY(box);
+    box->setCurrentIndex(0);
+    QCOMPARE(v.mode(), RooflineMode::Carm);
+    QVERIFY(near(v.dotPositions("conv")[0].x(), 5.0));
+}
+
+void RooflineViewTest::liveUpdatesAreCoalesced() {
+    RooflineView v;
+    v.setProfile(profile());
+    v.setThreads(2);
+    const int before = v.replotCount();
+    for (int i = 0; i < 100; ++i) v.addPoints({conv(0.01 + 1e-4 * i)});
+    QCOMPARE(v.replotCount(), before);  // nothing drawn synchronously
+    QCOMPARE(v.pendingCount(), 100);
+    QTRY_COMPARE_WITH_TIMEOUT(v.pendingCount(), 0, 2000);
+    QTest::qWait(120);  // a few more ticks: an idle timer must not replot
+    const int replots = v.replotCount() - before;
+    QVERIFY2(replots >= 1 && replots <= 3, qPrintable(QString("replots: %1").arg(replots)));
+    // The last sample is shown; the previous positions form the trail (capped at 16).
+    QVERIFY(near(v.dotPositions("conv")[0].y(), 2e9 / (0.01 + 1e-4 * 99) / 1e9));
+    QCOMPARE(v.trailPositions("conv").size(), std::size_t(16));
+}
+
+void RooflineViewTest::trailKeepsPreviousPositions() {
+    RooflineView v;
+    v.setProfile(profile());
+    v.addPoints({conv(0.01)});
+    v.flush();
+    QVERIFY(v.trailPositions("conv").empty());
+    v.addPoints({conv(0.01)});  // the same place: no trail
+    v.flush();
+    QVERIFY(v.trailPositions("conv").empty());
+    v.addPoints({conv(0.02)});
+    v.flush();
+    const auto trail = v.trailPositions("conv");
+    QCOMPARE(trail.size(), std::size_t(1));
+    QVERIFY(near(trail[0].x(), 5.0) && near(trail[0].y(), 200.0));
+    QVERIFY(near(v.dotPositions("conv")[0].y(), 100.0));
+    v.clearPoints();
+    v.flush();
+    QVERIFY(v.kernelNames().isEmpty());
+}
+
+void RooflineViewTest::tooltipText() {
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});
+    v.flush();
+    // CARM: AI 5 under L1 (1000 x 5 = 5000) is above the 539 peak: compute-bound, 200/539.
+    QCOMPARE(v.tooltipText("conv"), QString("conv\nops: conv\nAI: 5 FLOP/byte (CARM)\nperformance: 200 GFLOP/s\n"
+                                            "bound: 539 GFLOP/s\n% of bound: 37.1 %\nbinding roof: FP32 FMA peak"));
+    // DRAM: relu at AI 0.125 is DRAM-bound at 80 x 0.125 = 10 GFLOP/s: 100 %.
+    v.setMode(RooflineMode::Dram);
+    QCOMPARE(v.tooltipText("relu"),
+             QString("relu\nops: relu, add\nAI: 0.125 FLOP/byte (DRAM)\nperformance: 10 GFLOP/s\n"
+                     "bound: 10 GFLOP/s\n% of bound: 100.0 %\nbinding roof: DRAM triad bandwidth"));
+    v.setMode(RooflineMode::Hierarchical);
+    QVERIFY(v.tooltipText("conv").contains("AI: L1 4, DRAM 40 FLOP/byte (hierarchical)"));
+    QVERIFY(v.tooltipText("nope").isEmpty());
+}
+
+void RooflineViewTest::noProfileShowsBannerAndDots() {
+    RooflineView v;
+    v.setProfile(std::nullopt);
+    v.addPoints({conv()});
+    v.flush();
+    QCOMPARE(v.bannerText(),
+             QString("No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`"));
+    QVERIFY(v.roofLines().empty());
+    QCOMPARE(v.dotPositions("conv").size(), std::size_t(1));
+    QVERIFY(v.tooltipText("conv").contains("bound: no measured roofs"));
+    v.setProfile(profile());
+    QVERIFY(v.bannerText().isEmpty());
+}
+
+void RooflineViewTest::clickSelectsAndSlotHighlights() {
+    RooflineView v;
+    v.resize(800, 600);
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    v.flush();
+    v.plot()->replot();  // lay out at the shown size
+    QSignalSpy selected(&v, &RooflineView::kernelSelected);
+    const QPoint pixel(qRound(v.plot()->xAxis->coordToPixel(5.0)), qRound(v.plot()->yAxis->coordToPixel(200.0)));
+    QTest::mouseClick(v.plot(), Qt::LeftButton, Qt::NoModifier, pixel);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.at(0).at(0).toString(), QString("conv"));
+    QCOMPARE(v.selectedKernel(), QString("conv"));
+    // Far from every dot: nothing.
+    QTest::mouseClick(v.plot(), Qt::LeftButton, Qt::NoModifier, QPoint(5, 5));
+    QCOMPARE(selected.count(), 1);
+    // The slot highlights without emitting.
+    v.setSelectedKernel("relu");
+    QCOMPARE(v.selectedKernel(), QString("relu"));
+    QCOMPARE(selected.count(), 1);
+}
+
+void RooflineViewTest::exportsPngSvgPdf() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});  // export drains the queue itself
+    const QString png = dir.filePath("r.png"), svg = dir.filePath("r.svg"), pdf = dir.filePath("r.pdf");
+    QString error;
+    QVERIFY2(v.exportTo(png, 800, 500, &error), qPrintable(error));
+    QImage image(png);
+    QCOMPARE(image.size(), QSize(800, 500));
+    QVERIFY2(v.exportTo(svg, 0, 0, &error), qPrintable(error));
+    QFile s(svg);
+    QVERIFY(s.open(QIODevice::ReadOnly));
+    const QByteArray svgText = s.readAll();
+    QVERIFY(svgText.contains("<svg"));
+    QVERIFY(svgText.contains("1000 GB/s"));  // the roof labels are text in the SVG
+    QVERIFY2(v.exportTo(pdf, 0, 0, &error), qPrintable(error));
+    QFile p(pdf);
+    QVERIFY(p.open(QIODevice::ReadOnly));
+    QVERIFY(p.read(5) == "%PDF-");
+    QVERIFY(p.size() > 1000);
+    // A copy to look at: TESSERA_ROOFLINE_SHOT=/path/chart.png.
+    if (qEnvironmentVariableIsSet("TESSERA_ROOFLINE_SHOT"))
+        QVERIFY(v.exportTo(qEnvironmentVariable("TESSERA_ROOFLINE_SHOT"), 900, 560));
+    QVERIFY(!v.exportTo(dir.filePath("r.bmp"), 0, 0, &error));
+    QVERIFY(error.contains(".bmp"));
+}
+
+QTEST_MAIN(RooflineViewTest)
+#include "roofline_view_test.moc"
