@@ -2,13 +2,16 @@
 
 #include <iomanip>
 #include <ostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
 #include "core/perf/cpu_microbench.h"
+#include "core/perf/gpu_microbench.h"
 #include "core/perf/machine_profile.h"
+#include "core/runtime/runner_client.h"
 
 namespace tessera::cli {
 
@@ -31,15 +34,144 @@ bool isCompileProblem(const support::DiagnosticList& d) {
     return false;
 }
 
+/// A failure of the run itself (exit 4) rather than of the setup (exit 2).
+bool isRunFault(const support::DiagnosticList& d) {
+    for (const auto& x : d.items()) {
+        if (x.severity != support::Severity::Error) continue;
+        for (const char* w : {"crashed", "faulted", "did not finish", "did not answer", "runner protocol error",
+                              "ended the runner", "could not be launched", "context was lost"})
+            if (x.message.find(w) != std::string::npos) return true;
+    }
+    return false;
+}
+
+bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfile& profile, std::ostream& err) {
+    if (!options.save) return true;
+    const std::string dir = perf::defaultProfileDir();
+    if (dir.empty()) {
+        err << "tessera-cli: error: no profile folder (set HOME or XDG_CONFIG_HOME)\n";
+        return false;
+    }
+    auto path = perf::saveProfile(profile, dir);
+    if (!path) {
+        printDiagnostics(path.diagnostics(), err);
+        return false;
+    }
+    err << "saved profile: " << *path << "\n";
+    return true;
+}
+
+std::string mib(std::int64_t bytes) { return std::to_string(bytes / (1024 * 1024)) + " MiB"; }
+
+int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostream& out, std::ostream& err) {
+    if (options.threads > 0 || options.sweep || !options.isa.empty() || !options.cxx.empty()) {
+        err << "tessera-cli: error: --threads, --sweep, --isa and --cxx are for --target cpu (the CUDA measurement always "
+               "sweeps the working set)\n";
+        return kExitBadInput;
+    }
+    perf::GpuMicrobenchOptions o;
+    o.device = device;
+    o.arch = options.arch;
+    o.quick = options.quick;
+    o.minSeconds = options.minSeconds;
+    support::ProgressSink progress;
+    if (!options.json)
+        progress = [&err](double f, const std::string& phase) {
+            err << "[" << std::setw(3) << static_cast<int>(f * 100 + 0.5) << "%] " << phase << "\n";
+        };
+    runtime::RunnerClient runner;
+    auto r = perf::measureGpuRoofs(o, runner, nullptr, progress);
+    if (!r) {
+        printDiagnostics(r.diagnostics(), err);
+        return isRunFault(r.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    }
+    printDiagnostics(r.diagnostics(), err);  // warnings
+    perf::MachineProfile profile = r->profile;
+    profile.description = std::string("tessera-cli roofline measure --target cuda") + (options.quick ? " --quick" : "") +
+                          ", " + r->arch;
+    if (!saveIfAsked(options, profile, err)) return kExitBadInput;
+
+    const perf::GpuTheoreticalPeaks& pk = r->peaks;
+    if (options.json) {
+        nlohmann::json j = perf::profileToJson(profile);
+        j["device"] = runtime::cuda::cudaDeviceInfoToJson(r->device);
+        j["arch"] = r->arch;
+        j["theoretical"] = {{"fp32", pk.fp32}, {"fp16", pk.fp16}, {"tensor_f16", pk.tensorF16},
+                            {"tensor_tf32", pk.tensorTf32}, {"hbm", pk.hbm}, {"l2", pk.l2}, {"shared", pk.shared}};
+        nlohmann::json checks = nlohmann::json::array();
+        for (const auto& c : r->checks)
+            checks.push_back({{"roof", c.roof}, {"value", c.value}, {"theoretical", c.theoretical}, {"ratio", c.ratio},
+                              {"plausible", c.plausible}});
+        j["checks"] = std::move(checks);
+        nlohmann::json sweep = nlohmann::json::array();
+        for (const auto& p : r->sweep)
+            sweep.push_back({{"method", p.method}, {"working_set_bytes", p.workingSetBytes}, {"gbps", p.gbPerSecond}});
+        j["sweep"] = std::move(sweep);
+        j["notes"] = r->notes;
+        j["compile_seconds"] = r->compileSeconds;
+        j["seconds"] = r->seconds;
+        out << j.dump(2) << "\n";
+        return 0;
+    }
+
+    const auto& d = r->device;
+    out << "device " << d.ordinal << ": " << d.name << " (" << d.arch() << ", " << d.smCount << " SMs at "
+        << d.clockKHz / 1000 << " MHz, L2 " << mib(d.l2Bytes) << ", " << mib(d.totalMemoryBytes) << ", "
+        << d.memoryBusWidthBits << "-bit memory at " << d.memoryClockKHz / 1000 << " MHz)\n";
+    out << "compiled for " << r->arch << "\n";
+    out << std::left << std::setw(26) << "roof" << std::right << std::setw(12) << "value" << "  " << std::left
+        << std::setw(8) << "unit" << std::right << std::setw(9) << "of peak" << "  method\n";
+    for (std::size_t i = 0; i < r->roofs.size(); ++i) {
+        const auto& roof = r->roofs[i];
+        const auto& c = r->checks[i];
+        std::ostringstream pct;
+        if (c.theoretical > 0) pct << std::fixed << std::setprecision(0) << 100 * c.ratio << "%";
+        else pct << "-";
+        out << std::left << std::setw(26) << roof.name << std::right << std::setw(12) << std::fixed
+            << std::setprecision(1) << roof.value << "  " << std::left << std::setw(8) << roof.unit << std::right
+            << std::setw(9) << pct.str() << "  " << roof.method << "\n";
+    }
+    out << std::fixed << std::setprecision(0) << "theoretical: FP32 " << pk.fp32 << ", FP16 " << pk.fp16
+        << ", tensor FP16/BF16 " << pk.tensorF16 << ", TF32 " << pk.tensorTf32 << " GFLOP/s; HBM " << pk.hbm
+        << ", L2 (nominal) " << pk.l2 << ", shared " << pk.shared << " GB/s\n";
+    if (!r->sweep.empty()) {
+        out << "working-set sweep (GB/s):\n";
+        for (const auto& p : r->sweep)
+            out << "  " << std::left << std::setw(6) << p.method << std::right << std::setw(12)
+                << p.workingSetBytes / 1024 << " KiB  " << std::fixed << std::setprecision(1) << p.gbPerSecond << "\n";
+    }
+    for (const auto& n : r->notes) out << "note: " << n << "\n";
+    out << std::defaultfloat << "measured in " << std::setprecision(3) << r->seconds << " s\n";
+    return 0;
+}
+
 }  // namespace
 
 int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out, std::ostream& err) {
-    if (options.target.rfind("cuda", 0) == 0) {
-        err << "tessera-cli: error: the CUDA target is not available yet: roofline measure supports --target cpu only\n";
-        return kExitBadInput;
+    if (options.target == "cuda" || options.target.rfind("cuda:", 0) == 0) {
+        int device = options.device >= 0 ? options.device : 0;
+        if (options.target.size() > 5) {
+            const std::string n = options.target.substr(5);
+            if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) {
+                err << "tessera-cli: error: --target " << options.target << ": expected cuda or cuda:N\n";
+                return kExitBadInput;
+            }
+            const int fromTarget = std::stoi(n);
+            if (options.device >= 0 && options.device != fromTarget) {
+                err << "tessera-cli: error: --target " << options.target << " and --device " << options.device
+                    << " name different devices\n";
+                return kExitBadInput;
+            }
+            device = fromTarget;
+        }
+        return runRooflineCuda(options, device, out, err);
     }
     if (options.target != "cpu") {
-        err << "tessera-cli: error: unknown target '" << options.target << "' (roofline measure supports --target cpu)\n";
+        err << "tessera-cli: error: unknown target '" << options.target << "' (roofline measure supports --target cpu or cuda)\n";
+        return kExitBadInput;
+    }
+    if (options.device >= 0 || !options.arch.empty()) {
+        err << "tessera-cli: error: --device and --arch are for --target cuda\n";
         return kExitBadInput;
     }
     perf::CpuMicrobenchOptions o;
@@ -88,19 +220,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
     profile.roofs = r->roofs;
     profile.measuredAt = perf::isoUtcNow();
 
-    if (options.save) {
-        const std::string dir = perf::defaultProfileDir();
-        if (dir.empty()) {
-            err << "tessera-cli: error: no profile folder (set HOME or XDG_CONFIG_HOME)\n";
-            return kExitBadInput;
-        }
-        auto path = perf::saveProfile(profile, dir);
-        if (!path) {
-            printDiagnostics(path.diagnostics(), err);
-            return kExitBadInput;
-        }
-        err << "saved profile: " << *path << "\n";
-    }
+    if (!saveIfAsked(options, profile, err)) return kExitBadInput;
 
     if (options.json) {
         nlohmann::json j = perf::profileToJson(profile);
