@@ -332,6 +332,76 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
         }
     }
 
+    // ---- CUDA without a user mapping: one output per thread, taps unrolled with guards ----
+    // The CPU forms below vectorise along output rows with a Local accumulator row per tile; on the
+    // GPU neighbouring threads take neighbouring outputs instead, so input loads coalesce, the
+    // weights of one co are a broadcast within a warp and the accumulator is one register.
+    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
+                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    if (ctx.options.target == Target::Cuda && !userMapping) {
+        auto gplan = resolveMappings(ctx, outShape, defaultCpuMapping(outShape, 1));  // untiled: one output per thread
+        if (!gplan) return gplan.diagnostics();
+        std::int64_t taps = 1;
+        for (std::size_t d = 0; d < r; ++d) taps *= w.k[d];
+        const bool unrollTaps = taps <= 64;
+        k.body = emitMappedLoops(k, *gplan, outShape, [&](const std::vector<Expr>& o) {
+            BufferDecl ab;
+            ab.name = "acc";
+            ab.dtype = accT;
+            ab.scope = MemoryScope::Local;
+            ab.shape = {};
+            const int acc = k.addBuffer(ab);
+            const Expr n = o[0], co = o[1];
+            const Expr chBase = G == 1 ? intImm(0) : (mg == 1 ? co : co / intImm(mg)) * intImm(cg);
+            // One tap: kIdx per spatial dim (constants when unrolled, loop variables otherwise).
+            auto tap = [&](const Expr& ci, const std::vector<Expr>& kIdx) -> Stmt {
+                std::vector<Expr> xi{n, cg == 1 ? chBase : chBase + ci}, wi{co, ci};
+                Expr inside;
+                for (std::size_t d = 0; d < r; ++d) {
+                    const Expr id = o[d + 2] * intImm(w.s[d]) + intImm(-w.pb[d]) + kIdx[d] * intImm(w.d[d]);
+                    xi.push_back(id);
+                    wi.push_back(kIdx[d]);
+                    // Guards only where padding can put the tap outside the input.
+                    if (w.pb[d] > 0 || w.pe[d] > 0) {
+                        const Expr c = id >= intImm(0) && id < intImm(w.in[d]);
+                        inside = inside ? (inside && c) : c;
+                    }
+                }
+                const Expr prod = cast(load(W, wT, wi), accT) * cast(load(X, xT, xi), accT);
+                Stmt st = store(acc, {}, load(acc, accT, {}) + prod);
+                return inside ? ifThen(inside, st) : st;
+            };
+            auto allTaps = [&](const Expr& ci) -> Stmt {
+                if (unrollTaps) {
+                    std::vector<Stmt> body;
+                    std::vector<std::int64_t> kv(r, 0);
+                    for (std::int64_t t = 0; t < taps; ++t) {
+                        std::int64_t rem = t;
+                        for (std::size_t d = r; d-- > 0;) {
+                            kv[d] = rem % w.k[d];
+                            rem /= w.k[d];
+                        }
+                        std::vector<Expr> kIdx;
+                        for (auto v : kv) kIdx.push_back(intImm(v));
+                        body.push_back(tap(ci, kIdx));
+                    }
+                    return seq(std::move(body));
+                }
+                std::vector<Expr> ext;
+                for (std::size_t d = 0; d < r; ++d) ext.push_back(intImm(w.k[d]));
+                return emitSerialLoops(k, w.k, "k", [&](const std::vector<Expr>& kIdx) { return tap(ci, kIdx); });
+            };
+            Stmt accumulate = loopOver(k, "ci", intImm(cg), ForKind::Serial, allTaps);
+            Stmt body = seq({store(acc, {}, biasOf(co)), accumulate, store(Y, o, cast(load(acc, accT, {}), outT))});
+            return allocate(acc, body);
+        });
+        k.notes.push_back(std::string(cg == 1 && mg == 1 ? "depthwise" : "direct") +
+                          " conv, GPU form: one output per thread, ci serial, " +
+                          (unrollTaps ? std::to_string(taps) + " taps unrolled" : std::string("tap loops")) +
+                          ", guards only where padding reaches");
+        return lk;
+    }
+
     // ---- direct conv (general, grouped, depthwise) ----
     const bool depthwise = cg == 1 && mg == 1;
     // 2-D conv on a staged, phase-split input (see file comment).
