@@ -11,6 +11,7 @@
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
+#include "app/cli/report_cmd.h"
 #include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
 
@@ -111,6 +112,23 @@ int main(int argc, char** argv) {
         confCmd->add_flag("--json", conf.json, "print one JSON object");
         confCmd->add_option("--cxx-flags", conf.cxxFlags, "host compiler flags (default \"-O1 -fopenmp -shared -fPIC\")");
 
+        ReportCmdOptions report;
+        auto* reportCmd = app.add_subcommand(
+            "report", "Run a model and place every kernel on a roofline: per-kernel table (AI, GFLOP/s, bound, binding roof) and the chart as PNG/SVG/PDF (headless)");
+        reportCmd->add_option("MODEL", report.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
+        reportCmd->add_option("--target", report.target, "cpu (default), cuda or cuda:N");
+        reportCmd->add_option("--roofline", report.roofline, "write the roofline chart to FILE (.png, .svg or .pdf)");
+        reportCmd->add_option("--mode", report.mode,
+                              "arithmetic intensity: carm (all bytes issued, default), dram (compulsory bytes) or hierarchical (per memory level)");
+        reportCmd->add_option("--profile", report.profile, "machine profile JSON (default: the one saved for this machine by `roofline measure --save`)");
+        reportCmd->add_flag("--json", report.json, "print one JSON object");
+        reportCmd->add_option("--threads", report.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
+        reportCmd->add_option("--reps", report.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
+            ->check(CLI::Range(1, 1000000));
+        reportCmd->add_flag("--fallback-reference", report.fallbackReference, "run ops without a code generator in the reference interpreter");
+        reportCmd->add_option("--width", report.width, "chart width in pixels (default 1200)")->check(CLI::Range(200, 10000));
+        reportCmd->add_option("--height", report.height, "chart height in pixels (default 750)")->check(CLI::Range(150, 10000));
+
         RooflineMeasureOptions roofline;
         auto* roofCmd = app.add_subcommand("roofline", "Roofline tools: measure this machine's bandwidth and compute roofs");
         roofCmd->require_subcommand(1);
@@ -150,6 +168,14 @@ int main(int argc, char** argv) {
         if (confCmd->parsed()) return runConformanceCommand(conf, std::cout, std::cerr);
         if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
         if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
+        if (reportCmd->parsed()) {
+#ifdef TESSERA_CLI_HAVE_REPORT
+            return runReportCommand(report, std::cout, std::cerr);
+#else
+            std::cerr << "tessera-cli report: " << kReportNeedsGui << "\n";
+            return kExitBadInput;
+#endif
+        }
         if (roofMeasure->parsed()) return runRooflineMeasure(roofline, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;

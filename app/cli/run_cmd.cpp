@@ -124,6 +124,8 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     return kExitOk;
 }
 
+}  // namespace
+
 /// Loads the model, builds its inputs and compiles it for `target`. Returns an exit code (0 = ok).
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
@@ -144,6 +146,8 @@ int loadAndCompile(const std::string& modelPath, const std::vector<std::string>&
     compiled = std::move(*cm);
     return kExitOk;
 }
+
+namespace {
 
 std::string fileNameFor(const std::string& tensor) {
     std::string r;

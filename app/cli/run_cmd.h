@@ -28,8 +28,19 @@
 /// Thread rules: none (runs on the caller's thread).
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace tessera::ir {
+struct TensorData;
+}
+namespace tessera::lower {
+enum class Target;
+}
+namespace tessera::pipeline {
+struct CompiledModel;
+}
 
 namespace tessera::cli {
 
@@ -67,6 +78,14 @@ struct CompileCmdOptions {
 };
 
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err);
+
+/// `run`'s loading and compiling, shared with `compile` and `report`: loads a model or program
+/// (DSL errors shown with the source line and a caret), builds its runtime inputs from NAME=FILE.npy
+/// specs plus seeded defaults, and compiles it for `target` (compile warnings go to `err`).
+/// Returns an exit code: 0 ok (`inputs` and `compiled` set), 2 bad input (errors on `err`).
+int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
+                   bool fallbackReference, std::vector<ir::TensorData>& inputs,
+                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err, lower::Target target);
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace tessera::cli

@@ -1,0 +1,292 @@
+#include "app/cli/report_cmd.h"
+
+// Before any Qt header: Qt defines `emit` as a macro, and RunCmdOptions has a member of that name.
+#include "app/cli/run_cmd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include <QApplication>
+#include <QFileInfo>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/inspect.h"
+#include "core/perf/gpu_microbench.h"
+#include "core/perf/kernel_points.h"
+#include "core/perf/machine_profile.h"
+#include "core/pipeline/compile.h"
+#include "core/pipeline/roofline_points.h"
+#include "core/pipeline/run.h"
+#include "views/roofline/roofline_view.h"
+
+namespace tessera::cli {
+
+namespace {
+
+void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
+    for (const auto& x : d.items()) {
+        err << x.format() << "\n";
+        for (const auto& n : x.notes) err << "  note: " << n << "\n";
+    }
+}
+
+bool isRunnerFault(const support::DiagnosticList& d) {
+    for (const auto& x : d.items())
+        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
+    return false;
+}
+
+/// A QApplication for drawing when there is none yet (destroyed by the caller before exit: a
+/// static one would outlive the platform plugin). Offscreen when there is no display (CI, ssh).
+std::unique_ptr<QApplication> makeGuiApp() {
+    if (QApplication::instance()) return nullptr;
+    static int argc = 1;
+    static char name[] = "tessera-cli";
+    static char* argv[] = {name, nullptr};
+    const bool display = std::getenv("DISPLAY") || std::getenv("WAYLAND_DISPLAY");
+    if (!display && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    return std::make_unique<QApplication>(argc, argv);
+}
+
+std::string cell(const std::string& s, std::size_t width) {
+    std::string r;
+    for (unsigned char c : s) r += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+    // The end of a node name is its most distinctive part (".../conv.2/Conv").
+    if (r.size() > width - 1) r = "..." + r.substr(r.size() - (width - 4));
+    return r;
+}
+
+nlohmann::json roofJson(const perf::Roof& r) {
+    nlohmann::json j{{"name", r.name}, {"kind", perf::roofKindName(r.kind)}, {"value", r.value}, {"unit", r.unit},
+                     {"threads", r.threads}};
+    if (r.kind == perf::Roof::Kind::Bandwidth) j["level"] = r.level;
+    else j["precision"] = r.precision;
+    return j;
+}
+
+}  // namespace
+
+int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::ostream& err) {
+    auto mode = perf::parseRooflineMode(options.mode);
+    if (!mode) {
+        err << "error: --mode " << options.mode << ": expected carm, dram or hierarchical\n";
+        return kExitBadInput;
+    }
+    if (!options.roofline.empty()) {
+        const std::string ext = QFileInfo(QString::fromStdString(options.roofline)).suffix().toLower().toStdString();
+        if (ext != "png" && ext != "svg" && ext != "pdf") {
+            err << "error: --roofline " << options.roofline << ": the chart format is the extension: .png, .svg or .pdf\n";
+            return kExitBadInput;
+        }
+    }
+    int device = 0;
+    std::string target = options.target;
+    if (target.rfind("cuda:", 0) == 0) {
+        char* end = nullptr;
+        const long n = std::strtol(target.c_str() + 5, &end, 10);
+        if (end == target.c_str() + 5 || *end != '\0' || n < 0 || n > 1024) {
+            err << "error: --target " << target << ": expected cuda:N with a device ordinal N >= 0\n";
+            return kExitBadInput;
+        }
+        device = static_cast<int>(n);
+        target = "cuda";
+    }
+    if (target != "cpu" && target != "cuda") {
+        err << "error: --target " << options.target << ": expected cpu, cuda or cuda:N\n";
+        return kExitBadInput;
+    }
+    const bool cuda = target == "cuda";
+
+    std::optional<perf::MachineProfile> profile;
+    std::string profileFile = options.profile;
+    if (!options.profile.empty()) {
+        auto p = perf::loadProfile(options.profile);
+        if (!p) {
+            printDiagnostics(p.diagnostics(), err);
+            return kExitBadInput;
+        }
+        profile = std::move(*p);
+    }
+
+    // Load, compile and run exactly as `tessera-cli run` does (timed, not checked).
+    std::vector<ir::TensorData> inputs;
+    std::optional<pipeline::CompiledModel> cm;
+    if (int rc = loadAndCompile(options.modelPath, {}, options.threads, options.fallbackReference, inputs, cm, err,
+                                cuda ? lower::Target::Cuda : lower::Target::Cpu);
+        rc != kExitOk)
+        return rc;
+    pipeline::RunOptions ropts;
+    ropts.cudaDevice = device;
+    ropts.threads = std::max(1, options.threads);
+    if (options.reps > 0) {
+        ropts.minReps = ropts.maxReps = options.reps;
+        ropts.minSeconds = 0;
+    }
+    runtime::RunnerClientOptions rco;
+    rco.threads = ropts.threads;
+    runtime::RunnerClient runner(rco);
+    auto rep = pipeline::runModel(*cm, inputs, ropts, runner);
+    if (!rep.ok()) {
+        printDiagnostics(rep.diagnostics(), err);
+        return isRunnerFault(rep.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    }
+    for (const auto& w : rep->warnings.items()) err << w.format() << "\n";
+
+    std::string missingHint;
+    if (!profile) {
+        const std::string dir = perf::defaultProfileDir();
+        if (rep->device) {
+            profile = perf::findProfileFor(perf::gpuFingerprint(*rep->device), dir, "cuda:" + std::to_string(rep->device->ordinal));
+            missingHint = "No measured roofs for this GPU: run `tessera-cli roofline measure --target cuda --save`";
+        } else {
+            profile = perf::findProfileFor(perf::cpuFingerprint(), dir, "cpu");
+            missingHint = "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
+        }
+        if (profile) profileFile = dir;
+        else err << "note: " << missingHint << "\n";
+    }
+    const auto samples = pipeline::kernelSamples(*rep, *cm);
+    const std::vector<perf::Roof> roofs =
+        profile ? perf::chartRoofs(profile->roofs, rep->threads, "fp32") : std::vector<perf::Roof>{};
+
+    struct Row {
+        const perf::KernelSample* sample;
+        std::optional<perf::PointAnalysis> analysis;
+        std::string error;
+    };
+    std::vector<Row> rows;
+    for (const auto& s : samples) {
+        Row r{&s, std::nullopt, {}};
+        if (!roofs.empty()) {
+            auto a = perf::analyseSample(s, roofs, *mode);
+            if (a) r.analysis = std::move(*a);
+            else if (const auto* e = a.diagnostics().firstError()) r.error = e->message;
+        }
+        rows.push_back(std::move(r));
+    }
+    auto aiOf = [&](const Row& r) {
+        if (r.analysis) return r.analysis->ai;
+        const auto dots = perf::sampleDots(*r.sample, *mode);
+        return dots.empty() ? 0.0 : dots.front().ai;
+    };
+
+    // The chart, headless.
+    if (!options.roofline.empty()) {
+        const auto app = makeGuiApp();
+        views::RooflineView view;
+        view.setMode(*mode);
+        view.setThreads(rep->threads);
+        view.setProfile(profile, QString::fromStdString(missingHint));
+        view.addPoints(samples);
+        QString error;
+        if (!view.exportTo(QString::fromStdString(options.roofline), options.width, options.height, &error)) {
+            err << "error: " << error.toStdString() << "\n";
+            return kExitBadInput;
+        }
+    }
+
+    if (options.json) {
+        nlohmann::json j;
+        j["ok"] = true;
+        j["model"] = options.modelPath;
+        j["target"] = cuda ? "cuda" : "cpu";
+        j["mode"] = perf::rooflineModeName(*mode);
+        j["ai_definition"] = perf::modeDefinition(*mode);
+        j["threads"] = rep->threads;
+        if (profile)
+            j["profile"] = {{"fingerprint", profile->fingerprint},
+                            {"target", profile->target},
+                            {"measured_at", profile->measuredAt},
+                            {"file", profileFile}};
+        else
+            j["profile"] = nullptr;
+        j["roofs"] = nlohmann::json::array();
+        for (const auto& r : roofs) j["roofs"].push_back(roofJson(r));
+        j["kernels"] = nlohmann::json::array();
+        for (const Row& r : rows) {
+            const perf::KernelSample& s = *r.sample;
+            nlohmann::json k{{"name", s.name},        {"op_type", s.opType},
+                             {"ops", s.ops},          {"group", s.group},
+                             {"flops", s.flops},      {"seconds", s.seconds},
+                             {"gflops", perf::sampleGflops(s)},
+                             {"issued_bytes", s.issuedBytes},
+                             {"compulsory_bytes", s.compulsoryBytes}};
+            nlohmann::json levels = nlohmann::json::object();
+            for (const auto& lb : s.levelBytes) levels[lb.level] = lb.bytes;
+            k["level_bytes"] = levels;
+            const double ai = aiOf(r);
+            k["ai"] = std::isfinite(ai) ? nlohmann::json(ai) : nlohmann::json(nullptr);
+            if (r.analysis) {
+                k["bound"] = r.analysis->bound;
+                k["percent_of_bound"] = r.analysis->percentOfBound;
+                k["binding_roof"] = r.analysis->bindingRoof;
+                k["levels"] = nlohmann::json::array();
+                for (const auto& l : r.analysis->levels)
+                    k["levels"].push_back({{"level", l.level},
+                                           {"ai", std::isfinite(l.ai) ? nlohmann::json(l.ai) : nlohmann::json(nullptr)},
+                                           {"bound", l.bound},
+                                           {"binding_roof", l.bindingRoof},
+                                           {"percent_of_bound", l.percentOfBound}});
+            } else {
+                k["error"] = roofs.empty() ? std::string("no measured roofs") : r.error;
+            }
+            j["kernels"].push_back(std::move(k));
+        }
+        j["chart"] = options.roofline.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.roofline);
+        out << j.dump(2) << "\n";
+        return kExitOk;
+    }
+
+    out << options.modelPath << ": " << samples.size() << (samples.size() == 1 ? " kernel" : " kernels");
+    if (rep->device) out << " on " << rep->device->name;
+    else out << " on " << rep->threads << (rep->threads == 1 ? " thread" : " threads");
+    out << "\n" << perf::modeDefinition(*mode) << "\n";
+    if (profile) {
+        std::string machine = profile->fingerprint;
+        if (auto bar = machine.find(" | "); bar != std::string::npos) machine.resize(bar);
+        out << "roofs (" << profile->target << ", " << machine << ", measured " << profile->measuredAt << "):";
+        for (std::size_t i = 0; i < roofs.size(); ++i) out << (i ? ", " : " ") << perf::roofLabel(roofs[i]);
+        out << "\n";
+    } else {
+        out << "roofs: none measured\n";
+    }
+    out << std::left << std::setw(32) << "kernel" << std::setw(18) << "op" << std::right << std::setw(10) << "AI"
+        << std::setw(11) << "GFLOP/s" << std::setw(11) << "bound" << std::setw(9) << "% bound" << "  " << std::left
+        << "binding roof" << "\n";
+    for (const Row& r : rows) {
+        const perf::KernelSample& s = *r.sample;
+        const double ai = aiOf(r);
+        out << std::left << std::setw(32) << cell(s.name, 32) << std::setw(18) << cell(s.opType, 18) << std::right
+            << std::setw(10) << (std::isfinite(ai) ? perf::formatSignificant(ai) : std::string("inf")) << std::setw(11)
+            << perf::formatSignificant(perf::sampleGflops(s));
+        if (r.analysis) {
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%.1f", r.analysis->percentOfBound);
+            out << std::setw(11) << perf::formatSignificant(r.analysis->bound) << std::setw(9) << pct << "  "
+                << std::left << r.analysis->bindingRoof;
+            if (*mode == perf::RooflineMode::Hierarchical && !r.analysis->levels.empty()) {
+                out << " (";
+                for (std::size_t i = 0; i < r.analysis->levels.size(); ++i)
+                    out << (i ? ", " : "") << r.analysis->levels[i].level << " AI "
+                        << perf::formatSignificant(r.analysis->levels[i].ai);
+                out << ")";
+            }
+        } else {
+            out << std::setw(11) << "-" << std::setw(9) << "-" << "  " << std::left
+                << (roofs.empty() ? std::string("-") : r.error);
+        }
+        out << "\n";
+    }
+    if (!options.roofline.empty()) out << "chart: " << options.roofline << "\n";
+    return kExitOk;
+}
+
+}  // namespace tessera::cli
