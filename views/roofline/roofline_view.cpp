@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
@@ -51,6 +52,41 @@ QString modeTag(perf::RooflineMode mode) {
     case perf::RooflineMode::Carm: return "CARM";
     case perf::RooflineMode::Dram: return "DRAM";
     case perf::RooflineMode::Hierarchical: return "hierarchical";
+    }
+    return {};
+}
+
+/// "FP32 ADD peak" + "FP32 MUL peak" -> "FP32 ADD/MUL peak" (shared words kept once).
+std::string mergedName(const std::string& a, const std::string& b) {
+    auto words = [](const std::string& s) {
+        std::vector<std::string> w;
+        std::string cur;
+        for (char c : s) {
+            if (c == ' ') {
+                if (!cur.empty()) w.push_back(cur);
+                cur.clear();
+            } else {
+                cur += c;
+            }
+        }
+        if (!cur.empty()) w.push_back(cur);
+        return w;
+    };
+    const auto wa = words(a), wb = words(b);
+    if (wa.size() != wb.size()) return a + " / " + b;
+    std::string out;
+    for (std::size_t i = 0; i < wa.size(); ++i) {
+        if (!out.empty()) out += ' ';
+        out += wa[i] == wb[i] ? wa[i] : wa[i] + "/" + wb[i];
+    }
+    return out;
+}
+
+QString modeTitle(perf::RooflineMode mode) {
+    switch (mode) {
+    case perf::RooflineMode::Carm: return QObject::tr("Cache-aware roofline (CARM)");
+    case perf::RooflineMode::Dram: return QObject::tr("Classic roofline (DRAM)");
+    case perf::RooflineMode::Hierarchical: return QObject::tr("Hierarchical roofline");
     }
     return {};
 }
@@ -106,7 +142,7 @@ RooflineView::RooflineView(QWidget* parent) : QWidget(parent), m_missingHint(kDe
     layout->addWidget(m_plot, 1);
 
     m_plot->plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 11, QFont::Bold));
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
     m_plot->plotLayout()->addElement(0, 0, m_title);
     m_plot->plotLayout()->insertRow(1);
     m_subtitle = new QCPTextElement(m_plot, QString(), QFont(font().family(), 9));
@@ -133,8 +169,13 @@ RooflineView::RooflineView(QWidget* parent) : QWidget(parent), m_missingHint(kDe
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(QFont(font().family(), 8));
     m_plot->legend->setBrush(QColor(255, 255, 255, 220));
-    m_plot->legend->setIconSize(10, 10);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    m_plot->legend->setIconSize(8, 8);
+    m_plot->legend->setWrap(3);  // three columns: a short legend in a small dock
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setRowSpacing(0);
+    m_plot->legend->setColumnSpacing(6);
+    // Top left: above every bandwidth roof, where no kernel can be.
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
     m_timer = new QTimer(this);
     m_timer->setInterval(kTickMs);
@@ -249,19 +290,21 @@ void RooflineView::rebuild() {
     m_roofs = m_profile ? perf::chartRoofs(m_profile->roofs, m_threads, m_precision.toStdString())
                         : std::vector<perf::Roof>{};
 
-    m_title->setText(tr("Roofline \u2014 %1").arg(q(perf::modeDefinition(m_mode))));
+    m_title->setText(modeTitle(m_mode));
+    const QString definition = q(perf::modeDefinition(m_mode));
+    const QString kernelCount = m_kernels.size() == 1 ? tr(" \u00b7 1 kernel") : tr(" \u00b7 %1 kernels").arg(m_kernels.size());
     if (m_profile && !m_roofs.empty()) {
         std::string machine = m_profile->fingerprint;
         if (auto bar = machine.find(" | "); bar != std::string::npos) machine.resize(bar);
-        QString sub = tr("Roofs: %1, %2").arg(q(m_profile->target), q(machine));
+        QString sub = definition + "\n" + tr("Roofs: %1, %2").arg(q(m_profile->target), q(machine));
         if (!m_profile->measuredAt.empty()) sub += tr(", measured %1").arg(q(m_profile->measuredAt.substr(0, 10)));
-        if (m_threads > 0) sub += tr(" \u00b7 %n thread(s)", nullptr, m_threads);
-        sub += tr(" \u00b7 %n kernel(s)", nullptr, static_cast<int>(m_kernels.size()));
+        if (m_threads > 0) sub += m_threads == 1 ? tr(" \u00b7 1 thread") : tr(" \u00b7 %1 threads").arg(m_threads);
+        sub += kernelCount;
         m_subtitle->setText(sub);
         m_banner->clear();
         m_banner->hide();
     } else {
-        m_subtitle->setText(tr("No measured roofs \u00b7 %n kernel(s)", nullptr, static_cast<int>(m_kernels.size())));
+        m_subtitle->setText(definition + "\n" + tr("No measured roofs") + kernelCount);
         m_banner->setText(m_missingHint);
         m_banner->show();
     }
@@ -343,11 +386,33 @@ void RooflineView::rebuildRoofs() {
     }
     const double logSpanX = std::log10(xhi / xlo), logSpanY = std::log10(yhi / ylo);
 
+    // Compute ceilings within 3 % of each other (ADD and MUL usually) share one line and label.
+    struct Drawn {
+        perf::Roof roof;
+        QString label;
+    };
+    std::vector<Drawn> drawn;
+    for (const perf::Roof& r : roofs) {
+        if (r.kind == perf::Roof::Kind::Compute) {
+            auto same = std::find_if(drawn.begin(), drawn.end(), [&](const Drawn& d) {
+                return d.roof.kind == perf::Roof::Kind::Compute && std::fabs(d.roof.value - r.value) <= 0.03 * d.roof.value;
+            });
+            if (same != drawn.end()) {
+                same->roof.name = mergedName(same->roof.name, r.name);
+                same->roof.value = std::max(same->roof.value, r.value);
+                same->label = q(perf::roofLabel(same->roof));
+                continue;
+            }
+        }
+        drawn.push_back({r, q(perf::roofLabel(r))});
+    }
+
     QFont labelFont(font().family(), 8);
     int slantedIndex = 0, flatIndex = 0;
-    for (const perf::Roof& r : roofs) {
+    for (const Drawn& d : drawn) {
+        const perf::Roof& r = d.roof;
         RoofLine line;
-        line.label = q(perf::roofLabel(r));
+        line.label = d.label;
         line.bandwidth = r.kind == perf::Roof::Kind::Bandwidth;
         if (line.bandwidth) {
             const double xEnd = peak > 0 ? std::min(peak / r.value, xhi) : xhi;
@@ -376,27 +441,33 @@ void RooflineView::rebuildRoofs() {
         text->setText(line.label);
         text->setFont(labelFont);
         text->setColor(colour);
-        text->setBrush(QColor(255, 255, 255, 200));
-        text->setPadding(QMargins(1, 0, 1, 0));
+        text->setPadding(QMargins(1, 0, 1, 3));  // clear of the line it labels
         text->setClipToAxisRect(true);
         QPointF anchor;
         if (line.bandwidth) {
             // Staggered along x so that labels of parallel roofs do not stack on each other, and
             // moved right until the line is inside the plot.
-            double x = xlo * std::pow(10.0, logSpanX * (0.03 + 0.11 * slantedIndex++));
+            double x = xlo * std::pow(10.0, logSpanX * (0.02 + 0.06 * slantedIndex++));
             const double yMinVisible = ylo * std::pow(10.0, logSpanY * 0.04);
             if (r.value * x < yMinVisible) x = yMinVisible / r.value;
             x = std::min(x, line.end.x() / std::pow(10.0, logSpanX * 0.12));
             anchor = QPointF(x, r.value * x);
             text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         } else {
-            const double x = xhi / std::pow(10.0, logSpanX * (0.01 + 0.25 * flatIndex++));
+            const double x = xhi / std::pow(10.0, logSpanX * (0.01 + 0.3 * flatIndex++));
             anchor = QPointF(x, r.value);
-            text->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+            // The peak's label above its line; lower ceilings' below theirs, in the compute-bound
+            // region right of the ridges, where no slanted roof crosses.
+            if (r.value < peak) {
+                text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+                text->setPadding(QMargins(1, 3, 1, 0));
+            } else {
+                text->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+            }
         }
         text->position->setType(QCPItemPosition::ptPlotCoords);
         text->position->setCoords(anchor);
-        m_roofLabels.push_back({text, anchor, line.bandwidth});
+        m_roofLabels.push_back({text, anchor, line.bandwidth, r.value, line.bandwidth ? line.end.x() : line.start.x()});
         m_roofLines.push_back(line);
         m_roofGraphs.push_back(g);
     }
@@ -410,18 +481,7 @@ void RooflineView::rebuildRoofs() {
         ridges->setSelectable(QCP::stNone);
         std::vector<QPointF> sorted = m_ridges;
         std::sort(sorted.begin(), sorted.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
-        for (const QPointF& p : sorted) {
-            ridges->addData(p.x(), p.y());
-            auto* t = new QCPItemText(m_plot);
-            t->setLayer("roofs");
-            t->setText(q(perf::formatSignificant(p.x())));
-            t->setFont(QFont(font().family(), 7));
-            t->setColor(QColor(120, 120, 120));
-            t->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
-            t->position->setType(QCPItemPosition::ptPlotCoords);
-            t->position->setCoords(p.x(), p.y() / std::pow(10.0, logSpanY * 0.012));
-            t->setClipToAxisRect(true);
-        }
+        for (const QPointF& p : sorted) ridges->addData(p.x(), p.y());
     }
 }
 
@@ -500,14 +560,106 @@ void RooflineView::rebuildDots() {
 }
 
 void RooflineView::placeLabels() {
-    // Slanted labels follow the pixel slope of y = B x, which depends on the axis rect's aspect.
-    const QCPRange xr = m_plot->xAxis->range(), yr = m_plot->yAxis->range();
-    const double x1 = xr.lower, x2 = xr.lower * 10;
-    const double dx = m_plot->xAxis->coordToPixel(x2) - m_plot->xAxis->coordToPixel(x1);
-    const double dy = m_plot->yAxis->coordToPixel(std::max(yr.lower, 1e-300) * 10) -
-                      m_plot->yAxis->coordToPixel(std::max(yr.lower, 1e-300));
+    // Slanted labels follow the pixel slope of y = B x, which depends on the axis rect's aspect,
+    // and slide along their line to the first place (from the left) where they cover no kernel
+    // dot and no other label. Positions are pixels here, so this runs after every layout.
+    QCPAxis* xa = m_plot->xAxis;
+    QCPAxis* ya = m_plot->yAxis;
+    const QCPRange xr = xa->range(), yr = ya->range();
+    const double dx = xa->coordToPixel(xr.lower * 10) - xa->coordToPixel(xr.lower);
+    const double dy = ya->coordToPixel(yr.lower * 10) - ya->coordToPixel(yr.lower);
     const double angle = (dx > 0) ? std::atan2(dy, dx) * 180.0 / M_PI : -45.0;
-    for (const RoofLabel& l : m_roofLabels) l.item->setRotation(l.slanted ? angle : 0.0);
+    const QPointF dir(std::cos(angle * M_PI / 180.0), std::sin(angle * M_PI / 180.0));
+    const QPointF up(dir.y(), -dir.x());  // the text's "up" on screen
+    const QRectF area = m_plot->axisRect()->rect();
+
+    // What a label must not cover: kernel dots and ridge markers (with a margin), and the roof
+    // lines other than its own (sampled every 4 pixels).
+    struct Obstacle {
+        QPointF at;
+        double margin;
+        int line;  ///< index into m_roofLines, -1 for markers
+    };
+    std::vector<Obstacle> obstacles;
+    for (const Kernel& k : m_kernels)
+        for (const QPointF& p : positionsOf(k.sample))
+            obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1});
+    for (const QPointF& p : m_ridges) obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1});
+    for (std::size_t i = 0; i < m_roofLines.size(); ++i) {
+        const QPointF a(xa->coordToPixel(m_roofLines[i].start.x()), ya->coordToPixel(m_roofLines[i].start.y()));
+        const QPointF b(xa->coordToPixel(m_roofLines[i].end.x()), ya->coordToPixel(m_roofLines[i].end.y()));
+        const int steps = std::clamp(static_cast<int>(std::hypot(b.x() - a.x(), b.y() - a.y()) / 4), 1, 2000);
+        for (int j = 0; j <= steps; ++j)
+            obstacles.push_back({a + (b - a) * (static_cast<double>(j) / steps), 1, static_cast<int>(i)});
+    }
+
+    struct Box {
+        QPointF origin;  ///< bottom-left corner, pixels
+        double w, h;
+        QPointF dir, up;  ///< the box's unit axes (along the text, towards its top)
+        bool contains(const QPointF& p, QPointF d, QPointF n, double margin) const {
+            const QPointF r = p - origin;
+            const double u = r.x() * d.x() + r.y() * d.y(), v = r.x() * n.x() + r.y() * n.y();
+            return u >= -margin && u <= w + margin && v >= -margin && v <= h + margin;
+        }
+    };
+    std::vector<Box> placed;
+    const double logSpan = std::log10(xr.upper / xr.lower);
+    for (std::size_t li = 0; li < m_roofLabels.size(); ++li) {
+        const RoofLabel& l = m_roofLabels[li];
+        l.item->setRotation(l.slanted ? angle : 0.0);
+        if (!(dx > 0) || !(l.value > 0)) continue;
+        // Slanted labels sit left-aligned on their line, flat ones right-aligned above (or, when
+        // top-aligned, below) theirs.
+        const bool below = !l.slanted && (l.item->positionAlignment() & Qt::AlignTop);
+        const QPointF d = l.slanted ? dir : QPointF(1, 0), n = l.slanted ? up : QPointF(0, below ? 1 : -1);
+        const QFontMetricsF fm(l.item->font());
+        const double w = fm.horizontalAdvance(l.item->text()) + 4, h = fm.height() + 3;
+        auto pointAt = [&](double f) {
+            if (l.slanted) {
+                const double x = xr.lower * std::pow(10.0, logSpan * f);
+                return QPointF(x, l.value * x);
+            }
+            return QPointF(xr.upper / std::pow(10.0, logSpan * f), l.value);
+        };
+        std::optional<QPointF> best, firstValid;
+        for (double f = 0.01; f <= 0.9 && !best; f += 0.02) {
+            const QPointF at = pointAt(f);
+            const QPointF anchor(xa->coordToPixel(at.x()), ya->coordToPixel(at.y()));
+            const Box box{l.slanted ? anchor : anchor - d * w, w, h, d, n};
+            // Inside the plot, and within the line's extent.
+            const QPointF farEnd = box.origin + d * w, top = box.origin + n * h;
+            if (!area.contains(box.origin) || !area.contains(farEnd) || !area.contains(top)) continue;
+            if (l.slanted ? farEnd.x() > xa->coordToPixel(l.xLimit) : box.origin.x() < xa->coordToPixel(l.xLimit))
+                continue;
+            if (!firstValid) firstValid = at;
+            if (m_plot->legend->visible()) {
+                const QRectF legend = QRectF(m_plot->legend->outerRect()).adjusted(-3, -3, 3, 3);
+                bool hit = false;
+                for (const QPointF& c : {box.origin, box.origin + d * w, box.origin + n * h, box.origin + d * w + n * h})
+                    hit = hit || legend.contains(c);
+                for (const QPointF& c : {legend.topLeft(), legend.topRight(), legend.bottomLeft(), legend.bottomRight()})
+                    hit = hit || box.contains(c, d, n, 0);
+                if (hit) continue;
+            }
+            bool clear = std::none_of(obstacles.begin(), obstacles.end(), [&](const Obstacle& o) {
+                return o.line != static_cast<int>(li) && box.contains(o.at, d, n, o.margin);
+            });
+            // Approximate for boxes of different angles: corners of one inside the other.
+            for (const Box& other : placed) {
+                for (const QPointF& c : {box.origin, box.origin + d * w, box.origin + n * h, box.origin + d * w + n * h})
+                    clear = clear && !other.contains(c, other.dir, other.up, 1);
+                for (const QPointF& c : {other.origin, other.origin + other.dir * other.w, other.origin + other.up * other.h,
+                                         other.origin + other.dir * other.w + other.up * other.h})
+                    clear = clear && !box.contains(c, d, n, 1);
+            }
+            if (clear) best = at;
+        }
+        const QPointF at = best ? *best : firstValid ? *firstValid : l.anchor;
+        l.item->position->setCoords(at);
+        const QPointF anchor(xa->coordToPixel(at.x()), ya->coordToPixel(at.y()));
+        placed.push_back({l.slanted ? anchor : anchor - d * w, w, h, d, n});
+    }
 }
 
 QString RooflineView::hitTest(const QPoint& pixel, double radius) const {
@@ -581,7 +733,7 @@ QString RooflineView::tooltipText(const QString& kernel) const {
     return lines.join('\n');
 }
 
-QString RooflineView::title() const { return m_title->text(); }
+QString RooflineView::title() const { return m_title->text() + '\n' + m_subtitle->text(); }
 
 QString RooflineView::bannerText() const { return m_banner->isHidden() ? QString() : m_banner->text(); }
 

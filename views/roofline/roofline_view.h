@@ -10,15 +10,18 @@
 ///   each bandwidth roof is a slanted line y = B x from the left edge to its ridge with the
 ///   highest compute roof; each compute roof a flat line from its ridge with the fastest bandwidth
 ///   roof to the right edge. Each line carries its label (perf::roofLabel, e.g. "DRAM 80 GB/s",
-///   "FP32 FMA 539 GFLOP/s"); ridge points (bandwidth roof x highest compute roof) are marked
-///   with a diamond and their AI.
+///   "FP32 FMA 539 GFLOP/s"; compute ceilings within 3 % of each other share one line, e.g.
+///   "FP32 ADD/MUL 265 GFLOP/s"; ceilings under the peak are dashed); ridge points (each bandwidth
+///   roof x the highest compute roof) are marked with a diamond.
 /// - Kernel dots: the y is the kernel's GFLOP/s, the x its AI in the selected mode (one dot in
 ///   CARM and DRAM mode, one dot per level joined by a line in hierarchical mode). Colour: the
 ///   kernel's fusion group when it has one, else its op type (a legend lists the colours). When a
 ///   kernel comes again with a different position (another schedule, another run), its previous
 ///   positions stay as a faint trail.
-/// - The title names the AI definition of the mode (perf::modeDefinition); the subtitle the
-///   profile (or that none is measured) and the thread count.
+/// - The title names the chart ("Cache-aware roofline (CARM)", ...); the subtitle the AI
+///   definition of the mode (perf::modeDefinition), then the profile (or that none is measured),
+///   the thread count and the number of kernels. The legend sits top left, above every slanted
+///   roof, where no kernel can be.
 /// - No roofs (setProfile(nullopt)): a banner above the chart says how to measure them; dots are
 ///   still plotted.
 ///
@@ -101,7 +104,7 @@ public:
 
     // Read-only state, for tests and the main window.
     QCustomPlot* plot() const { return m_plot; }
-    QString title() const;
+    QString title() const;           ///< the title line, then the subtitle lines ('\n' between)
     QString bannerText() const;      ///< empty when roofs are measured
     std::vector<RoofLine> roofLines() const;
     std::vector<QPointF> ridgePoints() const;
@@ -171,8 +174,10 @@ private:
     std::vector<QPointF> m_ridges;
     struct RoofLabel {
         QCPItemText* item;
-        QPointF anchor;
+        QPointF anchor;          ///< initial position (data coordinates)
         bool slanted;
+        double value = 0;        ///< slanted: the roof's GB/s (the line is y = value * x); flat: GFLOP/s
+        double xLimit = 0;       ///< slanted: where the line ends (its ridge); flat: where it starts
     };
     std::vector<RoofLabel> m_roofLabels;
     std::vector<QCPGraph*> m_legendGraphs;
