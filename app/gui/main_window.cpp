@@ -27,10 +27,13 @@
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "core/perf/machine_profile.h"
+#include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
+#include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 
 namespace tessera::app {
@@ -68,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
     createActions();
     createDocks();
     createRunDocks();
+    createRooflineDock();
     createStatusBar();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
@@ -495,6 +499,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         m_cudaModule.reset();
         m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
         m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
+        m_roofline->clearPoints();
         m_runLabel->clear();
         m_runLabel->hide();
     } else {
@@ -622,10 +627,13 @@ void MainWindow::onRunStarted(quint64)
         m_codeDock->raise();
         m_timingDock->show();
         m_timingDock->raise();
+        m_rooflineDock->show();
         // CUDA C and PTX side by side want more room than one module.
         const int share = currentTarget().isCuda() ? width() / 2 : width() * 2 / 5;
         resizeDocks({m_codeDock}, {std::max(480, share)}, Qt::Horizontal);
         resizeDocks({m_timingDock}, {std::max(200, height() / 4)}, Qt::Vertical);
+        // The Roofline chart takes the lower part of the right column.
+        resizeDocks({m_rooflineDock}, {std::max(300, height() * 9 / 20)}, Qt::Vertical);
     }
     m_runDiagnostics = {};
     showProblems();
@@ -782,6 +790,7 @@ void MainWindow::onRunFinished(quint64, bool ok)
     const pipeline::RunReport& report = *out.report;
     m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
     m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
+    showRoofline(report);
     QStringList summary;
     summary << (report.kernels.size() == 1 ? tr("Ran 1 kernel") : tr("Ran %1 kernels").arg(report.kernels.size()));
     if (report.device)
@@ -808,6 +817,7 @@ void MainWindow::showNodeResults(int nodeId)
     const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
     const bool op = n != nullptr && n->kind == views::SnapshotNodeKind::Operator;
     m_timing->selectKernel(op ? n->name : std::string());
+    m_roofline->setSelectedKernel(op ? fromStd(n->name) : QString());
     if (!m_compiled || !m_code->hasModule())
         return;
     if (!op) {
@@ -823,6 +833,40 @@ void MainWindow::showNodeResults(int nodeId)
                              .arg(name, fromStd(step->opType)));
     else
         m_code->showKernel(name, step->firstLine, step->lastLine, fromStd(step->entry));
+}
+
+void MainWindow::createRooflineDock()
+{
+    m_roofline = new views::RooflineView(this);
+    m_roofline->setObjectName(QStringLiteral("rooflineView"));
+    m_rooflineDock = new QDockWidget(tr("Roofline"), this);
+    m_rooflineDock->setObjectName(QStringLiteral("rooflineDock"));
+    m_rooflineDock->setWidget(m_roofline);
+    // Below the Code dock in the right column (not tabbed with anything): the chart, the table
+    // and the kernel's code read together.
+    addDockWidget(Qt::RightDockWidgetArea, m_rooflineDock, Qt::Vertical);
+    m_rooflineDock->hide();
+    connect(m_roofline, &views::RooflineView::kernelSelected, this, &MainWindow::onKernelRowSelected);
+    QAction* toggle = m_rooflineDock->toggleViewAction();
+    toggle->setText(tr("&Roofline"));
+    m_viewMenu->addAction(toggle);
+}
+
+void MainWindow::showRoofline(const pipeline::RunReport& report)
+{
+    // The profile is looked up after every run, so that roofs measured meanwhile
+    // (`tessera-cli roofline measure --save`) show without a restart.
+    if (report.device) {
+        m_roofline->setProfile(std::nullopt,
+                               tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
+                                  "--target cuda --save`")
+                                   .arg(report.device->ordinal));
+    } else {
+        m_roofline->setProfile(perf::findProfileFor(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));
+    }
+    m_roofline->setThreads(report.threads);
+    if (m_compiled)
+        m_roofline->addPoints(pipeline::kernelSamples(report, *m_compiled));
 }
 
 void MainWindow::onKernelRowSelected(const QString& name)

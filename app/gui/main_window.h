@@ -53,11 +53,13 @@ class CodePanel;
 class GraphView;
 class MappingPanel;
 class PropertiesPanel;
+class RooflineView;
 class TimingPanel;
 }  // namespace tessera::views
 
 namespace tessera::pipeline {
 struct CompiledModel;
+struct RunReport;
 }
 
 namespace tessera::runtime::cuda {
@@ -95,6 +97,11 @@ public:
     views::TimingPanel* timingPanel() const { return m_timing; }
     QDockWidget* codeDock() const { return m_codeDock; }
     QDockWidget* timingDock() const { return m_timingDock; }
+    /// The Roofline dock (beside Timings): after each run every kernel's dot is added
+    /// (pipeline::kernelSamples) against this machine's measured profile, if one is saved;
+    /// clicking a dot selects the node, and selecting a node highlights its dot.
+    views::RooflineView* rooflineView() const { return m_roofline; }
+    QDockWidget* rooflineDock() const { return m_rooflineDock; }
     QAction* runAction() const { return m_runAction; }
     QAction* stopAction() const { return m_stopAction; }
     /// Run > Check against Reference (checked by default).
@@ -156,6 +163,9 @@ private:
     void showKernelSchedule(ir::NodeId node);
     void showProblems();
     void createRunDocks();
+    void createRooflineDock();
+    /// Feeds the Roofline dock the kernels of a finished run (and the roofs of its target).
+    void showRoofline(const pipeline::RunReport& report);
     void onRunStarted(quint64 generation);
     void onRunProgress(quint64 generation, double fraction, const QString& stage);
     void onRunCompiled(quint64 generation);
@@ -207,6 +217,8 @@ private:
     views::TimingPanel* m_timing = nullptr;
     QDockWidget* m_codeDock = nullptr;
     QDockWidget* m_timingDock = nullptr;
+    views::RooflineView* m_roofline = nullptr;
+    QDockWidget* m_rooflineDock = nullptr;
     QAction* m_runAction = nullptr;
     QAction* m_stopAction = nullptr;
     QAction* m_checkAction = nullptr;
