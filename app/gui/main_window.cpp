@@ -27,6 +27,7 @@
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "core/perf/gpu_microbench.h"
 #include "core/perf/machine_profile.h"
 #include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
@@ -857,9 +858,10 @@ void MainWindow::showRoofline(const pipeline::RunReport& report)
     // The profile is looked up after every run, so that roofs measured meanwhile
     // (`tessera-cli roofline measure --save`) show without a restart.
     if (report.device) {
-        m_roofline->setProfile(std::nullopt,
+        m_roofline->setProfile(perf::findProfileFor(perf::gpuFingerprint(*report.device), perf::defaultProfileDir(),
+                                                    "cuda:" + std::to_string(report.device->ordinal)),
                                tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
-                                  "--target cuda --save`")
+                                  "--target cuda:%1 --save`")
                                    .arg(report.device->ordinal));
     } else {
         m_roofline->setProfile(perf::findProfileFor(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));

@@ -97,9 +97,10 @@ public:
     views::TimingPanel* timingPanel() const { return m_timing; }
     QDockWidget* codeDock() const { return m_codeDock; }
     QDockWidget* timingDock() const { return m_timingDock; }
-    /// The Roofline dock (beside Timings): after each run every kernel's dot is added
-    /// (pipeline::kernelSamples) against this machine's measured profile, if one is saved;
-    /// clicking a dot selects the node, and selecting a node highlights its dot.
+    /// The Roofline dock (below Code; View > Roofline): after each run every kernel's dot is added
+    /// (pipeline::kernelSamples) against the profile saved for this CPU, or for the CUDA device
+    /// that ran (perf::findProfileFor; a banner otherwise); clicking a dot selects the node, and
+    /// selecting a node highlights its dot. A newly loaded model clears it.
     views::RooflineView* rooflineView() const { return m_roofline; }
     QDockWidget* rooflineDock() const { return m_rooflineDock; }
     QAction* runAction() const { return m_runAction; }
