@@ -55,6 +55,12 @@ struct LowerOptions {
     /// ops whose semantics changed read it: Softmax/LogSoftmax below 13 coerce the input to 2-D
     /// at `axis` (default 1), as runtime::ReferenceOptions::opset does.
     std::int64_t opset = 0;
+    /// CUDA: the shared-memory GEMM template (MatMul, Gemm, pointwise Conv) is used only when it
+    /// launches at least this many 128x128 blocks; smaller products keep the default plan, which
+    /// spreads one output per thread over many more SMs (batch-1 pointwise convs launched 2-10
+    /// blocks on a 132-SM H200). 0 = always when the template applies. pipeline::CompileOptions
+    /// sets 16.
+    std::int64_t gpuGemmMinBlocks = 0;
 };
 
 /// A lowered kernel and which graph values its parameters are.

@@ -107,7 +107,7 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
     }
     const ir::KernelScheduleDecl* s = ctx.schedule;
     if (!s || (!s->mapping("grid") && !s->mapping("block") && !s->mapping("warp") && !s->mapping("thread")))
-        return true;
+        return blocks >= ctx.options.gpuGemmMinBlocks;
     // The template's own mappings written back as a schedule (defaultSchedule) select it again.
     return !s->mapping("warp") && !s->mapping("thread") && levelIs(*s, "grid", gridMapping(batch, M, N)) &&
            levelIs(*s, "block", blockMapping(batch.size()));

@@ -130,6 +130,7 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     lower::LowerOptions lopts;
     lopts.target = options.target;
     lopts.cpuThreads = options.cpuThreads;
+    lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
     lopts.opset = cm.model.defaultOpset();
     std::size_t done = 0;
     for (ir::NodeId id : *order) {

@@ -37,6 +37,7 @@ struct CompileOptions {
     lower::Target target = lower::Target::Cpu;
     int cpuThreads = 2;              ///< workers the default schedules aim for
     bool fallbackReference = false;  ///< run ops without a generator in the reference interpreter
+    std::int64_t gpuGemmMinBlocks = 16;  ///< lower::LowerOptions::gpuGemmMinBlocks for the CUDA target
 };
 
 enum class StepKind { Kernel, Reference };

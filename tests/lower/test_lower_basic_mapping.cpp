@@ -185,3 +185,27 @@ TEST(LowerGpuDefaults, TiledPlanCapsTheTile) {
 
 }  // namespace
 }  // namespace tessera::lower::test
+
+namespace tessera::lower::test {
+namespace {
+
+// The GEMM template's occupancy rule: a 128x128 product is one 128x128 block; with a minimum of 16
+// blocks it keeps the default plan (one output per thread), with 0 it takes the template.
+TEST(LowerGpuDefaults, GemmTemplateNeedsEnoughBlocks) {
+    auto r = ir::test::runOne("MatMul", {ir::test::in("f32[128,64]"), ir::test::in("f32[64,128]")});
+    ASSERT_EQ(r.error(), "");
+    LowerOptions cuda;
+    cuda.target = Target::Cuda;
+    auto always = lowerNode(r.g, 0, nullptr, cuda);
+    ASSERT_TRUE(always.ok());
+    EXPECT_NE(printKernel(always->kernel).find(" shared"), std::string::npos);
+    cuda.gpuGemmMinBlocks = 16;
+    auto small = lowerNode(r.g, 0, nullptr, cuda);
+    ASSERT_TRUE(small.ok());
+    const std::string text = printKernel(small->kernel);
+    EXPECT_EQ(text.find(" shared"), std::string::npos) << text;
+    EXPECT_NE(text.find("block = spatial(2,128)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tessera::lower::test
