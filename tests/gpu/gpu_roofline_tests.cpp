@@ -5,6 +5,9 @@
 // driver or device.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include <iostream>
 #include <string>
 
@@ -23,7 +26,9 @@ const Roof* findRoof(const std::vector<Roof>& roofs, const std::string& name) {
 
 TEST(GpuRoofline, QuickMeasureGivesPlausibleRoofs) {
     runtime::RunnerClientOptions ro;
-    ro.runnerPath = std::string(TESSERA_BINARY_DIR) + "/app/runner/tessera-runner";
+    // $TESSERA_RUNNER wins (binaries carried to another machine), else the build tree's.
+    const char* env = std::getenv("TESSERA_RUNNER");
+    ro.runnerPath = env && *env ? std::string(env) : std::string(TESSERA_BINARY_DIR) + "/app/runner/tessera-runner";
     runtime::RunnerClient runner(ro);
     auto devices = runner.devices();
     if (!devices) GTEST_SKIP() << "no CUDA driver/device: " << devices.diagnostics().items().front().message;
@@ -31,7 +36,7 @@ TEST(GpuRoofline, QuickMeasureGivesPlausibleRoofs) {
 
     GpuMicrobenchOptions o;
     o.quick = true;
-    o.cacheDir = std::string(TESSERA_BINARY_DIR) + "/gpu-test-cuda";
+    o.cacheDir = (std::filesystem::temp_directory_path() / "tessera-gpu-test-cuda").string();
     auto r = measureGpuRoofs(o, runner);
     ASSERT_TRUE(r.ok()) << r.diagnostics().formatAll();
     // The numbers, for the log of the device run.
