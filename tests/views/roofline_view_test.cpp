@@ -10,11 +10,14 @@
 
 #include <qcustomplot.h>
 
+#include "views/roofline/energy_view.h"
 #include "views/roofline/roofline_view.h"
 
 using tessera::perf::KernelSample;
 using tessera::perf::MachineProfile;
 using tessera::perf::RooflineMode;
+using tessera::views::EnergyView;
+using tessera::views::KernelEnergy;
 using tessera::views::RooflineView;
 
 namespace {
@@ -71,6 +74,17 @@ const RooflineView::RoofLine* lineNamed(const std::vector<RooflineView::RoofLine
     return nullptr;
 }
 
+/// conv at 0.5 J per run (50 W over its 10 ms): 2e9 / 1e9 / 0.5 = 4 GFLOP/J.
+KernelEnergy convEnergy(double joules = 0.5) { return {conv(), joules, joules / 0.01}; }
+/// relu at 10 mJ per run (100 W over 0.1 ms): 1e6 / 1e9 / 1e-2 = 0.1 GFLOP/J.
+KernelEnergy reluEnergy() { return {relu(), 1e-2, 100.0}; }
+/// A kernel the runner measured no energy for.
+KernelEnergy noEnergy(const std::string& name) {
+    KernelSample s = conv();
+    s.name = name;
+    return {s, -1, -1};
+}
+
 }  // namespace
 
 class RooflineViewTest : public QObject {
@@ -84,6 +98,13 @@ private slots:
     void noProfileShowsBannerAndDots();
     void clickSelectsAndSlotHighlights();
     void exportsPngSvgPdf();
+    // EnergyView (the "Energy" tab beside the roofline).
+    void energyDotsAndBestLine();
+    void energyPlaceholderWithoutEnergy();
+    void energyTooltip();
+    void energyRoofNeedsAPowerFigure();
+    void energyClickSelectsAndLiveUpdates();
+    void energyPairsSamplesWithTheRun();
 };
 
 void RooflineViewTest::roofsAndDotsInCarm() {
@@ -289,6 +310,197 @@ void RooflineViewTest::exportsPngSvgPdf() {
         QVERIFY(v.exportTo(qEnvironmentVariable("TESSERA_ROOFLINE_SHOT"), 900, 560));
     QVERIFY(!v.exportTo(dir.filePath("r.bmp"), 0, 0, &error));
     QVERIFY(error.contains(".bmp"));
+}
+
+void RooflineViewTest::energyDotsAndBestLine() {
+    EnergyView v;
+    v.addPoints({convEnergy(), reluEnergy(), noEnergy("pool")});
+    QCOMPARE(v.pendingCount(), 3);
+    v.flush();
+    QCOMPARE(v.kernelNames(), QStringList({"conv", "relu", "pool"}));
+    QVERIFY(v.placeholderText().isEmpty());
+    QVERIFY(v.plot()->isVisibleTo(&v));
+    QVERIFY(v.plot()->xAxis->scaleType() == QCPAxis::stLogarithmic);
+    QVERIFY(v.plot()->yAxis->scaleType() == QCPAxis::stLogarithmic);
+    QVERIFY(v.title().startsWith("Energy efficiency (CARM)\nGFLOP/J = FLOPs / 1e9 / joules per kernel run (NVML)\n"
+                                 "CARM: AI = FLOPs / all bytes issued by loads and stores\n2 of 3 kernels with energy"));
+
+    // y = FLOPs / 1e9 / J, x = AI of the mode.
+    auto c = v.dotPositions("conv");
+    QCOMPARE(c.size(), std::size_t(1));
+    QVERIFY(near(c[0].x(), 5.0) && near(c[0].y(), 4.0));
+    auto r = v.dotPositions("relu");
+    QCOMPARE(r.size(), std::size_t(1));
+    QVERIFY(near(r[0].x(), 0.125) && near(r[0].y(), 0.1));
+    QVERIFY(v.dotPositions("pool").empty());  // no energy, no dot
+    QVERIFY(near(tessera::views::gflopsPerJoule(convEnergy(0.25)), 8.0));
+    QCOMPARE(tessera::views::gflopsPerJoule(noEnergy("x")), 0.0);
+    // Every dot inside the axes.
+    for (const QPointF& p : {c[0], r[0]}) {
+        QVERIFY(v.plot()->xAxis->range().contains(p.x()));
+        QVERIFY(v.plot()->yAxis->range().contains(p.y()));
+    }
+
+    QVERIFY(v.bestLine().has_value());
+    QVERIFY(near(*v.bestLine(), 4.0));
+    QCOMPARE(v.bestLabel(), QString("best measured 4 GFLOP/J (conv)"));
+    QVERIFY(v.energyRoof().empty());  // no power figure
+
+    // The mode moves x only.
+    QSignalSpy modes(&v, &EnergyView::modeChanged);
+    v.setMode(RooflineMode::Dram);
+    QCOMPARE(modes.count(), 1);
+    QVERIFY(v.title().startsWith("Energy efficiency (DRAM)"));
+    c = v.dotPositions("conv");
+    QVERIFY(near(c[0].x(), 40.0) && near(c[0].y(), 4.0));
+    v.setMode(RooflineMode::Hierarchical);
+    c = v.dotPositions("conv");
+    QCOMPARE(c.size(), std::size_t(2));
+    QVERIFY(near(c[0].x(), 4.0) && near(c[1].x(), 40.0) && near(c[0].y(), 4.0) && near(c[1].y(), 4.0));
+    auto* box = v.findChild<QComboBox*>("energyMode");
+    QVERIFY(box);
+    box->setCurrentIndex(0);
+    QCOMPARE(v.mode(), RooflineMode::Carm);
+    QCOMPARE(modes.count(), 3);
+
+    // A better kernel arrives: the line follows it.
+    v.addPoints({convEnergy(0.1)});
+    v.flush();
+    QVERIFY(near(v.dotPositions("conv")[0].y(), 20.0));
+    QVERIFY(near(*v.bestLine(), 20.0));
+}
+
+void RooflineViewTest::energyPlaceholderWithoutEnergy() {
+    EnergyView v;
+    QCOMPARE(v.placeholderText(), QString("Energy needs an NVIDIA GPU with NVML (run on a CUDA target)"));
+    v.addPoints({noEnergy("a"), noEnergy("b")});  // a CPU run: every joules -1
+    v.flush();
+    QCOMPARE(v.kernelNames(), QStringList({"a", "b"}));
+    QCOMPARE(v.placeholderText(), QString("Energy needs an NVIDIA GPU with NVML (run on a CUDA target)"));
+    QVERIFY(!v.plot()->isVisibleTo(&v));
+    QVERIFY(v.dotPositions("a").empty());
+    QVERIFY(!v.bestLine().has_value());
+    QVERIFY(v.title().contains("0 of 2 kernels with energy"));
+    QVERIFY(v.tooltipText("a").isEmpty());
+    v.addPoints({convEnergy()});
+    v.flush();
+    QVERIFY(v.placeholderText().isEmpty());
+    QVERIFY(v.plot()->isVisibleTo(&v));
+    v.clearPoints();
+    v.flush();
+    QVERIFY(v.kernelNames().isEmpty());
+    QVERIFY(!v.placeholderText().isEmpty());
+}
+
+void RooflineViewTest::energyTooltip() {
+    EnergyView v;
+    v.addPoints({convEnergy(), reluEnergy()});
+    v.flush();
+    QCOMPARE(v.tooltipText("conv"), QString("conv\nops: conv\nJ/run: 500 mJ\npower: 50 W\nefficiency: 4 GFLOP/J\n"
+                                            "AI: 5 FLOP/byte (CARM)\nperformance: 200 GFLOP/s"));
+    QCOMPARE(v.tooltipText("relu"), QString("relu\nops: relu, add\nJ/run: 10 mJ\npower: 100 W\n"
+                                            "efficiency: 0.1 GFLOP/J\nAI: 0.125 FLOP/byte (CARM)\n"
+                                            "performance: 10 GFLOP/s"));
+    // Micro-joules for short kernels.
+    v.addPoints({KernelEnergy{relu(), 4.5e-5, 0.45}});
+    v.flush();
+    QVERIFY(v.tooltipText("relu").contains(QString::fromUtf8("J/run: 45 \u00b5J\npower: 0.45 W\nefficiency: 22.2 GFLOP/J")));
+    v.addPoints({convEnergy(2.5)});
+    v.setMode(RooflineMode::Hierarchical);
+    v.flush();
+    QCOMPARE(v.tooltipText("conv"), QString("conv\nops: conv\nJ/run: 2.5 J\npower: 250 W\nefficiency: 0.8 GFLOP/J\n"
+                                            "AI: L1 4, DRAM 40 FLOP/byte (hierarchical)\nperformance: 200 GFLOP/s"));
+    QVERIFY(v.tooltipText("nope").isEmpty());
+}
+
+void RooflineViewTest::energyRoofNeedsAPowerFigure() {
+    EnergyView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({convEnergy(), reluEnergy()});
+    v.flush();
+    QVERIFY(v.energyRoof().empty());  // roofs but no power figure
+    v.setPowerWatts(250.0);
+    QVERIFY(v.title().contains("energy roof = roofline bound / 250 W"));
+    // CARM: min(539, 1000 x AI) / 250: slanted up to the ridge at 0.539, then flat at 2.156.
+    auto roof = v.energyRoof();
+    const double xlo = v.plot()->xAxis->range().lower, xhi = v.plot()->xAxis->range().upper;
+    QCOMPARE(roof.size(), std::size_t(3));
+    QVERIFY(near(roof[0].x(), xlo) && near(roof[0].y(), 1000.0 * xlo / 250.0));
+    QVERIFY(near(roof[1].x(), 0.539) && near(roof[1].y(), 539.0 / 250.0));
+    QVERIFY(near(roof[2].x(), xhi) && near(roof[2].y(), 539.0 / 250.0));
+    // DRAM mode: the DRAM roof is the only bandwidth roof; ridge at 539 / 80.
+    v.setMode(RooflineMode::Dram);
+    roof = v.energyRoof();
+    QCOMPARE(roof.size(), std::size_t(3));
+    QVERIFY(near(roof[1].x(), 539.0 / 80.0) && near(roof[1].y(), 539.0 / 250.0));
+    // Without a profile, or with a power of 0: none.
+    v.setPowerWatts(0.0);
+    QVERIFY(v.energyRoof().empty());
+    v.setPowerWatts(250.0);
+    v.setProfile(std::nullopt);
+    QVERIFY(v.energyRoof().empty());
+}
+
+void RooflineViewTest::energyClickSelectsAndLiveUpdates() {
+    EnergyView v;
+    v.resize(800, 600);
+    v.addPoints({convEnergy(), reluEnergy()});
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    v.flush();
+    v.plot()->replot();  // lay out at the shown size
+    QSignalSpy selected(&v, &EnergyView::kernelSelected);
+    const QPoint pixel(qRound(v.plot()->xAxis->coordToPixel(0.125)), qRound(v.plot()->yAxis->coordToPixel(0.1)));
+    QTest::mouseClick(v.plot(), Qt::LeftButton, Qt::NoModifier, pixel);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.at(0).at(0).toString(), QString("relu"));
+    QCOMPARE(v.selectedKernel(), QString("relu"));
+    QTest::mouseClick(v.plot(), Qt::LeftButton, Qt::NoModifier, QPoint(5, 5));
+    QCOMPARE(selected.count(), 1);
+    v.setSelectedKernel("conv");
+    QCOMPARE(v.selectedKernel(), QString("conv"));
+    QCOMPARE(selected.count(), 1);
+
+    // Live: many queued updates, at most a few replots.
+    const int before = v.replotCount();
+    for (int i = 0; i < 50; ++i) v.addPoints({convEnergy(0.5 + 0.01 * i)});
+    QCOMPARE(v.replotCount(), before);
+    QTRY_COMPARE_WITH_TIMEOUT(v.pendingCount(), 0, 2000);
+    QTest::qWait(120);
+    const int replots = v.replotCount() - before;
+    QVERIFY2(replots >= 1 && replots <= 3, qPrintable(QString("replots: %1").arg(replots)));
+    QVERIFY(near(v.dotPositions("conv")[0].y(), 2.0 / (0.5 + 0.01 * 49)));
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString error;
+    QVERIFY2(v.exportTo(dir.filePath("e.png"), 700, 450, &error), qPrintable(error));
+    QCOMPARE(QImage(dir.filePath("e.png")).size(), QSize(700, 450));
+    QVERIFY2(v.exportTo(dir.filePath("e.svg"), 0, 0, &error), qPrintable(error));
+    QFile svg(dir.filePath("e.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("GFLOP/J"));
+    QVERIFY(!v.exportTo(dir.filePath("e.bmp"), 0, 0, &error));
+}
+
+void RooflineViewTest::energyPairsSamplesWithTheRun() {
+    tessera::pipeline::RunReport report;
+    tessera::pipeline::KernelReport a, b;
+    a.name = "relu";
+    a.energyJoules = 2e-3;
+    a.avgPowerWatts = 150;
+    b.name = "conv";  // a CPU-like kernel: no energy
+    report.kernels = {a, b};
+    const auto out = tessera::views::kernelEnergies({conv(), relu(), noEnergy("gone").sample}, report);
+    QCOMPARE(out.size(), std::size_t(3));
+    QCOMPARE(out[0].sample.name, std::string("conv"));
+    QCOMPARE(out[0].joules, -1.0);
+    QCOMPARE(out[1].sample.name, std::string("relu"));
+    QCOMPARE(out[1].joules, 2e-3);
+    QCOMPARE(out[1].watts, 150.0);
+    QCOMPARE(out[2].joules, -1.0);  // not in the report
+    QVERIFY(near(tessera::views::gflopsPerJoule(out[1]), 0.5));  // 1e6 FLOPs / 1e9 / 2 mJ
 }
 
 QTEST_MAIN(RooflineViewTest)

@@ -9,12 +9,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
-#include <QSvgGenerator>
 #include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
+
+#include "views/roofline/plot_common.h"
 
 namespace tessera::views {
 
@@ -26,24 +27,6 @@ constexpr int kDefaultExportWidth = 1000, kDefaultExportHeight = 650;
 
 const char* kDefaultMissingHint =
     "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
-
-/// Decade labels that stay short: 0.01, 0.1, 1, 10, 100, 1k, 10k, 1M ...
-class CompactLogTicker : public QCPAxisTickerLog {
-protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
-        if (tick <= 0) return {};
-        const double e = std::round(std::log10(tick));
-        if (std::fabs(std::log10(tick) - e) > 1e-6) return {};  // only decades get a label
-        const int d = static_cast<int>(e);
-        if (d < -3) return QString("1e%1").arg(d);
-        if (d < 0) return QString::number(tick, 'f', -d);
-        if (d < 3) return QString::number(static_cast<long long>(std::llround(tick)));
-        static const char* suffix[] = {"k", "M", "G", "T", "P"};
-        const int group = std::min(d / 3, 5);
-        return QString::number(static_cast<long long>(std::llround(std::pow(10.0, d - 3 * group)))) +
-               suffix[group - 1];
-    }
-};
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -149,16 +132,7 @@ RooflineView::RooflineView(QWidget* parent) : QWidget(parent), m_missingHint(kDe
     m_subtitle->setTextColor(QColor(90, 90, 90));
     m_plot->plotLayout()->addElement(1, 0, m_subtitle);
 
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        QSharedPointer<CompactLogTicker> ticker(new CompactLogTicker);
-        ticker->setLogBase(10);
-        ticker->setSubTickCount(8);
-        axis->setTicker(ticker);
-        axis->grid()->setSubGridVisible(true);
-        axis->grid()->setPen(QPen(QColor(200, 200, 200), 0, Qt::SolidLine));
-        axis->grid()->setSubGridPen(QPen(QColor(235, 235, 235), 0, Qt::DotLine));
-    }
+    roofline_detail::setUpLogLogAxes(m_plot);
     m_plot->xAxis->setLabel(tr("Arithmetic intensity (FLOP/byte)"));
     m_plot->yAxis->setLabel(tr("Performance (GFLOP/s)"));
 
@@ -786,31 +760,7 @@ bool RooflineView::exportTo(const QString& path, int width, int height, QString*
         width = laidOut ? m_plot->width() : kDefaultExportWidth;
         height = laidOut ? m_plot->height() : kDefaultExportHeight;
     }
-    const QString ext = QFileInfo(path).suffix().toLower();
-    bool ok = false;
-    if (ext == "png") {
-        ok = m_plot->savePng(path, width, height, 1.0);
-    } else if (ext == "pdf") {
-        ok = m_plot->savePdf(path, width, height, QCP::epNoCosmetic, "Tessera", m_title->text());
-    } else if (ext == "svg") {
-        QSvgGenerator generator;
-        generator.setFileName(path);
-        generator.setSize(QSize(width, height));
-        generator.setViewBox(QRect(0, 0, width, height));
-        generator.setTitle(m_title->text());
-        generator.setDescription("Tessera roofline chart");
-        QCPPainter painter;
-        if (painter.begin(&generator)) {
-            m_plot->toPainter(&painter, width, height);
-            ok = painter.end();
-        }
-    } else {
-        if (error) *error = tr("unknown chart format '.%1': use .png, .svg or .pdf").arg(ext);
-        return false;
-    }
-    if (ok) ok = QFileInfo(path).size() > 0;
-    if (!ok && error) *error = tr("cannot write '%1'").arg(path);
-    return ok;
+    return roofline_detail::exportPlot(m_plot, path, width, height, m_title->text(), "Tessera roofline chart", error);
 }
 
 }  // namespace tessera::views
