@@ -19,6 +19,7 @@
 #include <QStandardItemModel>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QToolBar>
 #include <QToolButton>
 
@@ -34,6 +35,7 @@
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
+#include "views/roofline/energy_view.h"
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 
@@ -501,6 +503,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
         m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
         m_roofline->clearPoints();
+        m_energy->clearPoints();
         m_runLabel->clear();
         m_runLabel->hide();
     } else {
@@ -819,6 +822,7 @@ void MainWindow::showNodeResults(int nodeId)
     const bool op = n != nullptr && n->kind == views::SnapshotNodeKind::Operator;
     m_timing->selectKernel(op ? n->name : std::string());
     m_roofline->setSelectedKernel(op ? fromStd(n->name) : QString());
+    m_energy->setSelectedKernel(op ? fromStd(n->name) : QString());
     if (!m_compiled || !m_code->hasModule())
         return;
     if (!op) {
@@ -840,14 +844,25 @@ void MainWindow::createRooflineDock()
 {
     m_roofline = new views::RooflineView(this);
     m_roofline->setObjectName(QStringLiteral("rooflineView"));
+    m_energy = new views::EnergyView(this);
+    m_energy->setObjectName(QStringLiteral("energyView"));
+    m_rooflineTabs = new QTabWidget(this);
+    m_rooflineTabs->setObjectName(QStringLiteral("rooflineTabs"));
+    m_rooflineTabs->setDocumentMode(true);
+    m_rooflineTabs->addTab(m_roofline, tr("Performance"));
+    m_rooflineTabs->addTab(m_energy, tr("Energy"));
     m_rooflineDock = new QDockWidget(tr("Roofline"), this);
     m_rooflineDock->setObjectName(QStringLiteral("rooflineDock"));
-    m_rooflineDock->setWidget(m_roofline);
+    m_rooflineDock->setWidget(m_rooflineTabs);
     // Below the Code dock in the right column (not tabbed with anything): the chart, the table
     // and the kernel's code read together.
     addDockWidget(Qt::RightDockWidgetArea, m_rooflineDock, Qt::Vertical);
     m_rooflineDock->hide();
     connect(m_roofline, &views::RooflineView::kernelSelected, this, &MainWindow::onKernelRowSelected);
+    connect(m_energy, &views::EnergyView::kernelSelected, this, &MainWindow::onKernelRowSelected);
+    // One chart mode for both tabs (setMode emits only on a change, so this does not loop).
+    connect(m_roofline, &views::RooflineView::modeChanged, m_energy, &views::EnergyView::setMode);
+    connect(m_energy, &views::EnergyView::modeChanged, m_roofline, &views::RooflineView::setMode);
     QAction* toggle = m_rooflineDock->toggleViewAction();
     toggle->setText(tr("&Roofline"));
     m_viewMenu->addAction(toggle);
@@ -857,18 +872,25 @@ void MainWindow::showRoofline(const pipeline::RunReport& report)
 {
     // The profile is looked up after every run, so that roofs measured meanwhile
     // (`tessera-cli roofline measure --save`) show without a restart.
+    std::optional<perf::MachineProfile> profile;
     if (report.device) {
-        m_roofline->setProfile(perf::findProfileFor(perf::gpuFingerprint(*report.device), perf::defaultProfileDir(),
-                                                    "cuda:" + std::to_string(report.device->ordinal)),
-                               tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
-                                  "--target cuda:%1 --save`")
-                                   .arg(report.device->ordinal));
+        profile = perf::findProfileFor(perf::gpuFingerprint(*report.device), perf::defaultProfileDir(),
+                                       "cuda:" + std::to_string(report.device->ordinal));
+        m_roofline->setProfile(profile, tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
+                                           "--target cuda:%1 --save`")
+                                            .arg(report.device->ordinal));
     } else {
-        m_roofline->setProfile(perf::findProfileFor(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));
+        profile = perf::findProfileFor(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu");
+        m_roofline->setProfile(profile);
     }
     m_roofline->setThreads(report.threads);
-    if (m_compiled)
-        m_roofline->addPoints(pipeline::kernelSamples(report, *m_compiled));
+    m_energy->setProfile(std::move(profile));
+    m_energy->setThreads(report.threads);
+    if (m_compiled) {
+        const std::vector<perf::KernelSample> samples = pipeline::kernelSamples(report, *m_compiled);
+        m_roofline->addPoints(samples);
+        m_energy->addPoints(views::kernelEnergies(samples, report));
+    }
 }
 
 void MainWindow::onKernelRowSelected(const QString& name)

@@ -46,10 +46,12 @@ class QLabel;
 class QListWidget;
 class QMenu;
 class QProgressBar;
+class QTabWidget;
 class QToolButton;
 
 namespace tessera::views {
 class CodePanel;
+class EnergyView;
 class GraphView;
 class MappingPanel;
 class PropertiesPanel;
@@ -102,6 +104,11 @@ public:
     /// that ran (perf::findProfileFor; a banner otherwise); clicking a dot selects the node, and
     /// selecting a node highlights its dot. A newly loaded model clears it.
     views::RooflineView* rooflineView() const { return m_roofline; }
+    /// The dock's second tab, "Energy" (first: "Performance"): GFLOP/J per kernel from the run's
+    /// NVML energy (views::kernelEnergies), in the same chart mode as the roofline (the two mode
+    /// boxes follow each other) and with the same selection linking.
+    views::EnergyView* energyView() const { return m_energy; }
+    QTabWidget* rooflineTabs() const { return m_rooflineTabs; }
     QDockWidget* rooflineDock() const { return m_rooflineDock; }
     QAction* runAction() const { return m_runAction; }
     QAction* stopAction() const { return m_stopAction; }
@@ -219,6 +226,8 @@ private:
     QDockWidget* m_codeDock = nullptr;
     QDockWidget* m_timingDock = nullptr;
     views::RooflineView* m_roofline = nullptr;
+    views::EnergyView* m_energy = nullptr;
+    QTabWidget* m_rooflineTabs = nullptr;
     QDockWidget* m_rooflineDock = nullptr;
     QAction* m_runAction = nullptr;
     QAction* m_stopAction = nullptr;
