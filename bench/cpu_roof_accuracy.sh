@@ -82,7 +82,7 @@ fi
     echo "date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')"
     echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "model: $MODEL"
-    lscpu | grep -E '^(CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor|CPU family|Model|L1d|L2|L3|BogoMIPS):' || true
+    lscpu | grep -E '^(CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor|CPU family|Model|L1d cache|L2 cache|L3 cache|BogoMIPS):' || true
     echo "LLC (sysfs cpu0 index3): $LLC bytes, shared by CPUs $LLC_SHARED"
     echo "ISA (cpuinfo flags, as detectCpuIsa): $ISA -> $LANES FP32 lanes per vector"
     echo "compiler: $($CC --version | head -1)"
