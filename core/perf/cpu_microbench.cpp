@@ -503,6 +503,17 @@ support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOption
         }
     }
     progress(1.0, "done");
+    // Sanity: a roof measured with more threads should not be clearly below the same roof with
+    // fewer threads (seen under load with --quick: the other threads waited for a time slice).
+    for (const Roof& more : result.roofs)
+        for (const Roof& fewer : result.roofs)
+            if (more.name == fewer.name && more.threads > fewer.threads && more.value < 0.9 * fewer.value)
+                warnings.warning({}, where,
+                                 "timings look disturbed: '" + more.name + "' with " + std::to_string(more.threads) +
+                                     " threads (" + std::to_string(static_cast<long long>(more.value)) + " " + more.unit +
+                                     ") is below its " + std::to_string(fewer.threads) + "-thread value (" +
+                                     std::to_string(static_cast<long long>(fewer.value)) + " " + fewer.unit +
+                                     "); measure again on a quiet machine");
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {std::move(result), std::move(warnings)};
 }

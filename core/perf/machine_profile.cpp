@@ -182,6 +182,9 @@ long sysfsCacheKiB(int level, bool dataOrUnified) {
 }
 
 long cacheKiB(int level) {
+    // sysfs first: it gives the cache this CPU shares (32 MiB on the 2-vCPU EPYC guest), where
+    // glibc's sysconf reported the whole host package's L3 (384 MiB).
+    if (const long kib = sysfsCacheKiB(level, true); kib > 0) return kib;
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
     long bytes = 0;
     if (level == 1) bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
@@ -189,7 +192,7 @@ long cacheKiB(int level) {
     else if (level == 3) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (bytes > 0) return bytes / 1024;
 #endif
-    return sysfsCacheKiB(level, true);
+    return 0;
 }
 
 }  // namespace
