@@ -58,6 +58,9 @@ bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfi
         return false;
     }
     err << "saved profile: " << *path << "\n";
+    if (options.quick)
+        err << "tessera-cli: warning: these are --quick roofs (short measurements, some at one thread count only) and "
+               "every chart of this machine will use them; for charts, measure without --quick on a quiet machine\n";
     return true;
 }
 

@@ -347,7 +347,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
                              {"flops", k.flops},
                              {"bytes", k.bytes},
                              {"compulsory_bytes", k.compulsoryBytes},
-                             {"arithmetic_intensity", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0},
+                             {"arithmetic_intensity", k.bytes > 0 ? rateFlops(k) / static_cast<double>(k.bytes) : 0.0},
                              {"time_s", t},
                              {"time_min_s", k.time.min},
                              {"time_q1_s", k.time.q1},
@@ -425,7 +425,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             if (name.size() > 27) name = "..." + name.substr(name.size() - 24);
             std::string op = k.opType + (k.reference ? " (ref)" : "");
             char ai[32], gf[32], gb[32], re[32];
-            std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? k.flops / static_cast<double>(k.bytes) : 0.0);
+            std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? rateFlops(k) / static_cast<double>(k.bytes) : 0.0);
             std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0);
             std::snprintf(gb, sizeof gb, "%.2f", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0);
             std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
@@ -433,7 +433,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             // failed on non-finite elements.
             if (!k.passed && k.maxRelError() == 0) std::snprintf(re, sizeof re, "non-fin.");
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
-                << human(k.flops, "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
+                << human(rateFlops(k), "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
                 << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
                 << std::setw(10) << (ropts.time ? gb : "-");
             if (anyEnergy) out << std::setw(11) << (k.energyJoules >= 0 ? joules(k.energyJoules) : "-");

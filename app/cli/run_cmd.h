@@ -6,8 +6,9 @@
 /// run: prints a per-kernel table (kernel, ops, FLOPs, bytes issued, arithmetic intensity, median
 /// time, GFLOP/s, GB/s, error) and the end-to-end time, or with `--json` one object
 /// {"model", "target", "threads", "kernels": [{"name", "op_type", "ops", "reference", "flops"
-/// (issued by the kernel IR), "useful_flops" (the op registry's count, -1 unknown; GFLOP/s use it
-/// when known), "bytes" (issued), "compulsory_bytes", "arithmetic_intensity", "time_s", "time_min_s", "time_q1_s",
+/// (issued by the kernel IR), "useful_flops" (the op registry's count, -1 unknown; GFLOP/s, the
+/// arithmetic intensity and the table's FLOPs column use it when known, as the roofline's dots
+/// do), "bytes" (issued), "compulsory_bytes", "arithmetic_intensity", "time_s", "time_min_s", "time_q1_s",
 /// "time_q3_s", "reps", "gflops", "gbps", ["max_rel_error", "max_abs_error", "passed",
 /// "first_bad_index"]}], "total_time_s", ["checked", "all_passed"], "outputs": [{"name",
 /// "dtype", "shape", "file"}], "compile": {"cache_hit", "seconds", "compiler", ["arch"]}, and for

@@ -11,11 +11,11 @@ namespace {
 
 QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-double intensity(const TimingRow& r) { return r.bytes > 0 ? r.flops / static_cast<double>(r.bytes) : 0.0; }
-double gflops(const TimingRow& r) {
-    const double f = r.usefulFlops >= 0 ? r.usefulFlops : r.flops;
-    return r.medianSeconds > 0 ? f / r.medianSeconds * 1e-9 : 0.0;
-}
+/// The FLOPs a kernel is credited with: the op's useful count when known, else the issued count.
+/// AI and GFLOP/s both use it, as the roofline's dots do (core/pipeline/roofline_points.h).
+double creditedFlops(const TimingRow& r) { return r.usefulFlops >= 0 ? r.usefulFlops : r.flops; }
+double intensity(const TimingRow& r) { return r.bytes > 0 ? creditedFlops(r) / static_cast<double>(r.bytes) : 0.0; }
+double gflops(const TimingRow& r) { return r.medianSeconds > 0 ? creditedFlops(r) / r.medianSeconds * 1e-9 : 0.0; }
 double gbps(const TimingRow& r)
 {
     return r.medianSeconds > 0 ? static_cast<double>(r.bytes) / r.medianSeconds * 1e-9 : 0.0;
@@ -81,7 +81,7 @@ QVariant TimingTableModel::data(const QModelIndex& index, int role) const
         switch (col) {
         case Kernel: return fromStd(r.kernel);
         case Op: return fromStd(r.opType) + (r.reference ? QStringLiteral(" (ref)") : QString());
-        case Flops: return formatCount(r.flops);
+        case Flops: return formatCount(creditedFlops(r));
         case Bytes: return formatCount(static_cast<double>(r.bytes), QStringLiteral("B"));
         case Intensity: return QString::number(intensity(r), 'f', 2);
         case Median: return timed(r) ? formatSeconds(r.medianSeconds) : QStringLiteral("-");
@@ -96,7 +96,7 @@ QVariant TimingTableModel::data(const QModelIndex& index, int role) const
         switch (col) {
         case Kernel: return fromStd(r.kernel);
         case Op: return fromStd(r.opType);
-        case Flops: return r.flops;
+        case Flops: return creditedFlops(r);
         case Bytes: return static_cast<qlonglong>(r.bytes);
         case Intensity: return intensity(r);
         case Median: return r.medianSeconds;
