@@ -86,6 +86,19 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
             err << "error: --roofline " << options.roofline << ": the chart format is the extension: .png, .svg or .pdf\n";
             return kExitBadInput;
         }
+        // Checked before the model runs (a run can take a while): the chart's folder must exist
+        // and be writable.
+        const QFileInfo dirInfo(QFileInfo(QString::fromStdString(options.roofline)).absolutePath());
+        if (!dirInfo.isDir()) {
+            err << "error: --roofline " << options.roofline << ": the folder " << dirInfo.absoluteFilePath().toStdString()
+                << " does not exist\n";
+            return kExitBadInput;
+        }
+        if (!dirInfo.isWritable()) {
+            err << "error: --roofline " << options.roofline << ": the folder " << dirInfo.absoluteFilePath().toStdString()
+                << " is not writable\n";
+            return kExitBadInput;
+        }
     }
     int device = 0;
     std::string target = options.target;
