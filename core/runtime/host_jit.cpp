@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "core/runtime/subprocess.h"
+#include "core/support/atomic_file.h"
 #include "core/support/hash.h"
 
 namespace tessera::runtime {
@@ -46,9 +46,6 @@ std::vector<std::string> splitLines(const std::string& text) {
     return lines;
 }
 
-/// ": <strerror>" for a set errno, nothing for 0 (never "Success").
-std::string errnoSuffix(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
-
 /// ": <message>" for a set error code, nothing when it holds no error.
 std::string errorCodeSuffix(const std::error_code& ec) { return ec ? ": " + ec.message() : std::string(); }
 
@@ -67,39 +64,6 @@ std::string commandLine(const std::vector<std::string>& argv) {
     std::string line;
     for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellQuote(a);
     return line;
-}
-
-/// A unique temporary name next to `target`.
-std::string tempNameFor(const std::string& target) {
-    static std::atomic<std::uint64_t> counter{0};
-    return target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-}
-
-bool writeFileAtomically(const std::string& path, const std::string& data, std::string& error) {
-    const std::string tmp = tempNameFor(path);
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) {
-            error = "cannot write '" + tmp + "'" + errnoSuffix(errno);
-            return false;
-        }
-        f.write(data.data(), static_cast<std::streamsize>(data.size()));
-        f.close();
-        if (!f) {
-            error = "cannot write '" + tmp + "' (disk full?)";
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            return false;
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        error = "cannot rename '" + tmp + "' to '" + path + "'" + errorCodeSuffix(ec);
-        fs::remove(tmp, ec);
-        return false;
-    }
-    return true;
 }
 
 /// One parsed "file:line:col: kind: message" line of compiler output.
@@ -230,9 +194,9 @@ support::Expected<CompiledLibrary> compileHostLibrary(const std::string& source,
     fs::create_directories(dir, ec);
     if (ec) return errorList("cannot create the kernel cache directory '" + dir.string() + "': " + ec.message());
     std::string error;
-    if (!writeFileAtomically(lib.sourcePath, source, error)) return errorList(error);
+    if (!support::writeFileAtomically(lib.sourcePath, source, error)) return errorList(error);
 
-    const std::string tmpLib = tempNameFor(lib.path);
+    const std::string tmpLib = support::temporaryNameFor(lib.path);
     SpawnSpec spec;
     spec.argv.push_back(options.compiler);
     for (const auto& f : options.flags) spec.argv.push_back(f);

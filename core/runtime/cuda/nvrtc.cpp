@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -18,6 +17,7 @@
 #include <sstream>
 
 #include "core/runtime/subprocess.h"
+#include "core/support/atomic_file.h"
 #include "core/support/hash.h"
 
 namespace tessera::runtime::cuda {
@@ -228,38 +228,6 @@ std::vector<std::string> splitLines(const std::string& text) {
 }
 
 std::string errnoSuffix(int err) { return err != 0 ? std::string(": ") + std::strerror(err) : std::string(); }
-
-std::string tempNameFor(const std::string& target) {
-    static std::atomic<std::uint64_t> counter{0};
-    return target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-}
-
-bool writeFileAtomically(const std::string& path, const std::string& data, std::string& error) {
-    const std::string tmp = tempNameFor(path);
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) {
-            error = "cannot write '" + tmp + "'" + errnoSuffix(errno);
-            return false;
-        }
-        f.write(data.data(), static_cast<std::streamsize>(data.size()));
-        f.close();
-        if (!f) {
-            error = "cannot write '" + tmp + "' (disk full?)";
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            return false;
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        error = "cannot rename '" + tmp + "' to '" + path + "': " + ec.message();
-        fs::remove(tmp, ec);
-        return false;
-    }
-    return true;
-}
 
 bool readFile(const std::string& path, std::string& out) {
     std::ifstream f(path, std::ios::binary);
@@ -545,7 +513,7 @@ support::Expected<CudaCompiled> compileCuda(const std::string& source, const Cud
     fs::create_directories(dir, ec);
     if (ec) return errorList("cannot create the CUDA kernel cache directory '" + dir.string() + "': " + ec.message());
     std::string error;
-    if (!writeFileAtomically(sourcePath, source, error)) return errorList(error);
+    if (!support::writeFileAtomically(sourcePath, source, error)) return errorList(error);
 
     ProgramGuard program{lib};
     NvrtcResult rc = lib.createProgram(&program.program, source.c_str(), options.sourceName.c_str(), 0, nullptr, nullptr);
@@ -611,9 +579,9 @@ support::Expected<CudaCompiled> compileCuda(const std::string& source, const Cud
         }
         if (rc != kNvrtcSuccess) return errorList("nvrtcGetCUBIN failed: " + lib.errorName(rc));
         if (out.cubin.empty()) return errorList("NVRTC returned no CUBIN for " + options.arch);
-        if (!writeFileAtomically(out.cubinPath, out.cubin, error)) return errorList(error);
+        if (!support::writeFileAtomically(out.cubinPath, out.cubin, error)) return errorList(error);
     }
-    if (!writeFileAtomically(out.ptxPath, out.ptx, error)) return errorList(error);
+    if (!support::writeFileAtomically(out.ptxPath, out.ptx, error)) return errorList(error);
 
     // The result is in the cache now; a token that fired during the compile still wins.
     if (cancel && cancel->isCancelled()) return errorList("compilation cancelled");
