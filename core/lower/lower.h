@@ -38,6 +38,7 @@
 #include "core/ir/graph.h"
 #include "core/ir/program_schedule.h"
 #include "core/lower/kernel_ir.h"
+#include "core/schedule/fusion_plan.h"
 #include "core/support/expected.h"
 
 namespace tessera::lower {
@@ -97,5 +98,25 @@ std::vector<ir::ScheduleMappingDecl> defaultSchedule(const ir::Graph& g, ir::Nod
 support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
                                            const ir::KernelScheduleDecl* schedule,
                                            const LowerOptions& options = {});
+
+/// Lowers a fusion group (core/schedule/fusion_plan.h) into one kernel (issue 6).
+/// - `single`: lowerNode of its op.
+/// - `prologue-epilogue` (Hidet's post-scheduling fusion, semantics.md §2.3 item 5): the anchor is
+///   lowered alone with `schedule` (or its default), then every load of a prologue op's output is
+///   replaced by the prologue's inlined expression at that index, and every store to the anchor's
+///   output consumed by an epilogue becomes a store of the epilogue's expression into the
+///   epilogue's output (the group's final tensor) at the same index.
+/// - `dw-pw`, `pw-dw`, `pw-pw`: a fused convolution-chain kernel (core/lower/lower_fused_conv.cpp)
+///   whose intermediate tile stays on chip (shared memory on CUDA, a cache-sized tile on the CPU),
+///   with the elementwise ops between the convs applied to the tile and the epilogues applied on
+///   the final store.
+/// The kernel's params are the group's external inputs then its external outputs (tensors used
+/// outside the group or graph outputs); sourceOps lists every member; opType is the anchor's.
+/// Errors (where = "group 'g3'"): a member that is not in the graph, a form the rewrite cannot
+/// inline (an anchor kernel that reads back its own output, an epilogue that is not elementwise
+/// at the full shape, ...), with the member named; the caller may fall back to splitting.
+support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::FusionGroup& group,
+                                            const ir::KernelScheduleDecl* schedule,
+                                            const LowerOptions& options = {});
 
 }  // namespace tessera::lower

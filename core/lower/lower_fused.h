@@ -1,0 +1,52 @@
+#pragma once
+/// @file
+/// Internal interfaces of fused lowering (issue 6; not a public API: see lower.h lowerGroup).
+///
+/// - elementwiseExpr: the scalar body of an elementwise node (what lowerPointwise stores), so a
+///   fused kernel can inline it: prologues into loads, epilogues into stores, the elementwise ops
+///   between two fused convolutions into the intermediate tile. Implemented next to the
+///   elementwise templates (lower_elementwise.cpp / lower_fuse_rewrite.cpp).
+/// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv.cpp).
+///
+/// Thread rules: as lower.h (pure).
+
+#include <vector>
+
+#include "core/lower/lower_util.h"
+#include "core/schedule/fusion_plan.h"
+
+namespace tessera::lower::detail {
+
+/// True when `node` is an elementwise op elementwiseExpr can inline (unary math/activations,
+/// broadcasting binary/variadic, comparisons/logic, Where, Clip with constant or absent bounds,
+/// Cast, Identity, Dropout in inference form).
+bool isInlinableElementwise(const ir::Graph& g, ir::NodeId node);
+
+/// The value of output 0 of elementwise node `ctx.node`, given `inputs[i]` = the value of input
+/// slot i already loaded (native dtype of that input; a null Expr for an absent optional input,
+/// and compile-time constant inputs such as Clip's bounds may be null: they are read from the
+/// graph). The result has the output's dtype. Errors at ctx.where when the node is not
+/// inlinable.
+support::Expected<Expr> elementwiseExpr(const LowerContext& ctx, const std::vector<Expr>& inputs);
+
+/// A convolution chain to fuse: `first` -> elementwise `between` ops (in order; each reads the
+/// previous value as its only non-constant tensor input, e.g. ReLU6 = Clip(x, 0, 6)) -> `second`.
+struct ConvChainSpec {
+    ir::NodeId first = ir::kNoNode;
+    std::vector<ir::NodeId> between;
+    ir::NodeId second = ir::kNoNode;
+    schedule::FusionKind kind = schedule::FusionKind::DwPw;
+    schedule::FusionTile tile;  ///< output tile of `second` chosen by the planner; empty = template default
+};
+
+/// One kernel computing `second`'s output from `first`'s inputs without writing the intermediate
+/// to global memory. Params: first's data input, first's weights (and bias), second's weights
+/// (and bias), then second's output. Every output element is stored exactly once and the kernel
+/// never loads its output (so lowerGroup's epilogue rewrite applies to it). CUDA: the
+/// intermediate tile lives in Shared memory; CPU: in a Local cache-sized tile per worker.
+/// Errors (where = "group ...") when a conv is not the kind `kind` says, shapes are not concrete,
+/// or a `between` op is not inlinable.
+support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
+                                                const LowerOptions& options, const std::string& where);
+
+}  // namespace tessera::lower::detail
