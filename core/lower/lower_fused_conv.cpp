@@ -1,18 +1,676 @@
-// Fused convolution-chain kernels (issue 6; FCM, semantics.md §2.5): lower_fused.h lowerConvChain.
-// Work in progress: the stub reports that the chain is not lowered yet.
+// Fused convolution-chain kernels (issue 6; FCM, Qararyah et al. 2024; semantics.md §2.5):
+// lower_fused.h lowerConvChain. Two 2-D NCHW f32 convolutions, `first` -> elementwise `between`
+// ops -> `second`, in one kernel whose intermediate tile never reaches global memory.
+//
+// Kinds: dw-pw (depthwise k x k, any stride/pad/dilation, then 1x1), pw-dw (1x1, then depthwise
+// with multiplier 1), pw-pw. Biases optional. Names below: X [N,C,H,W] -> T [N,Cm,H1,W1]
+// (first conv + between ops) -> Y [N,K,H2,W2].
+//
+// Work split (both targets): a worker (CUDA block, CPU parallel iteration) owns one image n, one
+// output tile of th x tw pixels of Y and one chunk of output channels. The intermediate it needs
+// is the *region* of T under that tile: the tile itself when `second` is pointwise, the tile's
+// halo ((th-1)*s+(kh-1)*d+1 rows ...) when it is depthwise; out-of-image region pixels are 0 (the
+// second conv's zero padding).
+//
+// CUDA, second pointwise (dw-pw, pw-pw):
+//   blocks for w in N x tilesH x tilesW x kChunks         (grid; the K chunk fastest: blocks on the
+//                                                         same input tile run together, L2 reuse)
+//     alloc Ts: f32[Cc, Ppad] shared, W2s: f32[Cc, Kc] shared, acc: f32[threads, Rk, Rp] per-thread
+//     threads: acc = 0
+//     for each chunk of Cc intermediate channels:
+//       threads: Ts[c][q] = between(first conv at (c, region pixel q)) (0 outside; consecutive
+//                threads take consecutive pixels: coalesced X reads along W), W2s[c][k] = W2[k, c]
+//       barrier
+//       threads t = tk * TP + tp: for c: a[i] = Ts[c][tp + i*TP], b[j] = W2s[c][tk*Rk + j];
+//                acc[t][j][i] += b[j] * a[i]     (Rp pixels TP apart: conflict-free shared reads and
+//                coalesced stores; the Rk filters are broadcast reads)
+//       barrier
+//     threads: Y[n, k, pixel] = acc + B2[k] (guarded at the edges), each element once
+// CUDA, second depthwise (pw-dw): the chunk is Cc channels of T (= of Y); one phase fills
+// Ts[c][region pixel] (the pointwise reduction over C per element), barrier, one phase computes
+// each output of the tile from Ts and stores it.
+// CPU: the same split with a Parallel loop over the workers and Local tiles: Ts[Cc][P] and
+// acc[Kc][P] (whole output rows per tile, P about 256 pixels), pixel loops innermost and
+// vectorised (acc[k][p] += W2[k][c] * Ts[c][p]).
+// The output is only stored, never loaded, and each element exactly once (lowerGroup's epilogue
+// rewrite applies).
+
+#include <algorithm>
+#include <string>
 
 #include "core/lower/lower_fused.h"
+#include "core/lower/lower_heavy.h"
 
 namespace tessera::lower::detail {
 
+namespace {
+
+using schedule::FusionKind;
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t roundUp(std::int64_t a, std::int64_t m) { return ceilDiv(a, m) * m; }
+std::int64_t pow2AtMost(std::int64_t v) {
+    std::int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+std::string dimsText(const std::vector<std::int64_t>& s) {
+    std::string r = "[";
+    for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+/// Blocks the CUDA plans aim for at least (2 per SM of a 132-SM H200).
+constexpr std::int64_t kMinBlocks = 264;
+/// Static shared memory the CUDA plans stay under (bytes; the generator's limit is 48 KiB).
+constexpr std::int64_t kSharedBudget = 40 * 1024;
+/// CPU: accumulator elements per worker tile (Kc x P), about an L2-friendly 32 KiB.
+constexpr std::int64_t kCpuAccBudget = 8192;
+
+/// One 2-D convolution of the chain.
+struct ConvInfo {
+    ir::NodeId id = ir::kNoNode;
+    ir::ValueId x = ir::kNoValue, w = ir::kNoValue, b = ir::kNoValue, y = ir::kNoValue;
+    std::vector<std::int64_t> xs, ws, ys;
+    WindowGeom geom;
+    bool depthwise = false, pointwise = false;
+};
+
+support::DiagnosticList chainError(const std::string& where, std::string message) {
+    support::DiagnosticList d;
+    d.error("", where, std::move(message));
+    return d;
+}
+
+support::Expected<ConvInfo> readConv(const ir::Graph& g, ir::NodeId id, const LowerOptions& options,
+                                     const std::string& where) {
+    if (id == ir::kNoNode || id < 0 || static_cast<std::size_t>(id) >= g.numNodes())
+        return chainError(where, "conv chain: a member node is missing");
+    const ir::Node& n = g.node(id);
+    const LowerContext ctx{g, id, n, nullptr, options, where};
+    if (n.opType != "Conv" || !(n.domain.empty() || n.domain == "ai.onnx"))
+        return lowerError(ctx, "conv chain: '" + n.name + "' is a " + n.opType + ", not a Conv");
+    if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.empty() || n.outputs[0] == ir::kNoValue)
+        return lowerError(ctx, "conv chain: '" + n.name + "' needs inputs X, W, optional B and one output");
+    ConvInfo c;
+    c.id = id;
+    c.x = n.inputs[0];
+    c.w = n.inputs[1];
+    c.b = n.inputs.size() == 3 ? n.inputs[2] : ir::kNoValue;
+    c.y = n.outputs[0];
+    for (ir::ValueId v : {c.x, c.w, c.b, c.y}) {
+        if (v == ir::kNoValue) continue;
+        if (dtypeOf(g, v) != DType::F32)
+            return lowerError(ctx, "conv chain: '" + n.name + "': only f32 tensors are fused (value '" + g.value(v).name +
+                                       "' is " + std::string(ir::dtypeName(dtypeOf(g, v))) + ")");
+    }
+    auto xs = shapeOf(ctx, c.x);
+    if (!xs) return xs.diagnostics();
+    auto ws = shapeOf(ctx, c.w);
+    if (!ws) return ws.diagnostics();
+    auto ys = shapeOf(ctx, c.y);
+    if (!ys) return ys.diagnostics();
+    c.xs = *xs;
+    c.ws = *ws;
+    c.ys = *ys;
+    if (c.xs.size() != 4 || c.ws.size() != 4 || c.ys.size() != 4)
+        return lowerError(ctx, "conv chain: '" + n.name + "' is not a 2-D NCHW conv (X " + dimsText(c.xs) + ")");
+    if (c.b != ir::kNoValue) {
+        auto bs = shapeOf(ctx, c.b);
+        if (!bs) return bs.diagnostics();
+        if (*bs != std::vector<std::int64_t>{c.ws[0]})
+            return lowerError(ctx, "conv chain: '" + n.name + "': bias must have shape [" + std::to_string(c.ws[0]) + "]");
+    }
+    const std::vector<std::int64_t> kernel{c.ws[2], c.ws[3]};
+    if (n.attrInts("kernel_shape", kernel) != kernel)
+        return lowerError(ctx, "conv chain: '" + n.name + "': kernel_shape differs from W's " + dimsText(kernel));
+    auto geom = windowGeometry(ctx, {c.xs[2], c.xs[3]}, kernel, false);
+    if (!geom) return geom.diagnostics();
+    c.geom = *geom;
+    const std::int64_t G = n.attrInt("group", 1), C = c.xs[1], M = c.ws[0];
+    if (c.ys != std::vector<std::int64_t>{c.xs[0], M, c.geom.out[0], c.geom.out[1]})
+        return lowerError(ctx, "conv chain: '" + n.name + "': output shape " + dimsText(c.ys) + " does not match");
+    c.depthwise = G == C && M == C && c.ws[1] == 1 && C > 1;
+    c.pointwise = G == 1 && c.ws[1] == C && kernel == std::vector<std::int64_t>{1, 1};
+    for (int i = 0; i < 2; ++i)
+        c.pointwise = c.pointwise && c.geom.s[i] == 1 && c.geom.pb[i] == 0 && c.geom.pe[i] == 0;
+    return c;
+}
+
+/// The tile plan of one fused kernel.
+struct ChainPlan {
+    std::int64_t th = 1, tw = 1;          ///< output tile (pixels of Y)
+    std::int64_t P = 1, Ppad = 1;         ///< tile pixels, padded (CUDA: multiple of 32)
+    std::int64_t rh = 1, rw = 1, Q = 1;   ///< region of T under the tile (rows, cols, pixels)
+    std::int64_t Qpad = 1;
+    std::int64_t Kc = 1;                  ///< output channels per worker (pw-dw: = Cc)
+    std::int64_t Cc = 1;                  ///< intermediate channels per chunk
+    std::int64_t Rk = 1, Rp = 1;          ///< CUDA second-pointwise: outputs per thread (filters x pixels)
+    std::int64_t TP = 1, TK = 1;          ///< CUDA: threads along pixels / filters
+    std::int64_t threads = 1;             ///< CUDA threads per block
+    std::int64_t tilesH = 1, tilesW = 1, kChunks = 1;
+};
+
+}  // namespace
+
 support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
                                                 const LowerOptions& options, const std::string& where) {
-    (void)g;
-    (void)chain;
-    (void)options;
-    support::DiagnosticList d;
-    d.error("", where, "fused convolution chains are not implemented yet");
-    return d;
+    if (!schedule::isConvChain(chain.kind))
+        return chainError(where, std::string("conv chain: kind '") + schedule::fusionKindName(chain.kind) +
+                                     "' is not a convolution chain");
+    auto f = readConv(g, chain.first, options, where);
+    if (!f) return f.diagnostics();
+    auto s = readConv(g, chain.second, options, where);
+    if (!s) return s.diagnostics();
+    const ConvInfo& A = *f;
+    const ConvInfo& B = *s;
+    const ir::Node& nodeA = g.node(A.id);
+    const ir::Node& nodeB = g.node(B.id);
+    const bool firstDw = chain.kind == FusionKind::DwPw;
+    const bool secondDw = chain.kind == FusionKind::PwDw;
+    if (firstDw ? !A.depthwise : !A.pointwise)
+        return chainError(where, "conv chain (" + std::string(schedule::fusionKindName(chain.kind)) + "): '" + nodeA.name +
+                                     "' is not a " + (firstDw ? "depthwise (group = channels, multiplier 1)" : "pointwise (1x1, stride 1, no padding, group 1)") +
+                                     " conv");
+    if (secondDw ? !B.depthwise : !B.pointwise)
+        return chainError(where, "conv chain (" + std::string(schedule::fusionKindName(chain.kind)) + "): '" + nodeB.name +
+                                     "' is not a " + (secondDw ? "depthwise (group = channels, multiplier 1)" : "pointwise (1x1, stride 1, no padding, group 1)") +
+                                     " conv");
+
+    // The between ops: each reads the previous value through exactly one slot.
+    ir::ValueId cur = A.y;
+    std::vector<std::size_t> betweenSlot;
+    for (ir::NodeId b : chain.between) {
+        if (b == ir::kNoNode || b < 0 || static_cast<std::size_t>(b) >= g.numNodes())
+            return chainError(where, "conv chain: a between node is missing");
+        const ir::Node& bn = g.node(b);
+        if (!isInlinableElementwise(g, b))
+            return chainError(where, "conv chain: '" + bn.name + "' (" + bn.opType + ") between the convs is not an inlinable elementwise op");
+        int slot = -1;
+        for (std::size_t i = 0; i < bn.inputs.size(); ++i) {
+            if (bn.inputs[i] == cur) {
+                if (slot >= 0)
+                    return chainError(where, "conv chain: '" + bn.name + "' reads the intermediate through several inputs");
+                slot = static_cast<int>(i);
+            } else if (bn.inputs[i] != ir::kNoValue && !g.value(bn.inputs[i]).data) {
+                return chainError(where, "conv chain: '" + bn.name + "' reads another tensor ('" + g.value(bn.inputs[i]).name +
+                                             "') besides the intermediate");
+            }
+        }
+        if (slot < 0) return chainError(where, "conv chain: '" + bn.name + "' does not read the previous value of the chain");
+        if (bn.outputs.empty() || concreteShape(g, bn.outputs[0]) != std::optional<std::vector<std::int64_t>>(A.ys))
+            return chainError(where, "conv chain: '" + bn.name + "' does not keep the intermediate's shape " + dimsText(A.ys));
+        if (dtypeOf(g, bn.outputs[0]) != DType::F32)
+            return chainError(where, "conv chain: '" + bn.name + "': only f32 intermediates are fused");
+        betweenSlot.push_back(static_cast<std::size_t>(slot));
+        cur = bn.outputs[0];
+    }
+    if (B.x != cur)
+        return chainError(where, "conv chain: '" + nodeB.name + "' does not consume the output of '" +
+                                     (chain.between.empty() ? nodeA.name : g.node(chain.between.back()).name) + "'");
+
+    const std::int64_t N = A.xs[0], C = A.xs[1], H = A.xs[2], W = A.xs[3];
+    const std::int64_t Cm = A.ys[1], H1 = A.ys[2], W1 = A.ys[3];
+    const std::int64_t K = B.ys[1], H2 = B.ys[2], W2 = B.ys[3];
+    if (B.xs[0] != N || B.xs[1] != Cm || B.xs[2] != H1 || B.xs[3] != W1)
+        return chainError(where, "conv chain: the second conv's input " + dimsText(B.xs) + " differs from " + dimsText(A.ys));
+    const bool cuda = options.target == Target::Cuda;
+    const std::int64_t s2h = B.geom.s[0], s2w = B.geom.s[1], k2h = B.geom.k[0], k2w = B.geom.k[1];
+    const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
+
+    // ---- plan ----
+    ChainPlan pl;
+    const schedule::FusionTile& ft = chain.tile;
+    const bool userTile = ft.h > 0 && ft.w > 0;
+    if (userTile) {
+        pl.th = std::min(ft.h, H2);
+        pl.tw = std::min(ft.w, W2);
+    } else if (cuda) {
+        pl.tw = W2;
+        if (W2 > 16) {
+            pl.tw = 16;
+            for (std::int64_t d = 16; d >= 8; --d)
+                if (W2 % d == 0) {
+                    pl.tw = d;
+                    break;
+                }
+        }
+        pl.th = std::max<std::int64_t>(1, std::min(H2, 128 / pl.tw));
+    } else {
+        pl.tw = std::min<std::int64_t>(W2, 128);
+        pl.th = std::max<std::int64_t>(1, std::min(H2, 256 / pl.tw));
+    }
+    // Keep tiles within what the block can hold (a planner's tile that is too large is shrunk).
+    while (pl.th * pl.tw > 256 && pl.th > 1) pl.th = (pl.th + 1) / 2;
+    while (pl.th * pl.tw > 256 && pl.tw > 1) pl.tw = (pl.tw + 1) / 2;
+    if (secondDw) {
+        pl.Cc = std::min<std::int64_t>(Cm, ft.depth > 0 ? ft.depth : (cuda ? 32 : 16));
+        pl.Kc = pl.Cc;
+    } else {
+        pl.Cc = std::min<std::int64_t>(Cm, ft.depth > 0 ? ft.depth : (cuda ? 32 : 16));
+        pl.Kc = std::min<std::int64_t>(K, ft.filters > 0 ? std::min<std::int64_t>(ft.filters, 64) : (cuda ? 32 : K));
+    }
+    auto refresh = [&] {
+        pl.P = pl.th * pl.tw;
+        pl.tilesH = ceilDiv(H2, pl.th);
+        pl.tilesW = ceilDiv(W2, pl.tw);
+        pl.kChunks = ceilDiv(secondDw ? Cm : K, pl.Kc);
+        pl.rh = secondDw ? (pl.th - 1) * s2h + (k2h - 1) * d2h + 1 : pl.th;
+        pl.rw = secondDw ? (pl.tw - 1) * s2w + (k2w - 1) * d2w + 1 : pl.tw;
+        pl.Q = pl.rh * pl.rw;
+    };
+    refresh();
+    if (cuda && !userTile) {
+        // Enough blocks for the GPU: fewer filters per block first (recomputes the cheap first
+        // conv), then shorter tiles.
+        while (N * pl.tilesH * pl.tilesW * pl.kChunks < kMinBlocks) {
+            if (!secondDw && pl.Kc > 8) pl.Kc = (pl.Kc + 1) / 2;
+            else if (secondDw && pl.Cc > 8) pl.Kc = pl.Cc = (pl.Cc + 1) / 2;
+            else if (pl.th > 1) pl.th = (pl.th + 1) / 2;
+            else if (pl.tw > 8) pl.tw = (pl.tw + 1) / 2;
+            else break;
+            refresh();
+        }
+    }
+    if (!cuda && !secondDw) pl.Kc = std::min(pl.Kc, std::max<std::int64_t>(8, kCpuAccBudget / pl.P));
+    refresh();
+    pl.Ppad = cuda ? roundUp(pl.P, 32) : pl.P;
+    pl.Qpad = secondDw ? pl.Q : pl.Ppad;
+    if (cuda) {
+        if (!secondDw) {
+            const std::int64_t outputs = pl.Ppad * pl.Kc;
+            const std::int64_t R = std::min<std::int64_t>(16, pow2AtMost(std::max<std::int64_t>(1, outputs / 256)));
+            pl.Rk = 1;
+            for (std::int64_t r = std::min<std::int64_t>(4, R); r >= 1; r /= 2)
+                if (pl.Kc % r == 0) {
+                    pl.Rk = r;
+                    break;
+                }
+            pl.Rp = std::max<std::int64_t>(1, R / pl.Rk);
+            while (pl.Ppad % pl.Rp != 0) pl.Rp /= 2;
+            pl.TP = pl.Ppad / pl.Rp;
+            pl.TK = pl.Kc / pl.Rk;
+            pl.threads = pl.TP * pl.TK;
+        } else {
+            pl.threads = std::min<std::int64_t>(256, roundUp(pl.Cc * pl.P, 32));
+        }
+        // Shared: Ts (+ W2s for a pointwise second conv) within the budget.
+        auto sharedBytes = [&] { return 4 * (pl.Cc * pl.Qpad + (secondDw ? 0 : pl.Cc * pl.Kc)); };
+        while (sharedBytes() > kSharedBudget && pl.Cc > 1) {
+            pl.Cc = (pl.Cc + 1) / 2;
+            if (secondDw) pl.Kc = pl.Cc;
+            refresh();
+        }
+        if (pl.threads > 1024 || sharedBytes() > kSharedBudget)
+            return chainError(where, "conv chain: tile " + std::to_string(pl.th) + "x" + std::to_string(pl.tw) +
+                                         " does not fit one CUDA block");
+    }
+
+    // ---- kernel and parameters ----
+    const LowerContext ctxA{g, A.id, nodeA, nullptr, options, where};
+    LoweredKernel lk = beginKernel(ctxA);
+    const int X = addInput(ctxA, lk, A.x);
+    const int W1b = addInput(ctxA, lk, A.w);
+    const int B1b = A.b != ir::kNoValue ? addInput(ctxA, lk, A.b) : -1;
+    const int W2b = addInput(ctxA, lk, B.w);
+    const int B2b = B.b != ir::kNoValue ? addInput(ctxA, lk, B.b) : -1;
+    const int Yb = addOutput(ctxA, lk, B.y);
+    Kernel& k = lk.kernel;
+    k.sourceOps.clear();
+    k.sourceOps.push_back(nodeA.name);
+    for (ir::NodeId b : chain.between) k.sourceOps.push_back(g.node(b).name);
+    k.sourceOps.push_back(nodeB.name);
+    k.opType = nodeA.opType;
+    const DType f32 = DType::F32;
+    const Expr zero = floatImm(0.0, f32);
+
+    // Between ops applied to a value of T.
+    std::vector<LowerContext> betweenCtx;
+    for (ir::NodeId b : chain.between)
+        betweenCtx.push_back(LowerContext{g, b, g.node(b), nullptr, options, where});
+    auto applyBetween = [&](Expr v) -> support::Expected<Expr> {
+        for (std::size_t i = 0; i < betweenCtx.size(); ++i) {
+            std::vector<Expr> ins(betweenCtx[i].node.inputs.size());
+            ins[betweenSlot[i]] = v;
+            auto e = elementwiseExpr(betweenCtx[i], ins);
+            if (!e) return e.diagnostics();
+            v = *e;
+        }
+        return v;
+    };
+    {  // Fail early (and once) when an op cannot be inlined.
+        auto probe = applyBetween(floatImm(1.0, f32));
+        if (!probe) return probe.diagnostics();
+    }
+    support::DiagnosticList betweenErrors;
+
+    // Buffers.
+    auto addLocal = [&](const std::string& name, std::vector<std::int64_t> shape, MemoryScope scope, bool perThread = false) {
+        BufferDecl b;
+        b.name = name;
+        b.dtype = f32;
+        b.scope = scope;
+        b.shape = std::move(shape);
+        b.perThread = perThread;
+        return k.addBuffer(std::move(b));
+    };
+    const MemoryScope tileScope = cuda ? MemoryScope::Shared : MemoryScope::Local;
+    const int Ts = addLocal("Ts", {pl.Cc, pl.Qpad}, tileScope);
+
+    // Let-bound worker coordinates.
+    struct Worker {
+        Expr n, oh0, ow0, k0;
+    };
+
+    // Intermediate T at (channel cg, region pixel q of the worker), through `body(valid, ih, iw)`.
+    // Stores Ts[c][q] = between(first conv) for valid pixels, 0 otherwise.
+    auto fillItem = [&](const Worker& wk, const Expr& c0, const Expr& c, const Expr& q) -> Stmt {
+        const Expr cg = c0 + c;
+        const Expr r = q / intImm(pl.rw), col = q % intImm(pl.rw);
+        const Expr ih = secondDw ? wk.oh0 * intImm(s2h) - intImm(p2h) + r : wk.oh0 + r;
+        const Expr iw = secondDw ? wk.ow0 * intImm(s2w) - intImm(p2w) + col : wk.ow0 + col;
+        Expr valid;
+        auto andC = [&](const Expr& e) { valid = valid ? (valid && e) : e; };
+        if (pl.Qpad > pl.Q) andC(q < intImm(pl.Q));
+        if (Cm % pl.Cc != 0) andC(cg < intImm(Cm));
+        if (secondDw) {
+            andC(ih >= intImm(0));
+            andC(iw >= intImm(0));
+        }
+        if (secondDw || H1 % pl.th != 0) andC(ih < intImm(H1));
+        if (secondDw || W1 % pl.tw != 0) andC(iw < intImm(W1));
+        Stmt compute;
+        const Var a = k.newVar("a", f32);
+        auto finish = [&](const Expr& value) -> Stmt {
+            auto bv = applyBetween(varRef(a));
+            if (!bv) {
+                betweenErrors.append(bv.diagnostics());
+                return nullptr;
+            }
+            return let(a, value, store(Ts, {c, q}, *bv));
+        };
+        if (firstDw) {
+            const WindowGeom& ga = A.geom;
+            Expr sum = B1b >= 0 ? load(B1b, f32, {cg}) : Expr();
+            for (std::int64_t kh = 0; kh < ga.k[0]; ++kh) {
+                for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
+                    const Expr xh = ih * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
+                    const Expr xw = iw * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
+                    // Taps that can leave the input (padding, or a window past the end); the
+                    // intermediate pixel itself is inside T here (the `valid` branch).
+                    Expr inside;
+                    auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
+                    if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
+                    if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
+                    if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
+                    if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+                    Expr x = load(X, f32, {wk.n, cg, xh, xw});
+                    if (inside) x = select(inside, x, zero);
+                    const Expr term = load(W1b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) * x;
+                    sum = sum ? sum + term : term;
+                }
+            }
+            compute = finish(sum);
+        } else {
+            // Pointwise first conv: a serial reduction over the C input channels.
+            const int accB = addLocal("t1", {1}, MemoryScope::Local);
+            const Var ci = k.newVar("ci");
+            Stmt red = forLoop(ci, intImm(C),
+                               store(accB, {intImm(0)},
+                                     load(accB, f32, {intImm(0)}) +
+                                         load(W1b, f32, {cg, varRef(ci), intImm(0), intImm(0)}) *
+                                             load(X, f32, {wk.n, varRef(ci), ih, iw})),
+                               ForKind::Unroll, 4);
+            Stmt done = finish(load(accB, f32, {intImm(0)}));
+            if (!done) return nullptr;
+            compute = allocate(accB, seq({store(accB, {intImm(0)}, B1b >= 0 ? load(B1b, f32, {cg}) : zero), red, done}));
+        }
+        if (!compute) return nullptr;
+        return valid ? ifThen(valid, compute, store(Ts, {c, q}, zero)) : compute;
+    };
+
+    // Worker decomposition: w -> (n, tile row, tile col, chunk), chunk fastest.
+    const std::int64_t workers = N * pl.tilesH * pl.tilesW * pl.kChunks;
+    auto withWorker = [&](const Expr& w, const std::function<Stmt(const Worker&)>& body) -> Stmt {
+        const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
+        Worker wk;
+        wk.n = varRef(vn);
+        wk.oh0 = varRef(vty) * intImm(pl.th);
+        wk.ow0 = varRef(vtx) * intImm(pl.tw);
+        wk.k0 = varRef(vkc) * intImm(pl.Kc);
+        Stmt b = body(wk);
+        if (!b) return nullptr;
+        const Expr rest1 = w / intImm(pl.kChunks);
+        const Expr rest2 = rest1 / intImm(pl.tilesW);
+        return let(vkc, w % intImm(pl.kChunks),
+                   let(vtx, rest1 % intImm(pl.tilesW), let(vty, rest2 % intImm(pl.tilesH), let(vn, rest2 / intImm(pl.tilesH), b))));
+    };
+    auto outPixel = [&](const Worker& wk, const Expr& p, Expr* oh, Expr* ow) {
+        *oh = wk.oh0 + p / intImm(pl.tw);
+        *ow = wk.ow0 + p % intImm(pl.tw);
+    };
+    auto pixelGuard = [&](const Expr& p, const Expr& oh, const Expr& ow) {
+        Expr g2;
+        auto andG = [&](const Expr& e) { g2 = g2 ? (g2 && e) : e; };
+        if (pl.Ppad > pl.P) andG(p < intImm(pl.P));
+        if (H2 % pl.th != 0) andG(oh < intImm(H2));
+        if (W2 % pl.tw != 0) andG(ow < intImm(W2));
+        return g2;
+    };
+    auto guarded = [](const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; };
+    auto andMaybe = [](const Expr& a, const Expr& b) -> Expr {
+        if (!a) return b;
+        if (!b) return a;
+        return a && b;
+    };
+    // Depthwise second conv: output (channel cg, pixel p) from Ts.
+    auto dwSecond = [&](const Worker& wk, const Expr& c, const Expr& cg, const Expr& p) -> Expr {
+        const Expr pr = p / intImm(pl.tw), pc = p % intImm(pl.tw);
+        Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
+        for (std::int64_t kh = 0; kh < k2h; ++kh)
+            for (std::int64_t kw = 0; kw < k2w; ++kw) {
+                const Expr q = (pr * intImm(s2h) + intImm(kh * d2h)) * intImm(pl.rw) + pc * intImm(s2w) + intImm(kw * d2w);
+                const Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) * load(Ts, f32, {c, q});
+                sum = sum ? sum + term : term;
+            }
+        (void)wk;
+        return sum;
+    };
+
+    const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(pl.tilesH) + "," +
+                                 std::to_string(pl.tilesW) + "," + std::to_string(pl.kChunks) + ")";
+    Stmt body;
+    const std::int64_t chunks = ceilDiv(Cm, pl.Cc);
+    if (cuda) {
+        const std::string blockText =
+            secondDw ? "spatial(" + std::to_string(pl.threads) + ")"
+                     : "spatial(" + std::to_string(pl.TK) + "," + std::to_string(pl.TP) + ") * repeat(" + std::to_string(pl.Rk) +
+                           "," + std::to_string(pl.Rp) + ")";
+        auto threads = [&](const std::function<Stmt(const Expr&)>& fn) -> Stmt {
+            const Var t = k.newVar("t");
+            Stmt b = fn(varRef(t));
+            if (!b) return nullptr;
+            return forLoop(t, intImm(pl.threads), b, ForKind::Threads, 0, "block = " + blockText);
+        };
+        // items [0, total) spread over the threads: item = t + i * threads.
+        auto spread = [&](const Expr& t, std::int64_t total, const std::function<Stmt(const Expr&)>& fn) -> Stmt {
+            const std::int64_t per = ceilDiv(total, pl.threads);
+            return loopOver(k, "i", intImm(per), per <= 8 ? ForKind::Unroll : ForKind::Serial, [&](const Expr& i) -> Stmt {
+                const Expr item = t + i * intImm(pl.threads);
+                Stmt s2 = fn(item);
+                if (!s2) return nullptr;
+                return total % pl.threads != 0 ? ifThen(item < intImm(total), s2) : s2;
+            });
+        };
+        const Var wv = k.newVar("w");
+        Stmt perBlock = withWorker(varRef(wv), [&](const Worker& wk) -> Stmt {
+            if (secondDw) {
+                // One chunk: Cc channels of T (and Y) starting at k0.
+                Stmt fill = threads([&](const Expr& t) {
+                    return spread(t, pl.Cc * pl.Q, [&](const Expr& item) {
+                        return fillItem(wk, wk.k0, item / intImm(pl.Q), item % intImm(pl.Q));
+                    });
+                });
+                Stmt out = threads([&](const Expr& t) {
+                    return spread(t, pl.Cc * pl.P, [&](const Expr& item) -> Stmt {
+                        const Expr c = item / intImm(pl.P), p = item % intImm(pl.P);
+                        const Expr cg = wk.k0 + c;
+                        Expr oh, ow;
+                        outPixel(wk, p, &oh, &ow);
+                        Expr cond = pixelGuard(p, oh, ow);
+                        if (Cm % pl.Cc != 0) cond = andMaybe(cond, cg < intImm(Cm));
+                        return guarded(cond, store(Yb, {wk.n, cg, oh, ow}, dwSecond(wk, c, cg, p)));
+                    });
+                });
+                if (!fill || !out) return nullptr;
+                return allocate(Ts, seq({fill, barrier(), out}));
+            }
+            const int W2s = addLocal("W2s", {pl.Cc, pl.Kc}, MemoryScope::Shared);
+            const int acc = addLocal("acc", {pl.threads, pl.Rk, pl.Rp}, MemoryScope::Local, true);
+            const int aReg = addLocal("a", {pl.Rp}, MemoryScope::Local);
+            const int bReg = addLocal("b", {pl.Rk}, MemoryScope::Local);
+            auto perOut = [&](const Expr&, const std::function<Stmt(const Expr& j, const Expr& i)>& fn) {
+                return loopOver(k, "j", intImm(pl.Rk), ForKind::Unroll, [&](const Expr& j) {
+                    return loopOver(k, "i", intImm(pl.Rp), ForKind::Unroll, [&](const Expr& i) { return fn(j, i); });
+                });
+            };
+            Stmt init = threads([&](const Expr& t) {
+                return perOut(t, [&](const Expr& j, const Expr& i) { return store(acc, {t, j, i}, zero); });
+            });
+            const Var cb = k.newVar("cb");
+            const Expr c0 = varRef(cb) * intImm(pl.Cc);
+            Stmt fill = threads([&](const Expr& t) -> Stmt {
+                Stmt tile = spread(t, pl.Cc * pl.Ppad, [&](const Expr& item) {
+                    return fillItem(wk, c0, item / intImm(pl.Ppad), item % intImm(pl.Ppad));
+                });
+                Stmt wts = spread(t, pl.Cc * pl.Kc, [&](const Expr& item) {
+                    const Expr c = item % intImm(pl.Cc), kk = item / intImm(pl.Cc);
+                    Expr cond;
+                    if (Cm % pl.Cc != 0) cond = c0 + c < intImm(Cm);
+                    if (K % pl.Kc != 0) cond = andMaybe(cond, wk.k0 + kk < intImm(K));
+                    Expr v = load(W2b, f32, {wk.k0 + kk, c0 + c, intImm(0), intImm(0)});
+                    if (cond) v = select(cond, v, zero);
+                    return store(W2s, {c, kk}, v);
+                });
+                if (!tile || !wts) return nullptr;
+                return seq({tile, wts});
+            });
+            Stmt compute = threads([&](const Expr& t) {
+                const Var tp = k.newVar("tp"), tk = k.newVar("tk");
+                const Var c = k.newVar("c");
+                Stmt step = seq({loopOver(k, "i", intImm(pl.Rp), ForKind::Unroll,
+                                          [&](const Expr& i) {
+                                              return store(aReg, {i}, load(Ts, f32, {varRef(c), varRef(tp) + i * intImm(pl.TP)}));
+                                          }),
+                                 loopOver(k, "j", intImm(pl.Rk), ForKind::Unroll,
+                                          [&](const Expr& j) {
+                                              return store(bReg, {j}, load(W2s, f32, {varRef(c), varRef(tk) * intImm(pl.Rk) + j}));
+                                          }),
+                                 perOut(t, [&](const Expr& j, const Expr& i) {
+                                     const std::vector<Expr> idx{t, j, i};
+                                     return store(acc, idx, load(acc, f32, idx) + load(bReg, f32, {j}) * load(aReg, f32, {i}));
+                                 })});
+                Stmt loop = forLoop(c, intImm(pl.Cc), step, ForKind::Unroll, std::min<std::int64_t>(pl.Cc, 8));
+                return let(tp, t % intImm(pl.TP), let(tk, t / intImm(pl.TP), allocate(aReg, allocate(bReg, loop))));
+            });
+            Stmt out = threads([&](const Expr& t) {
+                const Var tp = k.newVar("tp"), tk = k.newVar("tk");
+                Stmt st = perOut(t, [&](const Expr& j, const Expr& i) {
+                    const Expr kg = wk.k0 + varRef(tk) * intImm(pl.Rk) + j;
+                    const Expr p = varRef(tp) + i * intImm(pl.TP);
+                    Expr oh, ow;
+                    outPixel(wk, p, &oh, &ow);
+                    Expr cond = pixelGuard(p, oh, ow);
+                    if (K % pl.Kc != 0) cond = andMaybe(cond, kg < intImm(K));
+                    Expr v = load(acc, f32, {t, j, i});
+                    if (B2b >= 0) v = v + load(B2b, f32, {kg});
+                    return guarded(cond, store(Yb, {wk.n, kg, oh, ow}, v));
+                });
+                return let(tp, t % intImm(pl.TP), let(tk, t / intImm(pl.TP), st));
+            });
+            if (!fill || !compute) return nullptr;
+            Stmt loop = forLoop(cb, intImm(chunks), seq({fill, barrier(), compute, barrier()}), ForKind::Serial, 0,
+                                "intermediate channels in chunks of " + std::to_string(pl.Cc));
+            return allocate(Ts, allocate(W2s, allocate(acc, seq({init, loop, out}))));
+        });
+        if (!perBlock) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
+        body = forLoop(wv, intImm(workers), perBlock, ForKind::Blocks, 0, "grid = " + gridText);
+        k.mappings.push_back("grid = " + gridText);
+        k.mappings.push_back("block = " + blockText);
+    } else {
+        // CPU: Local tiles per parallel worker, pixel loops vectorised.
+        const Var wv = k.newVar("w");
+        Stmt perWorker = withWorker(varRef(wv), [&](const Worker& wk) -> Stmt {
+            if (secondDw) {
+                Stmt fill = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) {
+                    return loopOver(k, "q", intImm(pl.Q), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, wk.k0, c, q); });
+                });
+                Stmt out = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) -> Stmt {
+                    const Expr cg = wk.k0 + c;
+                    Stmt px = loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
+                        Expr oh, ow;
+                        outPixel(wk, p, &oh, &ow);
+                        return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, cg, oh, ow}, dwSecond(wk, c, cg, p)));
+                    });
+                    return Cm % pl.Cc != 0 ? ifThen(cg < intImm(Cm), px) : px;
+                });
+                if (!fill || !out) return nullptr;
+                return allocate(Ts, seq({fill, out}));
+            }
+            const int acc = addLocal("acc", {pl.Kc, pl.P}, MemoryScope::Local);
+            const Expr kExt = K % pl.Kc != 0 ? minOf(intImm(pl.Kc), intImm(K) - wk.k0) : intImm(pl.Kc);
+            Stmt init = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
+                return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) { return store(acc, {kk, p}, zero); });
+            });
+            const Var cb = k.newVar("cb");
+            const Expr c0 = varRef(cb) * intImm(pl.Cc);
+            const Expr cExt = Cm % pl.Cc != 0 ? minOf(intImm(pl.Cc), intImm(Cm) - c0) : intImm(pl.Cc);
+            Stmt fill = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
+                return loopOver(k, "q", intImm(pl.P), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, c0, c, q); });
+            });
+            Stmt update = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
+                return loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
+                    const Var wvar = k.newVar("wt", f32);
+                    return let(wvar, load(W2b, f32, {wk.k0 + kk, c0 + c, intImm(0), intImm(0)}),
+                               loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) {
+                                   return store(acc, {kk, p}, load(acc, f32, {kk, p}) + varRef(wvar) * load(Ts, f32, {c, p}));
+                               }));
+                });
+            });
+            Stmt out = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
+                const Expr kg = wk.k0 + kk;
+                return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
+                    Expr oh, ow;
+                    outPixel(wk, p, &oh, &ow);
+                    Expr v = load(acc, f32, {kk, p});
+                    if (B2b >= 0) v = v + load(B2b, f32, {kg});
+                    return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, kg, oh, ow}, v));
+                });
+            });
+            if (!fill) return nullptr;
+            Stmt loop = forLoop(cb, intImm(chunks), seq({fill, update}), ForKind::Serial, 0,
+                                "intermediate channels in chunks of " + std::to_string(pl.Cc));
+            return allocate(Ts, allocate(acc, seq({init, loop, out})));
+        });
+        if (!perWorker) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
+        body = forLoop(wv, intImm(workers), perWorker, ForKind::Parallel, 0, "grid = " + gridText);
+        k.mappings.push_back("grid = " + gridText);
+    }
+    k.body = body;
+    const std::string kindText = schedule::fusionKindName(chain.kind);
+    k.notes.push_back("fused " + kindText + " chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " +
+                      dimsText(A.ys) + " kept in " + (cuda ? "shared memory" : "a local tile"));
+    k.notes.push_back("tile " + std::to_string(pl.th) + "x" + std::to_string(pl.tw) + " output pixels" +
+                      (secondDw ? " (intermediate region " + std::to_string(pl.rh) + "x" + std::to_string(pl.rw) + ")" : "") +
+                      ", Cc = " + std::to_string(pl.Cc) + " intermediate channels per chunk, Kc = " + std::to_string(pl.Kc) +
+                      " output channels per worker");
+    if (cuda && !secondDw)
+        k.notes.push_back(std::to_string(pl.threads) + " threads, each " + std::to_string(pl.Rk) + " filters x " +
+                          std::to_string(pl.Rp) + " pixels (" + std::to_string(pl.TP) + " apart)");
+    if (cuda)
+        k.notes.push_back("shared " + std::to_string(4 * (pl.Cc * pl.Qpad + (secondDw ? 0 : pl.Cc * pl.Kc))) + " bytes per block");
+    return lk;
 }
 
 }  // namespace tessera::lower::detail
