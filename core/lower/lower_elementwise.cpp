@@ -10,7 +10,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "core/lower/lower_fused.h"
 #include "core/lower/lower_templates.h"
 
 namespace tessera::lower::detail {
@@ -102,49 +104,63 @@ Expr roundHalfEven(const Expr& x) {
     return select(d > half, r + fimm(1.0, t), select(d < half, r, select(rIsEven, r, r + fimm(1.0, t))));
 }
 
+/// The scalar body of one elementwise node: which input slots it loads (in the order the body
+/// receives them) and the body itself. Shared by the loop-nest templates (lowerPointwise) and by
+/// fused lowering (elementwiseExpr), so both compute exactly the same expression.
+struct PointwiseBody {
+    std::vector<std::size_t> slots;
+    PointwiseFn fn;
+};
+/// Builds a node's body; errors (at ctx.where) for forms that are not generated.
+using BodyFn = std::function<support::Expected<PointwiseBody>(const LowerContext&)>;
+using BodyTable = std::map<std::string, BodyFn, std::less<>>;
+
 using UnaryFn = std::function<Expr(const Expr& x, const ir::Node& n)>;
 
 /// A unary op: input 0 converted to its compute type, one output.
-void addUnary(TemplateTable& t, const char* op, UnaryFn f) {
-    t[op] = [f](const LowerContext& ctx) {
+void addUnary(BodyTable& t, const char* op, UnaryFn f) {
+    t[op] = [f](const LowerContext& ctx) -> support::Expected<PointwiseBody> {
         const DType ct = computeTypeOf(dtypeOf(ctx.g, ctx.node.inputs.empty() ? ir::kNoValue : ctx.node.inputs[0]));
-        return lowerPointwise(ctx, {0}, [&](const std::vector<Expr>& a) {
-            return std::vector<Expr>{f(cast(a[0], ct), ctx.node)};
-        });
+        const ir::Node* n = &ctx.node;
+        return PointwiseBody{{0}, [f, ct, n](const std::vector<Expr>& a) {
+                                 return std::vector<Expr>{f(cast(a[0], ct), *n)};
+                             }};
     };
 }
 
 using BinaryFn = std::function<Expr(const Expr& a, const Expr& b, const ir::Node& n)>;
 
 /// A binary broadcasting op computing in the compute type of input 0 (both operands converted).
-void addBinary(TemplateTable& t, const char* op, BinaryFn f) {
-    t[op] = [f](const LowerContext& ctx) {
+void addBinary(BodyTable& t, const char* op, BinaryFn f) {
+    t[op] = [f](const LowerContext& ctx) -> support::Expected<PointwiseBody> {
         const DType ct = computeTypeOf(dtypeOf(ctx.g, ctx.node.inputs.empty() ? ir::kNoValue : ctx.node.inputs[0]));
-        return lowerPointwise(ctx, {0, 1}, [&](const std::vector<Expr>& a) {
-            return std::vector<Expr>{f(cast(a[0], ct), cast(a[1], ct), ctx.node)};
-        });
+        const ir::Node* n = &ctx.node;
+        return PointwiseBody{{0, 1}, [f, ct, n](const std::vector<Expr>& a) {
+                                 return std::vector<Expr>{f(cast(a[0], ct), cast(a[1], ct), *n)};
+                             }};
     };
 }
 
 /// A variadic broadcasting op folding all inputs with `f`; Mean divides by the count.
-void addVariadic(TemplateTable& t, const char* op, BinaryFn f, bool mean) {
-    t[op] = [f, mean](const LowerContext& ctx) -> support::Expected<LoweredKernel> {
+void addVariadic(BodyTable& t, const char* op, BinaryFn f, bool mean) {
+    t[op] = [f, mean](const LowerContext& ctx) -> support::Expected<PointwiseBody> {
         const ir::Node& n = ctx.node;
         std::vector<std::size_t> slots;
         for (std::size_t i = 0; i < n.inputs.size(); ++i)
             if (n.inputs[i] != ir::kNoValue) slots.push_back(i);
         if (slots.empty()) return lowerError(ctx, n.opType + " needs at least one input");
         const DType ct = computeTypeOf(dtypeOf(ctx.g, n.inputs[slots[0]]));
-        return lowerPointwise(ctx, slots, [&](const std::vector<Expr>& a) {
-            Expr r = cast(a[0], ct);
-            for (std::size_t i = 1; i < a.size(); ++i) r = f(r, cast(a[i], ct), n);
-            if (mean) r = r / fimm(static_cast<double>(a.size()), ct);
-            return std::vector<Expr>{r};
-        });
+        const ir::Node* np = &n;
+        return PointwiseBody{slots, [f, mean, ct, np](const std::vector<Expr>& a) {
+                                 Expr r = cast(a[0], ct);
+                                 for (std::size_t i = 1; i < a.size(); ++i) r = f(r, cast(a[i], ct), *np);
+                                 if (mean) r = r / fimm(static_cast<double>(a.size()), ct);
+                                 return std::vector<Expr>{r};
+                             }};
     };
 }
 
-support::Expected<LoweredKernel> lowerClip(const LowerContext& ctx) {
+support::Expected<PointwiseBody> clipBody(const LowerContext& ctx) {
     const ir::Node& n = ctx.node;
     const DType ct = computeTypeOf(dtypeOf(ctx.g, n.inputs.empty() ? ir::kNoValue : n.inputs[0]));
     // Bounds: attributes (opset < 11) or optional scalar inputs 1 and 2, constant (folded) or
@@ -166,17 +182,17 @@ support::Expected<LoweredKernel> lowerClip(const LowerContext& ctx) {
             slots.push_back(i);
         }
     }
-    return lowerPointwise(ctx, slots, [&](const std::vector<Expr>& a) {
+    return PointwiseBody{slots, [ct, lo, hi, loSlot, hiSlot](const std::vector<Expr>& a) {
         Expr x = cast(a[0], ct);
         if (loSlot >= 0) x = maxOf(x, cast(a[static_cast<std::size_t>(loSlot)], ct));
         else if (lo) x = maxOf(x, fimm(*lo, ct));
         if (hiSlot >= 0) x = minOf(x, cast(a[static_cast<std::size_t>(hiSlot)], ct));
         else if (hi) x = minOf(x, fimm(*hi, ct));
         return std::vector<Expr>{x};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerDropout(const LowerContext& ctx) {
+support::Expected<PointwiseBody> dropoutBody(const LowerContext& ctx) {
     const ir::Node& n = ctx.node;
     if (n.inputs.size() > 2 && n.inputs[2] != ir::kNoValue) {
         auto mode = constInts(ctx.g, n.inputs[2]);
@@ -185,62 +201,62 @@ support::Expected<LoweredKernel> lowerDropout(const LowerContext& ctx) {
         if (!mode->empty() && (*mode)[0] != 0)
             return unsupportedForm(ctx, "training_mode is true: only inference Dropout (the identity) is generated");
     }
-    return lowerPointwise(ctx, {0}, [](const std::vector<Expr>& a) {
+    return PointwiseBody{{0}, [](const std::vector<Expr>& a) {
         return std::vector<Expr>{a[0], boolImm(true)};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerConvert(const LowerContext& ctx) {
+support::Expected<PointwiseBody> convertBody(const LowerContext& ctx) {
     // Cast / CastLike: the output value's type is the target; the store converts.
     const ir::Node& n = ctx.node;
     if (!n.outputs.empty() && n.outputs[0] != ir::kNoValue && dtypeOf(ctx.g, n.outputs[0]) == DType::String)
         return unsupportedForm(ctx, "Cast to string is not supported by the code generators");
-    return lowerPointwise(ctx, {0}, [](const std::vector<Expr>& a) {
+    return PointwiseBody{{0}, [](const std::vector<Expr>& a) {
         // Float -> bool is x != 0 (C conversion); everything else the C conversion too.
         return std::vector<Expr>{a[0]};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerWhere(const LowerContext& ctx) {
+support::Expected<PointwiseBody> whereBody(const LowerContext& ctx) {
     const ir::Node& n = ctx.node;
     const DType ct = n.inputs.size() > 1 ? dtypeOf(ctx.g, n.inputs[1]) : DType::Undefined;
-    return lowerPointwise(ctx, {0, 1, 2}, [ct](const std::vector<Expr>& a) {
+    return PointwiseBody{{0, 1, 2}, [ct](const std::vector<Expr>& a) {
         Expr c = a[0].dtype() == DType::Bool ? a[0] : (a[0] != constant(0, a[0].dtype()));
         return std::vector<Expr>{select(c, cast(a[1], ct), cast(a[2], ct))};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerMod(const LowerContext& ctx) {
+support::Expected<PointwiseBody> modBody(const LowerContext& ctx) {
     const ir::Node& n = ctx.node;
     const DType ct = computeTypeOf(dtypeOf(ctx.g, n.inputs.empty() ? ir::kNoValue : n.inputs[0]));
     const bool fmod = n.attrInt("fmod", 0) != 0;
-    return lowerPointwise(ctx, {0, 1}, [&](const std::vector<Expr>& args) {
+    return PointwiseBody{{0, 1}, [ct, fmod](const std::vector<Expr>& args) {
         Expr a = cast(args[0], ct), b = cast(args[1], ct);
         if (ir::isInteger(ct)) return std::vector<Expr>{fmod ? a % b : binary(BinaryOp::FloorMod, a, b)};
         if (fmod) return std::vector<Expr>{a % b};  // float Mod is C fmod
         // Python-style remainder for floats: the divisor's sign.
         return std::vector<Expr>{a - call(Intrinsic::Floor, {a / b}) * b};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerPow(const LowerContext& ctx) {
+support::Expected<PointwiseBody> powBody(const LowerContext& ctx) {
     const ir::Node& n = ctx.node;
     const DType outT = n.outputs.empty() ? DType::Undefined : dtypeOf(ctx.g, n.outputs[0]);
     const DType ct = ir::isFloatingPoint(outT) ? computeTypeOf(outT) : DType::F64;
-    return lowerPointwise(ctx, {0, 1}, [ct](const std::vector<Expr>& a) {
+    return PointwiseBody{{0, 1}, [ct](const std::vector<Expr>& a) {
         return std::vector<Expr>{call(Intrinsic::Pow, {cast(a[0], ct), cast(a[1], ct)})};
-    });
+    }};
 }
 
-support::Expected<LoweredKernel> lowerDiv(const LowerContext& ctx) {
+support::Expected<PointwiseBody> divBody(const LowerContext& ctx) {
     const DType ct = computeTypeOf(dtypeOf(ctx.g, ctx.node.inputs.empty() ? ir::kNoValue : ctx.node.inputs[0]));
     // Kernel IR Div truncates on integers, as ONNX Div does.
-    return lowerPointwise(ctx, {0, 1}, [ct](const std::vector<Expr>& a) {
+    return PointwiseBody{{0, 1}, [ct](const std::vector<Expr>& a) {
         return std::vector<Expr>{cast(a[0], ct) / cast(a[1], ct)};
-    });
+    }};
 }
 
-void registerAll(TemplateTable& t) {
+void registerAll(BodyTable& t) {
     using N = ir::Node;
     addUnary(t, "Relu", [](const Expr& x, const N&) { return maxOf(x, fimm(0, x.dtype())); });
     addUnary(t, "LeakyRelu", [](const Expr& x, const N& n) {
@@ -343,20 +359,18 @@ void registerAll(TemplateTable& t) {
         return r;
     });
     addUnary(t, "Identity", [](const Expr& x, const N&) { return x; });
-    t["Clip"] = lowerClip;
-    t["Dropout"] = lowerDropout;
-    t["Cast"] = lowerConvert;
-    t["CastLike"] = [](const LowerContext& ctx) -> support::Expected<LoweredKernel> {
-        // Input 1 only supplies the type; it is not read.
-        return lowerConvert(ctx);
-    };
+    t["Clip"] = clipBody;
+    t["Dropout"] = dropoutBody;
+    t["Cast"] = convertBody;
+    // CastLike: input 1 only supplies the type; it is not read.
+    t["CastLike"] = convertBody;
 
     addBinary(t, "Add", [](const Expr& a, const Expr& b, const N&) { return a + b; });
     addBinary(t, "Sub", [](const Expr& a, const Expr& b, const N&) { return a - b; });
     addBinary(t, "Mul", [](const Expr& a, const Expr& b, const N&) { return a * b; });
-    t["Div"] = lowerDiv;
-    t["Pow"] = lowerPow;
-    t["Mod"] = lowerMod;
+    t["Div"] = divBody;
+    t["Pow"] = powBody;
+    t["Mod"] = modBody;
     addBinary(t, "PRelu", [](const Expr& x, const Expr& s, const N&) {
         return select(x < constant(0, x.dtype()), s * x, x);
     });
@@ -372,11 +386,76 @@ void registerAll(TemplateTable& t) {
     addVariadic(t, "Mean", [](const Expr& a, const Expr& b, const N&) { return a + b; }, true);
     addVariadic(t, "Min", [](const Expr& a, const Expr& b, const N&) { return minOf(a, b); }, false);
     addVariadic(t, "Max", [](const Expr& a, const Expr& b, const N&) { return maxOf(a, b); }, false);
-    t["Where"] = lowerWhere;
+    t["Where"] = whereBody;
+}
+
+/// Op type -> body builder, built once (thread-safe static initialisation), read-only after.
+const BodyTable& bodyTable() {
+    static const BodyTable table = [] {
+        BodyTable t;
+        registerAll(t);
+        return t;
+    }();
+    return table;
 }
 
 }  // namespace
 
-void registerElementwiseTemplates(TemplateTable& table) { registerAll(table); }
+void registerElementwiseTemplates(TemplateTable& table) {
+    for (const auto& [op, bodyFn] : bodyTable()) {
+        table[op] = [bodyFn](const LowerContext& ctx) -> support::Expected<LoweredKernel> {
+            auto body = bodyFn(ctx);
+            if (!body) return body.diagnostics();
+            return lowerPointwise(ctx, body->slots, body->fn);
+        };
+    }
+}
+
+bool isInlinableElementwise(const ir::Graph& g, ir::NodeId node) {
+    if (node == ir::kNoNode || node < 0 || static_cast<std::size_t>(node) >= g.numNodes()) return false;
+    const ir::Node& n = g.node(node);
+    if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+    const auto it = bodyTable().find(n.opType);
+    if (it == bodyTable().end()) return false;
+    if (n.outputs.empty() || n.outputs[0] == ir::kNoValue) return false;
+    // Only output 0 is computed by an inlined body: any other output (Dropout's mask) must be unused.
+    for (std::size_t o = 1; o < n.outputs.size(); ++o) {
+        const ir::ValueId v = n.outputs[o];
+        if (v == ir::kNoValue) continue;
+        if (!g.consumers(v).empty()) return false;
+        for (ir::ValueId go : g.outputs())
+            if (go == v) return false;
+    }
+    const DType outT = dtypeOf(g, n.outputs[0]);
+    if (outT == DType::String || outT == DType::Undefined) return false;
+    LowerOptions options;
+    const LowerContext ctx{g, node, n, nullptr, options, "node '" + n.name + "' (" + n.opType + ")"};
+    auto body = it->second(ctx);
+    if (!body) return false;
+    for (std::size_t s : body->slots) {
+        if (s >= n.inputs.size() || n.inputs[s] == ir::kNoValue) return false;
+        const DType t = dtypeOf(g, n.inputs[s]);
+        if (t == DType::String || t == DType::Undefined) return false;
+    }
+    return true;
+}
+
+support::Expected<Expr> elementwiseExpr(const LowerContext& ctx, const std::vector<Expr>& inputs) {
+    const ir::Node& n = ctx.node;
+    if (!isInlinableElementwise(ctx.g, ctx.id))
+        return lowerError(ctx, "'" + n.name + "' (" + n.opType + ") is not an elementwise op that can be inlined");
+    auto body = bodyTable().find(n.opType)->second(ctx);
+    if (!body) return body.diagnostics();
+    std::vector<Expr> loads;
+    for (std::size_t s : body->slots) {
+        if (s >= inputs.size() || !inputs[s])
+            return lowerError(ctx, "elementwiseExpr: no value given for input " + std::to_string(s) + " of '" +
+                                       n.name + "'");
+        loads.push_back(inputs[s]);
+    }
+    const std::vector<Expr> values = body->fn(loads);
+    if (values.empty() || !values[0]) return lowerError(ctx, "'" + n.name + "' computes no value for output 0");
+    return cast(values[0], dtypeOf(ctx.g, n.outputs[0]));
+}
 
 }  // namespace tessera::lower::detail
