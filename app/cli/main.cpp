@@ -11,6 +11,7 @@
 #include "app/cli/export_dsl_cmd.h"
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
+#include "app/cli/plan_cmd.h"
 #include "app/cli/report_cmd.h"
 #include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
@@ -86,8 +87,25 @@ int main(int argc, char** argv) {
         runCmd->add_flag("--fallback-reference", run.fallbackReference, "run ops without a code generator in the reference interpreter");
         runCmd->add_option("--cxx", run.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
         runCmd->add_option("--cxx-flags", run.cxxFlags, "compiler flags, replacing the default \"-O3 -march=native -fopenmp -shared -fPIC\" (keep -shared -fPIC)");
+        runCmd->add_option("--plan", run.fusion.plan,
+                           "fusion plan: none, hidet, fuseplanner, or a plan file (tessera-cli plan --output); default: the program's fuse groups, else none");
+        runCmd->add_option("--hw", run.fusion.hw,
+                           "hardware profile for the planner: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
         runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)")
             ->check(CLI::Range(0.001, 1e6));
+
+        PlanCmdOptions plan;
+        auto* planCmd = app.add_subcommand(
+            "plan", "Make a fusion plan (Hidet's prologue/epilogue rules, FusePlanner's DW/PW conv pairs) and print its groups");
+        planCmd->add_option("MODEL", plan.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
+        planCmd->add_option("--planner", plan.planner, "none, hidet or fuseplanner (default)")
+            ->check(CLI::IsMember({"none", "hidet", "fuseplanner"}));
+        planCmd->add_option("--hw", plan.hw,
+                            "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
+        planCmd->add_flag("--json", plan.json, "print one JSON object (groups with kind, ops, predicted_bytes_saved ...)");
+        planCmd->add_option("-o,--output", plan.output, "also write the plan to FILE (for run --plan FILE)");
+        planCmd->add_option("--check", plan.check, "check this plan file against the model instead of planning (exit 3 when a rule is broken)");
+        planCmd->add_option("--input", plan.inputs, "NAME=FILE.npy: specialise shapes to this input");
 
         CompileCmdOptions compile;
         auto* compileCmd = app.add_subcommand("compile", "Generate the code of every kernel and print it");
@@ -101,6 +119,8 @@ int main(int argc, char** argv) {
         compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)")
             ->check(CLI::Range(1, 1024));
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
+        compileCmd->add_option("--plan", compile.fusion.plan, "fusion plan: none, hidet, fuseplanner or a plan file");
+        compileCmd->add_option("--hw", compile.fusion.hw, "hardware profile for the planner (default h200)");
 
         ConformanceCmdOptions conf;
         auto* confCmd = app.add_subcommand("conformance", "Run ONNX backend node tests through Tessera's compiler and print passed/failed/skipped per op");
@@ -122,6 +142,9 @@ int main(int argc, char** argv) {
                               "arithmetic intensity: carm (all bytes issued, default), dram (compulsory bytes) or hierarchical (per memory level)");
         reportCmd->add_option("--profile", report.profile, "machine profile JSON (default: the one saved for this machine by `roofline measure --save`)");
         reportCmd->add_flag("--json", report.json, "print one JSON object");
+        reportCmd->add_option("--input", report.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
+        reportCmd->add_option("--plan", report.plan, "fusion plan: none, hidet, fuseplanner or a plan file (dots coloured by group)");
+        reportCmd->add_option("--hw", report.hw, "hardware profile for the planner (default h200)");
         reportCmd->add_option("--threads", report.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
         reportCmd->add_option("--reps", report.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
             ->check(CLI::Range(1, 1000000));
@@ -167,6 +190,7 @@ int main(int argc, char** argv) {
         if (checkCmd->parsed()) return runCheck(check, std::cout, std::cerr);
         if (confCmd->parsed()) return runConformanceCommand(conf, std::cout, std::cerr);
         if (runCmd->parsed()) return runRunCommand(run, std::cout, std::cerr);
+        if (planCmd->parsed()) return runPlanCommand(plan, std::cout, std::cerr);
         if (compileCmd->parsed()) return runCompileCommand(compile, std::cout, std::cerr);
         if (reportCmd->parsed()) {
 #ifdef TESSERA_CLI_HAVE_REPORT

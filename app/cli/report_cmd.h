@@ -29,6 +29,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace tessera::cli {
 
@@ -43,6 +44,9 @@ struct ReportCmdOptions {
     int reps = 0;                   ///< 0 = until 0.1 s per kernel (at least 3 reps)
     bool fallbackReference = false;
     int width = 1200, height = 750; ///< chart size in pixels (PDF/SVG: points)
+    std::vector<std::string> inputs;  ///< NAME=FILE.npy, as `run --input`
+    std::string plan;                 ///< as `run --plan`: planner name or plan file
+    std::string hw;                   ///< as `run --hw`: hardware profile for the planner
 };
 
 /// The message `report` prints in a build without the GUI libraries.

@@ -51,6 +51,8 @@ std::string dimsStr(const std::vector<std::int64_t>& d) {
 /// Largest input `run` and `compile` fill from a seed.
 constexpr double kMaxGeneratedInputBytes = 4.0 * (1 << 30);
 
+}  // namespace
+
 /// Loads the model and builds its runtime inputs from NAME=FILE.npy options plus seeded defaults.
 /// Returns an exit code (0 = ok).
 int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
@@ -124,16 +126,52 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     return kExitOk;
 }
 
+namespace {
+
+/// Applies --plan/--hw to the compile options. Returns an exit code (0 = ok).
+int applyFusionChoice(const FusionChoice& fusion, pipeline::CompileOptions& copts, std::ostream& err) {
+    if (!fusion.hw.empty()) {
+        auto hw = target::findGpuProfile(fusion.hw);
+        if (!hw.ok()) {
+            printDiagnostics(hw.diagnostics(), err);
+            return kExitBadInput;
+        }
+        copts.hardware = std::move(*hw);
+    }
+    if (fusion.plan.empty()) return kExitOk;
+    if (fusion.plan == "none" || fusion.plan == "hidet" || fusion.plan == "fuseplanner") {
+        copts.planner = fusion.plan;
+        return kExitOk;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(fusion.plan, ec)) {
+        err << "error: --plan " << fusion.plan
+            << ": neither a planner (none, hidet, fuseplanner) nor a plan file (tessera-cli plan ... --output FILE)\n";
+        return kExitBadInput;
+    }
+    std::ifstream in(fusion.plan, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    auto plan = schedule::planFromJson(ss.str(), fusion.plan);
+    if (!plan.ok()) {
+        printDiagnostics(plan.diagnostics(), err);
+        return kExitBadInput;
+    }
+    copts.plan = std::move(*plan);
+    return kExitOk;
+}
+
 }  // namespace
 
 /// Loads the model, builds its inputs and compiles it for `target`. Returns an exit code (0 = ok).
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
                    std::optional<pipeline::CompiledModel>& compiled, std::ostream& err,
-                   lower::Target target = lower::Target::Cpu) {
+                   lower::Target target, const FusionChoice& fusion) {
     ir::Model model;
     if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err); rc != kExitOk) return rc;
     pipeline::CompileOptions copts;
+    if (int rc = applyFusionChoice(fusion, copts, err); rc != kExitOk) return rc;
     copts.target = target;
     copts.cpuThreads = std::max(1, threads);
     copts.fallbackReference = fallbackReference;
@@ -265,7 +303,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, cuda ? lower::Target::Cuda : lower::Target::Cpu);
+                                cm, err, cuda ? lower::Target::Cuda : lower::Target::Cpu, options.fusion);
         rc != kExitOk)
         return rc;
     pipeline::RunOptions ropts;
@@ -343,6 +381,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             nlohmann::json e{{"name", k.name},
                              {"op_type", k.opType},
                              {"ops", k.ops},
+                             {"group", k.group},
                              {"reference", k.reference},
                              {"flops", k.flops},
                              {"bytes", k.bytes},
@@ -377,6 +416,10 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             j["kernels"].push_back(std::move(e));
         }
         j["total_time_s"] = r.total.median;
+        j["plan"] = {{"planner", cm->plan.planner},
+                     {"hardware", cm->plan.hardware},
+                     {"groups", cm->plan.groups.size()},
+                     {"fused_groups", cm->plan.fusedGroupCount()}};
         if (r.checked) {
             j["checked"] = true;
             j["all_passed"] = r.allPassed;
@@ -423,7 +466,8 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             // The end of a node name is its most distinctive part (".../conv.2/Conv").
             std::string name = printableName(k.name);
             if (name.size() > 27) name = "..." + name.substr(name.size() - 24);
-            std::string op = k.opType + (k.reference ? " (ref)" : "");
+            std::string op = k.opType + (k.ops.size() > 1 ? "+" + std::to_string(k.ops.size() - 1) : std::string()) +
+                             (k.reference ? " (ref)" : "");
             char ai[32], gf[32], gb[32], re[32];
             std::snprintf(ai, sizeof ai, "%.2f", k.bytes > 0 ? rateFlops(k) / static_cast<double>(k.bytes) : 0.0);
             std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0);
@@ -440,6 +484,10 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             if (r.checked) out << std::setw(11) << (k.checked ? re : "ref") << (k.passed ? "" : "  FAILED");
             out << "\n";
         }
+        if (cm->plan.fusedGroupCount() > 0)
+            out << "fusion plan: " << cm->plan.planner
+                << (cm->plan.hardware.empty() ? std::string() : " for " + cm->plan.hardware) << ", "
+                << cm->plan.fusedGroupCount() << " fused kernels (op \"Conv+2\" = Conv with 2 ops fused)\n";
         if (ropts.time && r.total.reps > 0) out << "end to end: " << seconds(r.total.median) << " (median of " << r.total.reps << ")\n";
         for (const auto& o : outs)
             out << "output '" << o["name"].get<std::string>() << "': " << o["dtype"].get<std::string>()
@@ -513,7 +561,7 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, lower::Target::Cuda);
+                                cm, err, lower::Target::Cuda, options.fusion);
         rc != kExitOk)
         return rc;
     // What to compile: the whole module (stdout), or one module per kernel (--output-dir).
@@ -625,7 +673,7 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err);
+                                cm, err, lower::Target::Cpu, options.fusion);
         rc != kExitOk)
         return rc;
     if (emit == "cpp") {

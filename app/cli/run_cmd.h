@@ -35,6 +35,7 @@
 
 namespace tessera::ir {
 struct TensorData;
+struct Model;
 }
 namespace tessera::lower {
 enum class Target;
@@ -47,6 +48,13 @@ namespace tessera::cli {
 
 constexpr int kExitCheckFailed = 3;
 constexpr int kExitKernelFault = 4;
+
+/// `--plan` and `--hw` of run, compile and report: a planner name (none, hidet, fuseplanner) or a
+/// plan JSON file (`plan --output`), and a hardware profile name or JSON file (default h200).
+struct FusionChoice {
+    std::string plan;
+    std::string hw;
+};
 
 struct RunCmdOptions {
     std::string modelPath;
@@ -65,6 +73,7 @@ struct RunCmdOptions {
     bool noTiming = false;
     std::string arch;                 ///< cuda: NVRTC architecture; empty = the device's own
     int device = -1;                  ///< cuda: device ordinal; -1 = not given (device 0)
+    FusionChoice fusion;
 };
 
 struct CompileCmdOptions {
@@ -76,6 +85,7 @@ struct CompileCmdOptions {
     std::vector<std::string> inputs;
     int threads = 2;
     bool fallbackReference = false;
+    FusionChoice fusion;
 };
 
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err);
@@ -83,10 +93,17 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
 /// `run`'s loading and compiling, shared with `compile` and `report`: loads a model or program
 /// (DSL errors shown with the source line and a caret), builds its runtime inputs from NAME=FILE.npy
 /// specs plus seeded defaults, and compiles it for `target` (compile warnings go to `err`).
-/// Returns an exit code: 0 ok (`inputs` and `compiled` set), 2 bad input (errors on `err`).
+/// `fusion` picks the fusion plan (an unknown planner, unreadable plan file or unknown profile is
+/// bad input). Returns an exit code: 0 ok (`inputs` and `compiled` set), 2 bad input (errors on `err`).
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
-                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err, lower::Target target);
+                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err, lower::Target target,
+                   const FusionChoice& fusion = {});
+
+/// Loads a model or program and builds its runtime inputs (NAME=FILE.npy specs plus seeded
+/// defaults), printing errors as `run` does. Returns an exit code (0 = ok).
+int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
+                  std::vector<ir::TensorData>& inputs, std::ostream& err);
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace tessera::cli

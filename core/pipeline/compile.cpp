@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 #include <random>
 
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/prepare.h"
+#include "core/schedule/planners.h"
 #include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
@@ -28,6 +31,11 @@ std::vector<ir::TensorData> CompiledModel::runtimeInputsOf(const std::vector<ir:
 int CompiledModel::stepOfNode(const std::string& name) const {
     for (std::size_t i = 0; i < steps.size(); ++i)
         if (steps[i].name == name) return static_cast<int>(i);
+    const ir::NodeId id = model.graph.findNode(name);
+    if (id == ir::kNoNode) return -1;
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        if (std::find(steps[i].members.begin(), steps[i].members.end(), id) != steps[i].members.end())
+            return static_cast<int>(i);
     return -1;
 }
 
@@ -95,6 +103,185 @@ CompiledStep referenceStep(const ir::Graph& g, ir::NodeId id, CompiledStep step)
     return step;
 }
 
+/// A program's `fuse` group as a plan group: a conv chain when it holds exactly two convolutions
+/// of the kinds FusePlanner pairs (the ops between them and after the second inlined), else an
+/// anchor with prologue (members before the anchor) and epilogue (members after it).
+schedule::FusionGroup groupOfDecl(const ir::Graph& g, const std::vector<ir::NodeId>& order,
+                                  const ir::FusionGroupDecl& decl) {
+    schedule::FusionGroup grp;
+    grp.name = decl.name;
+    grp.reason = "the program's fuse statement";
+    for (ir::NodeId id : order)
+        if (std::find(decl.members.begin(), decl.members.end(), g.node(id).name) != decl.members.end())
+            grp.ops.push_back(g.node(id).name);
+    grp.anchor = decl.anchor.empty() && !grp.ops.empty() ? grp.ops.front() : decl.anchor;
+    std::vector<std::pair<std::string, schedule::ConvLayerKind>> convs;
+    for (const auto& name : grp.ops) {
+        const ir::NodeId id = g.findNode(name);
+        if (g.node(id).opType != "Conv") continue;
+        auto layer = schedule::convLayerOf(g, id);
+        convs.emplace_back(name, layer.ok() ? layer->kind : schedule::ConvLayerKind::Standard);
+    }
+    using K = schedule::ConvLayerKind;
+    if (convs.size() == 2 && convs[0].second != K::Standard && convs[1].second != K::Standard &&
+        !(convs[0].second == K::Depthwise && convs[1].second == K::Depthwise)) {
+        grp.kind = convs[0].second == K::Depthwise   ? schedule::FusionKind::DwPw
+                   : convs[1].second == K::Depthwise ? schedule::FusionKind::PwDw
+                                                     : schedule::FusionKind::PwPw;
+        grp.anchor = convs[0].first;
+        bool afterSecond = false;
+        for (const auto& name : grp.ops) {
+            if (name == convs[1].first) {
+                afterSecond = true;
+                continue;
+            }
+            if (afterSecond) grp.epilogue.push_back(name);
+        }
+        return grp;
+    }
+    grp.kind = grp.ops.size() == 1 ? schedule::FusionKind::Single : schedule::FusionKind::PrologueEpilogue;
+    bool afterAnchor = false;
+    for (const auto& name : grp.ops) {
+        if (name == grp.anchor) {
+            afterAnchor = true;
+            continue;
+        }
+        (afterAnchor ? grp.epilogue : grp.prologue).push_back(name);
+    }
+    return grp;
+}
+
+std::string joinNames(const std::vector<std::string>& names, std::size_t limit = 6) {
+    std::string r;
+    for (std::size_t i = 0; i < names.size() && i < limit; ++i) r += (i ? ", " : "") + names[i];
+    if (names.size() > limit) r += ", ... (" + std::to_string(names.size()) + " in all)";
+    return r;
+}
+
+/// The plan to compile with (see compile.h), resolved onto the specialised graph: names that are
+/// not in it dropped, nodes it does not mention added as single groups, groups that break a rule
+/// split into singles (each with a warning giving the rule), groups in a topological order.
+support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const CompileOptions& options,
+                                                   const std::string& file, support::DiagnosticList& warnings) {
+    const ir::Graph& g = m.graph;
+    target::GpuProfile hw = options.hardware;
+    if (hw.name.empty()) {
+        auto h = target::findGpuProfile("h200");
+        if (h.ok()) hw = *h;
+    }
+    schedule::FusionPlan plan;
+    bool explicitPlan = false;
+    if (options.plan) {
+        plan = *options.plan;
+        explicitPlan = true;
+    } else if (!options.planner.empty()) {
+        auto p = schedule::makePlan(g, options.planner, hw);
+        if (!p.ok()) return p.diagnostics();
+        plan = std::move(*p);
+    } else if (!m.program.fusions.empty()) {
+        const auto order = g.topologicalOrder();
+        plan.planner = "program";
+        for (const auto& decl : m.program.fusions) plan.groups.push_back(groupOfDecl(g, *order, decl));
+        explicitPlan = true;
+    } else {
+        return schedule::planNone(g);
+    }
+
+    // Resolve names onto g.
+    std::set<std::string> seen;
+    std::vector<std::string> missing, duplicated;
+    std::vector<schedule::FusionGroup> groups;
+    for (schedule::FusionGroup grp : plan.groups) {
+        std::vector<std::string> ops;
+        for (const auto& name : grp.ops) {
+            const ir::NodeId id = g.findNode(name);
+            if (id == ir::kNoNode) {
+                missing.push_back(name);
+                continue;
+            }
+            if (g.node(id).opType == "Constant" && g.node(id).domain.empty()) continue;
+            if (!seen.insert(name).second) {
+                duplicated.push_back(name);
+                continue;
+            }
+            ops.push_back(name);
+        }
+        if (ops.empty()) continue;
+        auto keep = [&](std::vector<std::string>& v) {
+            std::erase_if(v, [&](const std::string& n) { return std::find(ops.begin(), ops.end(), n) == ops.end(); });
+        };
+        grp.ops = std::move(ops);
+        keep(grp.prologue);
+        keep(grp.epilogue);
+        if (std::find(grp.ops.begin(), grp.ops.end(), grp.anchor) == grp.ops.end()) grp.anchor = grp.ops.front();
+        if (grp.ops.size() == 1) grp.kind = schedule::FusionKind::Single;
+        groups.push_back(std::move(grp));
+    }
+    std::vector<std::string> unplanned;
+    for (std::size_t i = 0; i < g.numNodes(); ++i) {
+        const ir::Node& n = g.node(static_cast<ir::NodeId>(i));
+        if ((n.opType == "Constant" && n.domain.empty()) || seen.count(n.name)) continue;
+        schedule::FusionGroup single;
+        single.name = n.name;
+        single.ops = {n.name};
+        single.anchor = n.name;
+        single.reason = "not in the plan";
+        groups.push_back(std::move(single));
+        unplanned.push_back(n.name);
+    }
+    if (explicitPlan && !missing.empty())
+        warnings.warning(file, "fusion plan",
+                         std::to_string(missing.size()) + " planned node(s) are not in the compiled graph (folded as "
+                         "constants, or unknown): " + joinNames(missing));
+    if (!duplicated.empty())
+        warnings.warning(file, "fusion plan",
+                         "node(s) in more than one group (kept in the first): " + joinNames(duplicated));
+    if (explicitPlan && !unplanned.empty())
+        warnings.warning(file, "fusion plan", "node(s) the plan does not mention run alone: " + joinNames(unplanned));
+    plan.groups = std::move(groups);
+
+    // Split the groups that break a rule.
+    const auto violations = schedule::checkPlan(g, plan, &hw);
+    std::map<int, std::string> broken;
+    for (const auto& v : violations) {
+        if (v.group < 0) {
+            warnings.warning(file, "fusion plan", v.message + "; compiling one kernel per node");
+            return schedule::planNone(g);
+        }
+        if (!broken.count(v.group)) broken[v.group] = v.message;
+    }
+    if (!broken.empty()) {
+        std::vector<schedule::FusionGroup> kept;
+        for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+            auto it = broken.find(static_cast<int>(i));
+            if (it == broken.end()) {
+                kept.push_back(plan.groups[i]);
+                continue;
+            }
+            const schedule::FusionGroup& grp = plan.groups[i];
+            warnings.warning(file, "group '" + grp.name + "'",
+                             "not fused (" + it->second + "): its ops run as separate kernels");
+            for (std::size_t k = 0; k < grp.ops.size(); ++k) {
+                schedule::FusionGroup single;
+                single.name = grp.ops.size() == 1 ? grp.name : grp.name + "." + std::to_string(k);
+                single.ops = {grp.ops[k]};
+                single.anchor = grp.ops[k];
+                single.reason = "split: " + it->second;
+                kept.push_back(std::move(single));
+            }
+        }
+        plan.groups = std::move(kept);
+    }
+    auto ordered = schedule::normalizePlan(g, std::move(plan));
+    if (!ordered.ok()) {
+        std::string why = ordered.diagnostics().items().empty() ? "the groups form a cycle"
+                                                                : ordered.diagnostics().items().front().message;
+        warnings.warning(file, "fusion plan", why + "; compiling one kernel per node");
+        return schedule::planNone(g);
+    }
+    return std::move(*ordered);
+}
+
 }  // namespace
 
 support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
@@ -119,30 +306,30 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         diags.error(file, "graph", "the graph has a cycle");
         return diags;
     }
-    for (const ir::FusionGroupDecl& f : cm.model.program.fusions) {
-        std::string members;
-        for (const auto& m : f.members) members += (members.empty() ? "" : ", ") + m;
-        cm.warnings.warning(file, "fusion group '" + f.name + "'",
-                            "not applied yet: " + members +
-                                " run as separate kernels with their own schedules" +
-                                (cm.model.program.scheduleFor(f.name) ? " (the group's schedule is unused)" : ""));
-    }
     lower::LowerOptions lopts;
     lopts.target = options.target;
     lopts.cpuThreads = options.cpuThreads;
     lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
     lopts.opset = cm.model.defaultOpset();
-    std::size_t done = 0;
-    for (ir::NodeId id : *order) {
-        if (cancel && cancel->isCancelled()) {
-            diags.error(file, "compile", "cancelled");
-            return diags;
-        }
-        if (progress) progress(0.8 * static_cast<double>(done++) / static_cast<double>(order->size()), "lowering");
+
+    auto noteCudaGaps = [&](const lower::Kernel& k, const std::string& where) {
+        if (options.target != lower::Target::Cuda) return;
+        for (const std::string& note : k.notes)
+            if (note.find("not implemented") != std::string::npos)
+                cm.warnings.warning(file, where, "CUDA target: " + note);
+    };
+    auto planOr = choosePlan(cm.model, options, file, cm.warnings);
+    if (!planOr.ok()) return planOr.diagnostics();
+    schedule::FusionPlan plan = std::move(*planOr);
+
+    // Lower one node alone (a single group, or a member of a group that could not be fused).
+    auto lowerSingle = [&](ir::NodeId id, const std::string& groupName) {
         const ir::Node& n = g.node(id);
         CompiledStep step;
         step.node = id;
         step.name = n.name;
+        step.group = groupName;
+        step.members = {id};
         step.opType = n.opType;
         if (auto f = ir::nodeFlops(g, id)) step.nodeFlops = *f;
         if (!lower::hasGenerator(n)) {
@@ -150,34 +337,107 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
                 diags.error(file, "node '" + n.name + "' (" + n.opType + ")",
                             "no code generator for op '" + n.opType +
                                 "'; run with --fallback-reference to run this node in the reference interpreter");
-                continue;
+                return;
             }
             cm.steps.push_back(referenceStep(g, id, std::move(step)));
-            continue;
+            return;
         }
         lopts.kernelName = n.name;
         auto lk = lower::lowerNode(g, id, cm.model.program.scheduleFor(n.name), lopts);
         if (!lk.ok() && options.fallbackReference && lower::isUnsupportedForm(lk.diagnostics())) {
             cm.steps.push_back(referenceStep(g, id, std::move(step)));
-            continue;
+            return;
         }
         if (!lk.ok()) {
             diags.append(lk.diagnostics());
             if (lower::isUnsupportedForm(lk.diagnostics()))
                 diags.items().back().notes.push_back(
                     "run with --fallback-reference to run this node in the reference interpreter");
-            continue;
+            return;
         }
-        if (options.target == lower::Target::Cuda)
-            for (const std::string& note : lk->kernel.notes)
-                if (note.find("not implemented") != std::string::npos)
-                    cm.warnings.warning(file, "node '" + n.name + "' (" + n.opType + ")", "CUDA target: " + note);
+        noteCudaGaps(lk->kernel, "node '" + n.name + "' (" + n.opType + ")");
         step.kernel = std::move(lk->kernel);
         step.inputs = std::move(lk->inputs);
         step.outputs = std::move(lk->outputs);
         step.counts = lower::countKernel(step.kernel);
         cm.steps.push_back(std::move(step));
+    };
+
+    schedule::FusionPlan applied;
+    applied.planner = plan.planner;
+    applied.hardware = plan.hardware;
+    std::size_t done = 0;
+    for (const schedule::FusionGroup& group : plan.groups) {
+        if (cancel && cancel->isCancelled()) {
+            diags.error(file, "compile", "cancelled");
+            return diags;
+        }
+        if (progress)
+            progress(0.8 * static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(1, g.numNodes())),
+                     "lowering");
+        done += group.ops.size();
+        std::vector<ir::NodeId> members;
+        for (const auto& name : group.ops) members.push_back(g.findNode(name));
+        auto splitGroup = [&](const std::string& why) {
+            if (!why.empty())
+                cm.warnings.warning(file, "group '" + group.name + "'",
+                                    "not fused (" + why + "): its " + std::to_string(members.size()) +
+                                        " ops run as separate kernels");
+            for (std::size_t m = 0; m < members.size(); ++m) {
+                schedule::FusionGroup single;
+                single.name = members.size() == 1 ? group.name : group.name + "." + std::to_string(m);
+                single.kind = schedule::FusionKind::Single;
+                single.ops = {group.ops[m]};
+                single.anchor = group.ops[m];
+                single.reason = why.empty() ? group.reason : "split: " + why;
+                applied.groups.push_back(std::move(single));
+                lowerSingle(members[m], applied.groups.back().name);
+            }
+        };
+        if (group.kind == schedule::FusionKind::Single || members.size() == 1) {
+            splitGroup({});
+            continue;
+        }
+        const ir::KernelScheduleDecl* sched = cm.model.program.scheduleFor(group.name);
+        if (!sched) sched = cm.model.program.scheduleFor(group.anchor);
+        lopts.kernelName = group.anchor;
+        auto lk = lower::lowerGroup(g, group, sched, lopts);
+        if (!lk.ok()) {
+            std::string why;
+            for (const auto& d : lk.diagnostics().items())
+                if (d.severity == support::Severity::Error) {
+                    why = d.message;
+                    break;
+                }
+            splitGroup(why.empty() ? "the lowering refused it" : why);
+            continue;
+        }
+        const ir::NodeId anchor = g.findNode(group.anchor);
+        CompiledStep step;
+        step.node = anchor != ir::kNoNode ? anchor : members.front();
+        step.name = g.node(step.node).name;
+        step.group = group.name;
+        step.members = members;
+        step.opType = g.node(step.node).opType;
+        std::int64_t flops = 0;
+        for (ir::NodeId m : members) {
+            const auto f = ir::nodeFlops(g, m);
+            if (!f) {
+                flops = -1;
+                break;
+            }
+            flops += *f;
+        }
+        step.nodeFlops = flops;
+        noteCudaGaps(lk->kernel, "group '" + group.name + "'");
+        step.kernel = std::move(lk->kernel);
+        step.inputs = std::move(lk->inputs);
+        step.outputs = std::move(lk->outputs);
+        step.counts = lower::countKernel(step.kernel);
+        cm.steps.push_back(std::move(step));
+        applied.groups.push_back(group);
     }
+    cm.plan = std::move(applied);
     if (diags.hasErrors()) return diags;
 
     if (progress) progress(0.85, "generating code");

@@ -6,7 +6,13 @@
 /// (core/codegen/cpp for the CPU, core/codegen/cuda for CUDA: one launch configuration per kernel). Running and checking the result is core/pipeline/run.h.
 ///
 /// Semantics
-/// - One kernel per node (fusion plans come later). Steps are in the graph's topological order.
+/// - One kernel per fusion group (core/schedule/fusion_plan.h): the plan is CompileOptions::plan
+///   when given (node names; nodes that folding removed are dropped from their group; nodes the
+///   plan does not mention run alone), else the plan CompileOptions::planner makes on the
+///   specialised graph, else the program's `fuse` groups (DSL), else one kernel per node. A group
+///   that breaks a rule (checkPlan) or that the lowering cannot fuse is split into single-op
+///   kernels with a warning giving the reason; CompiledModel::plan is the plan actually applied.
+///   Steps are in a topological order of the groups.
 /// - A node whose op has no code generator stops the compile with an error naming it, unless
 ///   CompileOptions::fallbackReference is set: then it becomes a Reference step, run by the
 ///   reference interpreter between kernels and marked so in every report. The same holds for a
@@ -20,6 +26,7 @@
 /// is called from the calling thread.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,8 @@
 #include "core/ir/graph.h"
 #include "core/lower/counts.h"
 #include "core/lower/lower.h"
+#include "core/schedule/fusion_plan.h"
+#include "core/target/gpu_profile.h"
 #include "core/support/cancel.h"
 #include "core/support/expected.h"
 
@@ -38,6 +47,13 @@ struct CompileOptions {
     int cpuThreads = 2;              ///< workers the default schedules aim for
     bool fallbackReference = false;  ///< run ops without a generator in the reference interpreter
     std::int64_t gpuGemmMinBlocks = 16;  ///< lower::LowerOptions::gpuGemmMinBlocks for the CUDA target
+    /// An explicit fusion plan (takes precedence over `planner`).
+    std::optional<schedule::FusionPlan> plan;
+    /// "none", "hidet" or "fuseplanner" (schedule::makePlan), run on the specialised graph; empty =
+    /// the program's fuse groups, or none.
+    std::string planner;
+    /// Hardware profile for the planner and the plan's checks; empty name = the built-in "h200".
+    target::GpuProfile hardware;
 };
 
 enum class StepKind { Kernel, Reference };
@@ -45,13 +61,15 @@ enum class StepKind { Kernel, Reference };
 struct CompiledStep {
     StepKind kind = StepKind::Kernel;
     ir::NodeId node = ir::kNoNode;    ///< in CompiledModel::model.graph
-    std::string name;                 ///< node name
+    std::string name;                 ///< node name (the anchor's for a fused group)
+    std::string group;                ///< fusion group name (the node's name when nothing is fused)
+    std::vector<ir::NodeId> members;  ///< every node the step computes (node first for singles)
     std::string opType;
     std::vector<ir::ValueId> inputs;  ///< kernel params (inputs), or the node's present inputs
     std::vector<ir::ValueId> outputs; ///< kernel params (outputs), or the node's present outputs
     lower::Kernel kernel;             ///< Kernel steps only
     lower::KernelCounts counts;       ///< Kernel steps only
-    std::int64_t nodeFlops = -1;      ///< FLOPs of the node by the op registry (-1 unknown)
+    std::int64_t nodeFlops = -1;      ///< FLOPs of the node(s) by the op registry (-1 unknown)
     std::string entry;                ///< exported symbol (Kernel steps)
     codegen::CudaLaunch launch;       ///< grid and block of the kernel (CUDA target, Kernel steps)
     int firstLine = 0, lastLine = 0;  ///< lines of the kernel in CompiledModel::source (1-based)
@@ -67,14 +85,17 @@ struct CompiledModel {
     std::vector<std::size_t> inputSlots;
     lower::Target target = lower::Target::Cpu;
     /// What the compile did not honour, as warnings (where = the node or group): a DSL `stage`
-    /// the CUDA target does not implement yet, fusion groups of a program (not applied before
-    /// fusion plans exist: each member runs as its own kernel and the group's schedule is unused).
+    /// the CUDA target does not implement yet, fusion groups split because they break a rule or
+    /// the lowering cannot fuse them (with the reason), plan nodes missing from the graph.
     support::DiagnosticList warnings;
+    /// The fusion plan applied (groups as compiled, after splitting refused ones; names of the
+    /// specialised graph). planner "none" with one group per node when no fusion was asked for.
+    schedule::FusionPlan plan;
 
     int kernelCount() const;
     /// The subset of the caller's inputs (given to compileModel) that model.graph still takes.
     std::vector<ir::TensorData> runtimeInputsOf(const std::vector<ir::TensorData>& callerInputs) const;
-    /// Index of the step computing node `name`, -1 if none.
+    /// Index of the step computing node `name` (alone or as a member of a fused group), -1 if none.
     int stepOfNode(const std::string& name) const;
 };
 

@@ -1,6 +1,8 @@
 #include "core/pipeline/prepare.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "core/ir/shape_inference.h"
 #include "core/runtime/reference_interpreter.h"
@@ -122,6 +124,56 @@ ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId nid) {
         sub.outputs().push_back(id);
     }
     sub.addNode(std::move(copy));
+    return sub;
+}
+
+ir::Graph groupGraph(const ir::Graph& g, const std::vector<ir::NodeId>& nodes, const std::vector<ir::ValueId>& outputs) {
+    if (nodes.size() == 1 && outputs.size() == g.node(nodes[0]).outputs.size()) return singleNodeGraph(g, nodes[0]);
+    ir::Graph sub;
+    sub.name = nodes.empty() ? std::string() : g.node(nodes.front()).name;
+    std::map<ir::ValueId, ir::ValueId> mapped;  // value of g -> value of sub
+    auto valueOf = [&](ir::ValueId v, bool produced) {
+        auto it = mapped.find(v);
+        if (it != mapped.end()) return it->second;
+        ir::Value val = g.value(v);
+        val.isGraphOutput = false;
+        ir::ValueId id;
+        if (produced) {
+            val.isGraphInput = val.isInitializer = false;
+            val.data.reset();
+            id = sub.addValue(val);
+        } else {
+            const bool constant = static_cast<bool>(val.data);
+            val.isInitializer = constant;
+            val.isGraphInput = !constant;
+            id = sub.addValue(val);
+            if (constant)
+                sub.initializers().push_back(id);
+            else
+                sub.inputs().push_back(id);
+        }
+        mapped[v] = id;
+        return id;
+    };
+    std::set<ir::ValueId> producedHere;
+    for (ir::NodeId n : nodes)
+        for (ir::ValueId v : g.node(n).outputs)
+            if (v != ir::kNoValue) producedHere.insert(v);
+    for (ir::NodeId n : nodes) {
+        ir::Node copy = g.node(n);
+        for (std::size_t i = 0; i < copy.inputs.size(); ++i)
+            if (copy.inputs[i] != ir::kNoValue) copy.inputs[i] = valueOf(copy.inputs[i], producedHere.count(copy.inputs[i]) > 0);
+        for (ir::ValueId v : runtime::subgraphInputs(g, n)) valueOf(v, producedHere.count(v) > 0);
+        for (std::size_t i = 0; i < copy.outputs.size(); ++i)
+            if (copy.outputs[i] != ir::kNoValue) copy.outputs[i] = valueOf(copy.outputs[i], true);
+        sub.addNode(std::move(copy));
+    }
+    for (ir::ValueId v : outputs) {
+        auto it = mapped.find(v);
+        if (it == mapped.end()) continue;
+        sub.value(it->second).isGraphOutput = true;
+        sub.outputs().push_back(it->second);
+    }
     return sub;
 }
 

@@ -60,6 +60,12 @@ support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const i
 
 ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId n);
 
+/// A graph of several nodes of `g` (a fusion group, in the order given, which must be
+/// topological): values the nodes read that none of them produces become runtime inputs (in
+/// first-use order) or initializers (constants); `outputs` (values produced by the nodes) become
+/// its graph outputs, in that order. Used to run a fused kernel's reference.
+ir::Graph groupGraph(const ir::Graph& g, const std::vector<ir::NodeId>& nodes, const std::vector<ir::ValueId>& outputs);
+
 /// A graph with the same values as `g` and only the nodes for which keep(node id) is true (in
 /// their original order); producer/consumer indices rebuilt.
 ir::Graph filterNodes(const ir::Graph& g, const std::vector<bool>& keep);

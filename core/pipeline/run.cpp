@@ -197,6 +197,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         k.ops = s.kind == StepKind::Kernel && !s.kernel.sourceOps.empty() ? s.kernel.sourceOps
                                                                            : std::vector<std::string>{s.name};
         k.reference = s.kind == StepKind::Reference;
+        k.group = s.group;
         k.usefulFlops = s.nodeFlops >= 0 ? static_cast<double>(s.nodeFlops) : -1.0;
         if (s.kind == StepKind::Kernel) {
             k.flops = s.counts.flops;
@@ -327,7 +328,10 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 progress(0.85 + 0.15 * static_cast<double>(s) / static_cast<double>(cm.steps.size()),
                          "checking against the reference interpreter");
             KernelReport& k = report.kernels[s];
-            ir::Graph sub = singleNodeGraph(g, step.node);
+            // A fused kernel is checked against its members run in the reference interpreter
+            // from the kernel's own inputs.
+            ir::Graph sub = step.members.size() > 1 ? groupGraph(g, step.members, step.outputs)
+                                                    : singleNodeGraph(g, step.node);
             const std::vector<ir::TensorData> subInputs = nodeInputs(sub, g, arena, layout);
             auto ref = runtime::evaluate(sub, subInputs, ropts, cancel);
             if (!ref.ok()) return ref.diagnostics();

@@ -82,6 +82,7 @@ struct KernelReport {
     std::string name;                 ///< node name
     std::string opType;
     std::vector<std::string> ops;     ///< nodes the kernel covers
+    std::string group;                ///< fusion group (CompiledStep::group)
     bool reference = false;           ///< ran in the reference interpreter (fallback)
     double flops = 0;                 ///< as issued by the kernel IR (node FLOPs for reference steps)
     /// The op's FLOPs by the op registry (ir::nodeFlops: the work the model asks for, without lanes
