@@ -1,18 +1,533 @@
 // lowerGroup (core/lower/lower.h): one kernel per fusion group.
+//
+// Hidet's post-scheduling fusion on the kernel IR: the anchor (or the fused conv chain) is lowered
+// alone, then its kernel is rewritten.
+// - Prologue P (output X, an input of the kernel): every Load X[idx] becomes P's scalar body
+//   (elementwiseExpr) over loads of P's inputs at broadcastIndex(idx); P's inputs take X's place
+//   among the params. Chains are handled by repeating this for the prologue whose output is an
+//   input of the kernel at that moment.
+// - Epilogue E reading Y (an output of the kernel) at the full shape: every Store to the Global
+//   buffer Y[idx] = v becomes `let y = v; Z[idx] = E(y, other inputs at broadcastIndex(idx))` with
+//   Z = E's output; Z takes Y's place among the outputs and E's other inputs are appended to the
+//   inputs. Y stays an output (stored as well) only when it is used outside the group.
+// Buffers that no longer are params are removed from the kernel (indices remapped).
+
+#include <algorithm>
+#include <functional>
+#include <set>
 
 #include "core/lower/lower.h"
 #include "core/lower/lower_fused.h"
+#include "core/lower/lower_util.h"
 
 namespace tessera::lower {
 
+namespace {
+
+using detail::LowerContext;
+
+support::DiagnosticList groupError(const std::string& where, std::string message) {
+    support::DiagnosticList d;
+    d.error("", where, std::move(message));
+    return d;
+}
+
+// ---- kernel-IR rewriting (trees are immutable: rebuilt bottom-up) ----
+
+using ExprFn = std::function<Expr(const Expr&)>;
+
+/// Rebuilds `e` with its arguments mapped first, then applies `f` to the (re)built node.
+Expr mapExpr(const Expr& e, const ExprFn& f) {
+    if (!e) return e;
+    bool changed = false;
+    std::vector<Expr> args;
+    args.reserve(e->args.size());
+    for (const Expr& a : e->args) {
+        Expr m = mapExpr(a, f);
+        changed = changed || m.get() != a.get();
+        args.push_back(std::move(m));
+    }
+    Expr cur = e;
+    if (changed) {
+        auto node = std::make_shared<ExprNode>(*e);
+        node->args = std::move(args);
+        cur = Expr(std::move(node));
+    }
+    return f(cur);
+}
+
+/// Rebuilds a statement tree: every expression through `f`, then every Store (with its mapped
+/// indices and value) through `storeFn` when given (a null result keeps the store).
+Stmt mapStmt(const Stmt& s, const ExprFn& f, const std::function<Stmt(const StmtNode&)>& storeFn) {
+    if (!s) return s;
+    auto n = std::make_shared<StmtNode>(*s);
+    for (Stmt& b : n->body) b = mapStmt(b, f, storeFn);
+    n->elseBody = mapStmt(n->elseBody, f, storeFn);
+    n->extent = mapExpr(n->extent, f);
+    n->value = mapExpr(n->value, f);
+    for (Expr& i : n->indices) i = mapExpr(i, f);
+    if (n->kind == StmtKind::Store && storeFn) {
+        if (Stmt r = storeFn(*n)) return r;
+    }
+    return n;
+}
+
+Expr identityFn(const Expr& e) { return e; }
+
+/// Buffers a statement tree loads from (`loads`) and stores to / allocates (`writes`).
+void collectBuffers(const Stmt& s, std::set<int>& loads, std::set<int>& writes) {
+    const ExprFn visit = [&](const Expr& e) {
+        if (e->kind == ExprKind::Load) loads.insert(e->buffer);
+        return e;
+    };
+    mapStmt(s, visit, [&](const StmtNode& st) -> Stmt {
+        writes.insert(st.buffer);
+        return nullptr;
+    });
+    std::function<void(const Stmt&)> allocs = [&](const Stmt& t) {
+        if (!t) return;
+        if (t->kind == StmtKind::Allocate) writes.insert(t->buffer);
+        for (const Stmt& b : t->body) allocs(b);
+        allocs(t->elseBody);
+    };
+    allocs(s);
+}
+
+/// A param of the kernel being rewritten: the graph value and its buffer.
+struct Param {
+    ir::ValueId value = ir::kNoValue;
+    int buffer = -1;
+    bool added = false;  ///< added by the fusion rewrite (dropped again when never referenced)
+};
+
+/// The rewrite state of one group kernel.
+class GroupRewriter {
+public:
+    GroupRewriter(const ir::Graph& g, LoweredKernel lk, std::vector<ir::NodeId> members, const LowerOptions& options,
+                  std::string where)
+        : m_g(g), m_lk(std::move(lk)), m_members(std::move(members)), m_options(options), m_where(std::move(where)) {
+        const std::size_t ni = m_lk.inputs.size();
+        for (std::size_t i = 0; i < m_lk.kernel.params.size(); ++i) {
+            Param p;
+            p.buffer = m_lk.kernel.params[i];
+            if (i < ni) {
+                p.value = m_lk.inputs[i];
+                m_ins.push_back(p);
+            } else {
+                p.value = m_lk.outputs[i - ni];
+                m_outs.push_back(p);
+            }
+        }
+    }
+
+    support::DiagnosticList applyPrologues(const std::vector<ir::NodeId>& prologues);
+    support::DiagnosticList applyEpilogue(ir::NodeId e);
+    support::Expected<LoweredKernel> finish();
+
+private:
+    bool isMember(ir::NodeId n) const { return std::find(m_members.begin(), m_members.end(), n) != m_members.end(); }
+    /// True when v is read by a node outside the group or is a graph output.
+    bool usedOutside(ir::ValueId v) const {
+        if (m_g.value(v).isGraphOutput) return true;
+        for (ir::ValueId o : m_g.outputs())
+            if (o == v) return true;
+        for (ir::NodeId c : m_g.consumers(v))
+            if (!isMember(c)) return true;
+        return false;
+    }
+    std::string nodeLabel(ir::NodeId n) const { return "'" + m_g.node(n).name + "' (" + m_g.node(n).opType + ")"; }
+    LowerContext contextOf(ir::NodeId n) const {
+        return LowerContext{m_g, n, m_g.node(n), nullptr, m_options, m_where};
+    }
+    /// Buffer of input value v, added as a new Global input param at ins position `pos` (or at the
+    /// end when pos < 0) unless it already is an input.
+    support::Expected<int> inputBuffer(ir::ValueId v, int pos = -1) {
+        for (const Param& p : m_ins)
+            if (p.value == v) return p.buffer;
+        const auto shape = detail::concreteShape(m_g, v);
+        if (!shape) return groupError(m_where, "value '" + m_g.value(v).name + "' has no concrete shape");
+        BufferDecl b;
+        b.name = m_g.value(v).name;
+        b.dtype = detail::dtypeOf(m_g, v);
+        b.shape = *shape;
+        b.scope = MemoryScope::Global;
+        b.role = BufferRole::Input;
+        Param p{v, m_lk.kernel.addBuffer(std::move(b)), true};
+        if (pos < 0 || static_cast<std::size_t>(pos) > m_ins.size()) m_ins.push_back(p);
+        else m_ins.insert(m_ins.begin() + pos, p);
+        return p.buffer;
+    }
+    int findIn(const std::vector<Param>& ps, ir::ValueId v) const {
+        for (std::size_t i = 0; i < ps.size(); ++i)
+            if (ps[i].value == v) return static_cast<int>(i);
+        return -1;
+    }
+
+    const ir::Graph& m_g;
+    LoweredKernel m_lk;
+    std::vector<ir::NodeId> m_members;
+    const LowerOptions& m_options;
+    std::string m_where;
+    std::vector<Param> m_ins, m_outs;
+    std::vector<int> m_removed;  ///< buffers that stopped being params
+};
+
+support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::NodeId>& prologues) {
+    std::vector<ir::NodeId> todo = prologues;
+    while (!todo.empty()) {
+        // The prologue whose output is an input of the kernel now (the one nearest the anchor).
+        auto it = std::find_if(todo.begin(), todo.end(), [&](ir::NodeId p) {
+            const ir::Node& n = m_g.node(p);
+            return !n.outputs.empty() && n.outputs[0] != ir::kNoValue && findIn(m_ins, n.outputs[0]) >= 0;
+        });
+        if (it == todo.end())
+            return groupError(m_where, "prologue " + nodeLabel(todo.front()) +
+                                           " does not produce an input of the anchor's kernel (or of another prologue)");
+        const ir::NodeId pid = *it;
+        todo.erase(it);
+        const ir::Node& pn = m_g.node(pid);
+        if (!detail::isInlinableElementwise(m_g, pid))
+            return groupError(m_where, "prologue " + nodeLabel(pid) + " is not an elementwise op that can be inlined");
+        const ir::ValueId x = pn.outputs[0];
+        if (usedOutside(x))
+            return groupError(m_where, "prologue " + nodeLabel(pid) + ": its output '" + m_g.value(x).name +
+                                           "' is used outside the group");
+        const int pos = findIn(m_ins, x);
+        const int xBuf = m_ins[static_cast<std::size_t>(pos)].buffer;
+        const auto xShape = detail::concreteShape(m_g, x);
+        if (!xShape) return groupError(m_where, "value '" + m_g.value(x).name + "' has no concrete shape");
+        m_removed.push_back(xBuf);
+        m_ins.erase(m_ins.begin() + pos);
+        // P's inputs take X's place (in slot order).
+        struct Operand {
+            int buffer = -1;
+            DType dtype = DType::Undefined;
+            std::vector<std::int64_t> shape;
+        };
+        std::vector<Operand> operands(pn.inputs.size());
+        int insertAt = pos;
+        for (std::size_t s = 0; s < pn.inputs.size(); ++s) {
+            const ir::ValueId v = pn.inputs[s];
+            if (v == ir::kNoValue) continue;
+            const auto sh = detail::concreteShape(m_g, v);
+            if (!sh) return groupError(m_where, "value '" + m_g.value(v).name + "' has no concrete shape");
+            if (sh->size() > xShape->size())
+                return groupError(m_where, "prologue " + nodeLabel(pid) + ": input '" + m_g.value(v).name +
+                                               "' has a higher rank than its output");
+            const bool existed = findIn(m_ins, v) >= 0;
+            auto b = inputBuffer(v, insertAt);
+            if (!b) return b.diagnostics();
+            if (!existed) ++insertAt;
+            operands[s] = Operand{*b, detail::dtypeOf(m_g, v), *sh};
+        }
+        const LowerContext ctx = contextOf(pid);
+        support::DiagnosticList errors;
+        m_lk.kernel.body = mapStmt(
+            m_lk.kernel.body,
+            [&](const Expr& e) -> Expr {
+                if (e->kind != ExprKind::Load || e->buffer != xBuf) return e;
+                std::vector<Expr> ins(pn.inputs.size());
+                for (std::size_t s = 0; s < operands.size(); ++s)
+                    if (operands[s].buffer >= 0)
+                        ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(e->args, operands[s].shape));
+                auto r = detail::elementwiseExpr(ctx, ins);
+                if (!r) {
+                    errors.append(r.diagnostics());
+                    return e;
+                }
+                return cast(*r, e->dtype);
+            },
+            nullptr);
+        if (errors.hasErrors()) return errors;
+        m_lk.kernel.notes.push_back("fused: prologue " + pn.name + " (" + pn.opType + ") inlined into the loads of '" +
+                                    m_g.value(x).name + "'");
+    }
+    return {};
+}
+
+support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
+    const ir::Node& en = m_g.node(eid);
+    if (!detail::isInlinableElementwise(m_g, eid))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + " is not an elementwise op that can be inlined");
+    // The kernel output it reads.
+    ir::ValueId y = ir::kNoValue;
+    for (ir::ValueId v : en.inputs) {
+        if (v == ir::kNoValue || findIn(m_outs, v) < 0) continue;
+        if (y != ir::kNoValue && y != v)
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + " reads two outputs of the kernel");
+        y = v;
+    }
+    if (y == ir::kNoValue)
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + " reads no output of the anchor's kernel");
+    const ir::ValueId z = en.outputs[0];
+    const auto yShape = detail::concreteShape(m_g, y);
+    const auto zShape = detail::concreteShape(m_g, z);
+    if (!yShape || !zShape) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": shapes are not concrete");
+    if (*yShape != *zShape)
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + " broadcasts '" + m_g.value(y).name +
+                                       "' to a larger shape: it does not read it at its full shape");
+    const int yPos = findIn(m_outs, y);
+    const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
+    {
+        std::set<int> loads, writes;
+        collectBuffers(m_lk.kernel.body, loads, writes);
+        if (loads.count(yBuf))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel reads back its output '" +
+                                           m_g.value(y).name + "' (accumulates in place), so the store cannot be rewritten");
+    }
+    for (ir::NodeId c : m_g.consumers(y))
+        if (c != eid && isMember(c))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": '" + m_g.value(y).name +
+                                           "' has another use inside the group (" + nodeLabel(c) + ")");
+    const bool keepY = usedOutside(y);
+    // The other operands, at the store's index broadcast.
+    struct Operand {
+        int buffer = -1;  ///< -1: absent; -2: the stored value
+        DType dtype = DType::Undefined;
+        std::vector<std::int64_t> shape;
+    };
+    std::vector<Operand> operands(en.inputs.size());
+    for (std::size_t s = 0; s < en.inputs.size(); ++s) {
+        const ir::ValueId v = en.inputs[s];
+        if (v == ir::kNoValue) continue;
+        if (v == y) {
+            operands[s].buffer = -2;
+            continue;
+        }
+        const ir::NodeId prod = m_g.producer(v);
+        if (prod != ir::kNoNode && isMember(prod))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": input '" + m_g.value(v).name +
+                                           "' is computed inside the group");
+        const auto sh = detail::concreteShape(m_g, v);
+        if (!sh) return groupError(m_where, "value '" + m_g.value(v).name + "' has no concrete shape");
+        if (sh->size() > zShape->size())
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": input '" + m_g.value(v).name +
+                                           "' has a higher rank than its output");
+        auto b = inputBuffer(v);
+        if (!b) return b.diagnostics();
+        operands[s] = Operand{*b, detail::dtypeOf(m_g, v), *sh};
+    }
+    // Z replaces Y among the outputs (Y stays before it when it is used outside the group).
+    BufferDecl zb;
+    zb.name = m_g.value(z).name;
+    zb.dtype = detail::dtypeOf(m_g, z);
+    zb.shape = *zShape;
+    zb.scope = MemoryScope::Global;
+    zb.role = BufferRole::Output;
+    const DType yType = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].dtype;
+    const int zBuf = m_lk.kernel.addBuffer(std::move(zb));
+    if (keepY) {
+        m_outs.insert(m_outs.begin() + yPos + 1, Param{z, zBuf, false});
+    } else {
+        m_removed.push_back(yBuf);
+        m_outs[static_cast<std::size_t>(yPos)] = Param{z, zBuf, false};
+    }
+    const LowerContext ctx = contextOf(eid);
+    const DType zType = detail::dtypeOf(m_g, z);
+    support::DiagnosticList errors;
+    Kernel& k = m_lk.kernel;
+    k.body = mapStmt(k.body, identityFn, [&](const StmtNode& st) -> Stmt {
+        if (st.buffer != yBuf) return nullptr;
+        const Var t = k.newVar("y", yType);
+        const Expr tv = varRef(t);
+        std::vector<Expr> ins(en.inputs.size());
+        for (std::size_t s = 0; s < operands.size(); ++s) {
+            if (operands[s].buffer == -2) ins[s] = tv;
+            else if (operands[s].buffer >= 0)
+                ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(st.indices, operands[s].shape));
+        }
+        auto r = detail::elementwiseExpr(ctx, ins);
+        if (!r) {
+            errors.append(r.diagnostics());
+            return nullptr;
+        }
+        std::vector<Stmt> body;
+        if (keepY) body.push_back(store(yBuf, st.indices, tv));
+        body.push_back(store(zBuf, st.indices, cast(*r, zType)));
+        return let(t, cast(st.value, yType), seq(std::move(body)));
+    });
+    if (errors.hasErrors()) return errors;
+    k.notes.push_back("fused: epilogue " + en.name + " (" + en.opType + ") inlined into the stores of '" +
+                      m_g.value(y).name + "'");
+    return {};
+}
+
+support::Expected<LoweredKernel> GroupRewriter::finish() {
+    Kernel& k = m_lk.kernel;
+    std::set<int> loads, writes;
+    collectBuffers(k.body, loads, writes);
+    auto referenced = [&](int b) { return loads.count(b) > 0 || writes.count(b) > 0; };
+    std::vector<int> drop = m_removed;
+    std::erase_if(m_ins, [&](const Param& p) {
+        if (p.added && !referenced(p.buffer)) {
+            drop.push_back(p.buffer);
+            return true;
+        }
+        return false;
+    });
+    for (int b : drop)
+        if (referenced(b))
+            return groupError(m_where, "internal error: buffer '" + k.buffers[static_cast<std::size_t>(b)].name +
+                                           "' is still used after the fusion rewrite");
+    // Compact the buffer list.
+    std::vector<int> remap(k.buffers.size(), -1);
+    std::vector<BufferDecl> kept;
+    for (std::size_t b = 0; b < k.buffers.size(); ++b) {
+        if (std::find(drop.begin(), drop.end(), static_cast<int>(b)) != drop.end()) continue;
+        remap[b] = static_cast<int>(kept.size());
+        kept.push_back(k.buffers[b]);
+    }
+    k.buffers = std::move(kept);
+    auto re = [&](int b) { return b >= 0 ? remap[static_cast<std::size_t>(b)] : b; };
+    k.body = mapStmt(
+        k.body,
+        [&](const Expr& e) -> Expr {
+            if (e->kind != ExprKind::Load || re(e->buffer) == e->buffer) return e;
+            auto n = std::make_shared<ExprNode>(*e);
+            n->buffer = re(e->buffer);
+            return Expr(std::move(n));
+        },
+        [&](const StmtNode& st) -> Stmt {
+            if (re(st.buffer) == st.buffer) return nullptr;
+            auto n = std::make_shared<StmtNode>(st);
+            n->buffer = re(st.buffer);
+            return n;
+        });
+    // Allocate statements are not Stores: remap them separately.
+    std::function<Stmt(const Stmt&)> allocs = [&](const Stmt& s) -> Stmt {
+        if (!s) return s;
+        auto n = std::make_shared<StmtNode>(*s);
+        for (Stmt& b : n->body) b = allocs(b);
+        n->elseBody = allocs(n->elseBody);
+        if (n->kind == StmtKind::Allocate) n->buffer = re(n->buffer);
+        return n;
+    };
+    k.body = allocs(k.body);
+    k.params.clear();
+    m_lk.inputs.clear();
+    m_lk.outputs.clear();
+    for (const Param& p : m_ins) {
+        k.params.push_back(re(p.buffer));
+        m_lk.inputs.push_back(p.value);
+    }
+    for (const Param& p : m_outs) {
+        k.params.push_back(re(p.buffer));
+        m_lk.outputs.push_back(p.value);
+    }
+    return std::move(m_lk);
+}
+
+std::string joinNames(const ir::Graph& g, const std::vector<ir::NodeId>& ids) {
+    std::string s;
+    for (ir::NodeId id : ids) s += (s.empty() ? "" : ", ") + g.node(id).name;
+    return s;
+}
+
+}  // namespace
+
 support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::FusionGroup& group,
                                             const ir::KernelScheduleDecl* schedule, const LowerOptions& options) {
-    (void)g;
-    (void)schedule;
-    (void)options;
-    support::DiagnosticList d;
-    d.error("", "group '" + group.name + "'", "fused lowering is not implemented yet");
-    return d;
+    const std::string where = "group '" + group.name + "'";
+    if (group.ops.empty()) return groupError(where, "the group has no ops");
+    auto find = [&](const std::string& name) -> support::Expected<ir::NodeId> {
+        const ir::NodeId id = g.findNode(name);
+        if (id == ir::kNoNode) return groupError(where, "member '" + name + "' is not in the graph");
+        return id;
+    };
+    std::vector<ir::NodeId> members;
+    for (const std::string& name : group.ops) {
+        auto id = find(name);
+        if (!id) return id.diagnostics();
+        members.push_back(*id);
+    }
+    auto findList = [&](const std::vector<std::string>& names) -> support::Expected<std::vector<ir::NodeId>> {
+        std::vector<ir::NodeId> r;
+        for (const std::string& name : names) {
+            if (!group.contains(name)) return groupError(where, "'" + name + "' is not a member of the group");
+            auto id = find(name);
+            if (!id) return id.diagnostics();
+            r.push_back(*id);
+        }
+        return r;
+    };
+    auto prologues = findList(group.prologue);
+    if (!prologues) return prologues.diagnostics();
+    // Epilogues in the group's (topological) order.
+    std::vector<ir::NodeId> epilogues;
+    for (ir::NodeId m : members)
+        if (std::find(group.epilogue.begin(), group.epilogue.end(), g.node(m).name) != group.epilogue.end())
+            epilogues.push_back(m);
+    if (epilogues.size() != group.epilogue.size())
+        return groupError(where, "an epilogue op is not a member of the group");
+
+    const std::string anchorName = group.anchor.empty() ? group.ops.front() : group.anchor;
+    if (!group.contains(anchorName)) return groupError(where, "the anchor '" + anchorName + "' is not a member");
+    auto anchor = find(anchorName);
+    if (!anchor) return anchor.diagnostics();
+
+    if (group.kind == schedule::FusionKind::Single) {
+        if (members.size() != 1) return groupError(where, "a single group must have exactly one op");
+        return lowerNode(g, *anchor, schedule, options);
+    }
+
+    support::Expected<LoweredKernel> base = groupError(where, "unreachable");
+    if (group.kind == schedule::FusionKind::PrologueEpilogue) {
+        for (ir::NodeId m : members) {
+            const std::string& nm = g.node(m).name;
+            const bool isPro = std::find(group.prologue.begin(), group.prologue.end(), nm) != group.prologue.end();
+            const bool isEpi = std::find(group.epilogue.begin(), group.epilogue.end(), nm) != group.epilogue.end();
+            if (m != *anchor && !isPro && !isEpi)
+                return groupError(where, "member '" + nm + "' is neither the anchor, a prologue nor an epilogue");
+        }
+        base = lowerNode(g, *anchor, schedule, options);
+        if (!base) {
+            support::DiagnosticList d = groupError(where, "lowering the anchor '" + anchorName + "' failed");
+            d.append(base.diagnostics());
+            return d;
+        }
+    } else {
+        // Conv chain: first conv (the anchor), the elementwise ops between, the second conv.
+        detail::ConvChainSpec spec;
+        spec.kind = group.kind;
+        spec.tile = group.tile;
+        spec.first = *anchor;
+        for (ir::NodeId m : members) {
+            if (m == *anchor) continue;
+            const std::string& nm = g.node(m).name;
+            if (std::find(group.epilogue.begin(), group.epilogue.end(), nm) != group.epilogue.end()) continue;
+            if (std::find(group.prologue.begin(), group.prologue.end(), nm) != group.prologue.end())
+                return groupError(where, "conv-chain groups take no prologue ('" + nm + "')");
+            if (g.node(m).opType == "Conv") {
+                if (spec.second != ir::kNoNode)
+                    return groupError(where, "conv chain with more than two convolutions ('" + nm + "')");
+                spec.second = m;
+            } else {
+                if (spec.second != ir::kNoNode)
+                    return groupError(where, "'" + nm + "' follows the second convolution but is not an epilogue");
+                spec.between.push_back(m);
+            }
+        }
+        if (g.node(*anchor).opType != "Conv" || spec.second == ir::kNoNode)
+            return groupError(where, "a conv-chain group needs two convolutions (the anchor first)");
+        base = detail::lowerConvChain(g, spec, options, where);
+        if (!base) return base.diagnostics();
+    }
+
+    GroupRewriter rw(g, std::move(*base), members, options, where);
+    if (auto d = rw.applyPrologues(*prologues); d.hasErrors()) return d;
+    for (ir::NodeId e : epilogues)
+        if (auto d = rw.applyEpilogue(e); d.hasErrors()) return d;
+    auto lk = rw.finish();
+    if (!lk) return lk.diagnostics();
+    Kernel& k = lk->kernel;
+    if (options.kernelName.empty()) k.name += "_fused";
+    k.sourceOps = group.ops;
+    k.opType = g.node(*anchor).opType;
+    std::string summary = "fused (" + std::string(schedule::fusionKindName(group.kind)) + "): anchor " + anchorName;
+    if (!prologues->empty()) summary += "; prologue " + joinNames(g, *prologues);
+    if (!epilogues.empty()) summary += "; epilogue " + joinNames(g, epilogues);
+    k.notes.insert(k.notes.begin(), summary);
+    return lk;
 }
 
 }  // namespace tessera::lower
