@@ -4,7 +4,8 @@
 # here (Debian 12, TESSERA_GUI=OFF) in .devcarry/ (git-ignored): bin/tessera-cli,
 # bin/tessera-runner, bin/tessera_gpu_tests and lib/ with the shared libraries the device image
 # lacks (libonnx, libonnx_proto, libprotobuf). Prepare with bench/device_pack.sh.
-# Usage (on the device): bench/device_run.sh [quick|tests|bench|latency|roofline|ncu|verify|all]   (default all)
+# Usage (on the device): bench/device_run.sh [quick|tests|bench|latency|roofline|ncu|verify|fusion|fusioncheck|all] [extra args]
+# fusion: bench/fusion_bench.py (issue 6; extra args e.g. --quick --ncu); fusioncheck: every sample under each planner, --check.
 # verify: the gpu tests, latency, roofs and energy, each under a time limit, logs in $OUT.
 set -uo pipefail
 what=${1:-all}
@@ -84,4 +85,25 @@ if [ "$what" = verify ]; then
   t 60 latency "$carry/bin/tessera_cuda_latency_bench" --reps 20
   t 60 roofs "$cli" roofline measure --target cuda --quick
   t 60 mb_b1 "$cli" run samples/mobilenet_v2.onnx --target cuda --check --input input=samples/mobilenet_v2_input.npy
+fi
+if [ "$what" = fusioncheck ]; then
+  echo "== every sample --target cuda --check under each planner (issue 6)"
+  for plan in hidet fuseplanner; do
+    for f in samples/*.onnx samples/*.tsr samples/external_data/model.onnx; do
+      printf '%s %s: ' "$plan" "$f"
+      timeout 120 "$cli" run "$f" --target cuda --check --no-timing --fallback-reference --plan $plan --json >"$out/fc.json" 2>"$out/err.txt"; rc=$?
+      python3 -c "import json,sys; j=json.load(open('$out/fc.json')); print('rc=$rc kernels', len(j.get('kernels',[])), 'fused', j.get('plan',{}).get('fused_groups'), 'all_passed', j.get('all_passed'))" 2>/dev/null || echo "rc=$rc"
+      grep -i "warning\|error" "$out/err.txt" | head -3
+    done
+  done
+  "$cli" run samples/mobilenet_v2.onnx --target cuda --check --plan fuseplanner --input input=samples/mobilenet_v2_input.npy --output-dir "$out/mbf" 2>&1 | tail -5
+  python3 - "$out/mbf" <<'EOF3'
+import sys, numpy as np, glob
+got = np.load(glob.glob(sys.argv[1] + "/*.npy")[0]); want = np.load("samples/mobilenet_v2_output.npy")
+print("MobileNetV2 cuda fuseplanner vs torch output: rel L2 =", float(np.linalg.norm(got - want) / np.linalg.norm(want)))
+EOF3
+fi
+if [ "$what" = fusion ]; then
+  echo "== fusion bench (issue 6)"
+  PYTHONUNBUFFERED=1 timeout 560 python3 bench/fusion_bench.py "$cli" /tmp/fusionbench ${2:-} ${3:-} 2>&1 | tee "$out/fusion_bench.log" | tail -60
 fi

@@ -400,6 +400,10 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         }
         const ir::KernelScheduleDecl* sched = cm.model.program.scheduleFor(group.name);
         if (!sched) sched = cm.model.program.scheduleFor(group.anchor);
+        if (sched && schedule::isConvChain(group.kind))
+            cm.warnings.warning(file, "group '" + group.name + "'",
+                                std::string("the schedule of a ") + schedule::fusionKindName(group.kind) +
+                                    " group is not used: fused convolution kernels take their tile from the plan");
         lopts.kernelName = group.anchor;
         auto lk = lower::lowerGroup(g, group, sched, lopts);
         if (!lk.ok()) {
