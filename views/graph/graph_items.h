@@ -71,6 +71,8 @@ public:
     int type() const override { return Type; }
     int fromId() const { return m_from; }
     int toId() const { return m_to; }
+    /// The edge's curve in scene coordinates (without the arrow head).
+    const QPainterPath& path() const { return m_path; }
 
     QRectF boundingRect() const override { return m_bounds; }
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;

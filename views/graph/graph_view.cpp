@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <QAction>
+#include <QContextMenuEvent>
 #include <QEvent>
 #include <QFrame>
 #include <QGraphicsScene>
@@ -11,8 +12,11 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QTimer>
 #include <QToolButton>
 #include <QWheelEvent>
 
@@ -159,6 +163,26 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGrap
     m_fit = makeAction(tr("&Fit to Window"), {QKeySequence(Qt::CTRL | Qt::Key_0), QKeySequence(Qt::Key_F)},
                        [this] { fitToWindow(); });
     m_find = makeAction(tr("&Find Node..."), {QKeySequence(Qt::CTRL | Qt::Key_F)}, [this] { showFindBar(); });
+    m_fuseAction = makeAction(tr("F&use Selected Nodes"), {QKeySequence(Qt::CTRL | Qt::Key_G)}, [this] { requestFuse(); });
+    m_fuseAction->setObjectName(QStringLiteral("fuseAction"));
+    m_fuseAction->setToolTip(tr("Fuse the selected operators into one kernel (Ctrl+G; select with Ctrl+click or Shift+drag)"));
+    m_splitAction = makeAction(tr("S&plit Fusion Group"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G)},
+                               [this] { requestSplit(); });
+    m_splitAction->setObjectName(QStringLiteral("splitAction"));
+    m_splitAction->setToolTip(tr("Split the selected node's fusion group into one kernel per op (Ctrl+Shift+G)"));
+
+    m_balloon = new QLabel(viewport());
+    m_balloon->setObjectName(QStringLiteral("nodeBalloon"));
+    m_balloon->setWordWrap(true);
+    m_balloon->setMaximumWidth(380);
+    m_balloon->setTextFormat(Qt::PlainText);
+    m_balloon->setStyleSheet(QStringLiteral("QLabel { background: #fff8e1; color: #3e2723; border: 1px solid #c62828; "
+                                            "border-radius: 5px; padding: 5px 8px; }"));
+    m_balloon->setAttribute(Qt::WA_TransparentForMouseEvents);
+    m_balloon->hide();
+    m_balloonTimer = new QTimer(this);
+    m_balloonTimer->setSingleShot(true);
+    connect(m_balloonTimer, &QTimer::timeout, m_balloon, &QWidget::hide);
 
     m_legend = new StatusLegend(this);
     m_legend->hide();
@@ -231,8 +255,11 @@ void GraphView::clearGraph()
     m_highlighted.clear();
     m_edgesByNode.clear();
     m_nodes.clear();
+    m_clusterItems.clear();
     m_edgeCount = 0;
     m_lastSelected = -1;
+    m_primary = -1;
+    m_balloon->hide();
     m_findIndex = -1;
     {
         const QSignalBlocker block(m_scene);
@@ -276,6 +303,189 @@ void GraphView::setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const La
     }
     m_scene->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
     m_scene->setSceneRect(layout.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
+    rebuildClusters();
+}
+
+void GraphView::setFusionClusters(std::vector<FusionCluster> clusters)
+{
+    m_clusters = std::move(clusters);
+    rebuildClusters();
+}
+
+const FusionCluster* GraphView::clusterOfNode(const QString& name) const
+{
+    for (const FusionCluster& c : m_clusters) {
+        if (c.members.contains(name))
+            return &c;
+    }
+    return nullptr;
+}
+
+void GraphView::rebuildClusters()
+{
+    for (FusionClusterItem* item : m_clusterItems) {
+        m_scene->removeItem(item);
+        delete item;
+    }
+    m_clusterItems.clear();
+    if (!m_snapshot || m_clusters.empty())
+        return;
+    std::unordered_map<std::string, NodeItem*> byName;
+    for (const SnapshotNode& n : m_snapshot->nodes) {
+        if (n.kind == SnapshotNodeKind::Operator) {
+            if (NodeItem* item = nodeItem(n.id))
+                byName.emplace(n.name, item);
+        }
+    }
+    for (const FusionCluster& c : m_clusters) {
+        std::vector<QRectF> rects;
+        std::vector<int> ids;
+        for (const QString& m : c.members) {
+            const auto it = byName.find(m.toStdString());
+            if (it == byName.end())
+                continue;
+            rects.push_back(it->second->mapRectToScene(it->second->shape().boundingRect()));
+            ids.push_back(it->second->nodeId());
+        }
+        if (rects.empty())
+            continue;
+        std::vector<QPainterPath> paths;
+        std::vector<const EdgeItem*> seen;
+        for (const int id : ids) {
+            const auto range = m_edgesByNode.equal_range(id);
+            for (auto it = range.first; it != range.second; ++it) {
+                const EdgeItem* e = it->second;
+                if (e->fromId() != id || std::find(ids.begin(), ids.end(), e->toId()) == ids.end())
+                    continue;
+                if (std::find(seen.begin(), seen.end(), e) != seen.end())
+                    continue;
+                seen.push_back(e);
+                paths.push_back(e->mapToScene(e->path()));
+            }
+        }
+        auto* item = new FusionClusterItem(c, rects, paths);
+        m_scene->addItem(item);
+        m_clusterItems.push_back(item);
+    }
+}
+
+QList<int> GraphView::selectedNodeIds() const
+{
+    QList<int> ids;
+    const int primary = selectedNodeId();
+    if (primary >= 0)
+        ids << primary;
+    for (QGraphicsItem* item : m_scene->selectedItems()) {
+        if (item->type() == NodeItem::Type) {
+            const int id = static_cast<NodeItem*>(item)->nodeId();
+            if (id != primary)
+                ids << id;
+        }
+    }
+    return ids;
+}
+
+QStringList GraphView::selectedOperatorNames() const
+{
+    QStringList names;
+    if (!m_snapshot)
+        return names;
+    const QList<int> ids = selectedNodeIds();
+    for (const SnapshotNode& n : m_snapshot->nodes) {
+        if (n.kind == SnapshotNodeKind::Operator && ids.contains(n.id))
+            names << fromStd(n.name);
+    }
+    return names;
+}
+
+void GraphView::selectNodes(const QList<int>& ids, int primary, bool center)
+{
+    {
+        const QSignalBlocker block(m_scene);
+        m_scene->clearSelection();
+        for (const int id : ids) {
+            if (NodeItem* item = nodeItem(id))
+                item->setSelected(true);
+        }
+    }
+    m_primary = primary;
+    onSelectionChanged();
+    if (NodeItem* item = nodeItem(primary); item != nullptr && center)
+        centerOn(item);
+}
+
+void GraphView::requestFuse() { emit fusionRequested(selectedOperatorNames()); }
+
+void GraphView::requestSplit()
+{
+    const views::SnapshotNode* n = m_snapshot ? m_snapshot->find(selectedNodeId()) : nullptr;
+    if (n == nullptr)
+        return;
+    if (const FusionCluster* c = clusterOfNode(fromStd(n->name)))
+        emit splitRequested(c->name);
+}
+
+void GraphView::showNodeMessage(const QString& nodeName, const QString& text, int ms)
+{
+    m_balloon->setText(text);
+    m_balloon->adjustSize();
+    QPoint at(12, 12);
+    const int id = operatorIdByName(nodeName.toStdString());
+    if (NodeItem* item = nodeItem(id)) {
+        if (!mapToScene(viewport()->rect()).boundingRect().contains(item->sceneBoundingRect()))
+            centerOn(item);
+        const QRectF r = item->mapRectToScene(item->shape().boundingRect());
+        at = mapFromScene(QPointF(r.right() + 10, r.top()));
+        // Keep it inside the viewport: to the left of the node when there is no room on the right.
+        if (at.x() + m_balloon->width() > viewport()->width() - 4)
+            at.setX(std::max(4, mapFromScene(QPointF(r.left() - 10, r.top())).x() - m_balloon->width()));
+        at.setY(std::clamp(at.y(), 4, std::max(4, viewport()->height() - m_balloon->height() - 4)));
+    }
+    m_balloon->move(at);
+    m_balloon->show();
+    m_balloon->raise();
+    m_balloonTimer->start(ms);
+}
+
+QString GraphView::nodeMessage() const { return m_balloon->isVisibleTo(this) ? m_balloon->text() : QString(); }
+
+void GraphView::mousePressEvent(QMouseEvent* event)
+{
+    // Shift or Ctrl on the background: a rubber band selects nodes instead of panning.
+    const bool modifier = (event->modifiers() & (Qt::ShiftModifier | Qt::ControlModifier)) != 0;
+    QGraphicsItem* under = itemAt(event->position().toPoint());
+    const bool onNode = under != nullptr && under->type() == NodeItem::Type;
+    if (event->button() == Qt::LeftButton && modifier && !onNode)
+        setDragMode(QGraphicsView::RubberBandDrag);
+    QGraphicsView::mousePressEvent(event);
+}
+
+void GraphView::mouseReleaseEvent(QMouseEvent* event)
+{
+    QGraphicsView::mouseReleaseEvent(event);
+    if (dragMode() == QGraphicsView::RubberBandDrag)
+        setDragMode(QGraphicsView::ScrollHandDrag);
+}
+
+void GraphView::contextMenuEvent(QContextMenuEvent* event)
+{
+    QGraphicsItem* under = itemAt(event->pos());
+    if (under != nullptr && under->type() == NodeItem::Type && !under->isSelected())
+        selectNode(static_cast<NodeItem*>(under)->nodeId(), false);
+    QMenu menu(this);
+    const QStringList names = selectedOperatorNames();
+    QAction* fuse = menu.addAction(m_fuseAction->text(), this, &GraphView::requestFuse);
+    fuse->setShortcut(m_fuseAction->shortcut());
+    fuse->setEnabled(names.size() >= 2);
+    const views::SnapshotNode* n = m_snapshot ? m_snapshot->find(selectedNodeId()) : nullptr;
+    const FusionCluster* c = n ? clusterOfNode(fromStd(n->name)) : nullptr;
+    QAction* split = menu.addAction(c ? tr("S&plit Group %1").arg(c->name) : m_splitAction->text(), this, &GraphView::requestSplit);
+    split->setShortcut(m_splitAction->shortcut());
+    split->setEnabled(c != nullptr);
+    menu.addSeparator();
+    menu.addAction(m_fit);
+    menu.addAction(m_find);
+    menu.exec(event->globalPos());
 }
 
 void GraphView::setKernelStatuses(const KernelStatusMap& statuses)
@@ -344,6 +554,8 @@ NodeItem* GraphView::nodeItem(int id) const
 
 int GraphView::selectedNodeId() const
 {
+    if (const NodeItem* p = nodeItem(m_primary); p != nullptr && p->isSelected())
+        return m_primary;
     for (QGraphicsItem* item : m_scene->selectedItems()) {
         if (item->type() == NodeItem::Type)
             return static_cast<NodeItem*>(item)->nodeId();
@@ -360,6 +572,7 @@ void GraphView::selectNode(int id, bool center)
         if (item != nullptr)
             item->setSelected(true);
     }
+    m_primary = id;
     onSelectionChanged();
     if (item != nullptr && center)
         centerOn(item);

@@ -5,6 +5,13 @@
 /// selection (nodeSelected) and a find bar (Ctrl+F; Enter / Shift+Enter cycle through matches
 /// of a node name or op type, case-insensitive substring).
 ///
+/// Fusion plans (issue 6): setFusionClusters() draws each fused group as a coloured region
+/// behind its members (fusion_clusters.h). Several nodes can be selected (Ctrl+click, or
+/// Shift/Ctrl+drag on the background for a rubber band); Fuse (Ctrl+G, context menu) emits
+/// fusionRequested() with the selected operators' names and Split (Ctrl+Shift+G) emits
+/// splitRequested() with the cluster of the selected node. showNodeMessage() shows a short
+/// balloon next to a node (e.g. why a fusion was refused).
+///
 /// It never lays out or loads anything itself: the app measures with makeLayoutRequest() on the
 /// UI thread, runs layoutGraph() on a worker, and hands the result to setGraph().
 ///
@@ -12,10 +19,12 @@
 
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include <QGraphicsView>
 #include <QList>
 
+#include "views/graph/fusion_clusters.h"
 #include "views/graph/graph_layout.h"
 #include "views/graph/graph_snapshot.h"
 #include "views/graph/kernel_status.h"
@@ -23,6 +32,7 @@
 class QAction;
 class QLabel;
 class QLineEdit;
+class QTimer;
 class QWidget;
 
 namespace tessera::views {
@@ -64,6 +74,26 @@ public:
     int selectedNodeId() const;
     /// Selects a node (clearing others) and optionally centres on it.
     void selectNode(int id, bool center = true);
+    /// Selects several nodes (clearing others); `primary` (one of them) is the one
+    /// selectedNodeId() reports and nodeSelected() carries. Centres on the primary.
+    void selectNodes(const QList<int>& ids, int primary, bool center = true);
+    /// Every selected drawn id (primary first).
+    QList<int> selectedNodeIds() const;
+    /// Names of the selected operators (graph inputs/outputs left out), in drawing order.
+    QStringList selectedOperatorNames() const;
+
+    /// Draws the fused groups (replacing the previous ones); an empty list removes them.
+    void setFusionClusters(std::vector<FusionCluster> clusters);
+    const std::vector<FusionCluster>& fusionClusters() const { return m_clusters; }
+    /// The drawn cluster items (one per cluster with at least one drawn member).
+    std::vector<FusionClusterItem*> clusterItems() const { return m_clusterItems; }
+    /// The cluster holding operator `name`, or nullptr.
+    const FusionCluster* clusterOfNode(const QString& name) const;
+    /// A balloon next to operator `nodeName` for `ms` milliseconds (centred on it first), e.g.
+    /// "Relu_12's input has 2 uses". Unknown names show it at the top of the view.
+    void showNodeMessage(const QString& nodeName, const QString& text, int ms = 5000);
+    /// The balloon's text while it is shown, else empty.
+    QString nodeMessage() const;
 
     /// Drawn ids whose name or op type contains `text` (case-insensitive), in drawing order.
     QList<int> findNodes(const QString& text) const;
@@ -82,6 +112,10 @@ public:
     QAction* zoomOutAction() const { return m_zoomOut; }
     QAction* fitAction() const { return m_fit; }
     QAction* findAction() const { return m_find; }
+    /// Ctrl+G: fusionRequested(selectedOperatorNames()).
+    QAction* fuseAction() const { return m_fuseAction; }
+    /// Ctrl+Shift+G: splitRequested(cluster of the selected node) when it is in one.
+    QAction* splitAction() const { return m_splitAction; }
 
 public slots:
     void showFindBar();
@@ -91,11 +125,18 @@ signals:
     /// A node was selected (drawn id) or the selection cleared (-1).
     void nodeSelected(int nodeId);
     void zoomChanged(double factor);
+    /// The user asked to fuse these operators (node names) into one group.
+    void fusionRequested(const QStringList& nodes);
+    /// The user asked to split fusion group `group` into single ops.
+    void splitRequested(const QString& group);
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void drawBackground(QPainter* painter, const QRectF& rect) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
 
 private:
     void onSelectionChanged();
@@ -103,6 +144,9 @@ private:
     void updateFindStatus(const QString& text);
     void highlightEdges(int nodeId);
     void placeLegend();
+    void rebuildClusters();
+    void requestFuse();
+    void requestSplit();
 
     QGraphicsScene* m_scene;
     std::shared_ptr<const GraphSnapshot> m_snapshot;
@@ -111,6 +155,13 @@ private:
     std::vector<EdgeItem*> m_highlighted;
     int m_edgeCount = 0;
     int m_lastSelected = -1;
+    int m_primary = -1;
+    std::vector<FusionCluster> m_clusters;
+    std::vector<FusionClusterItem*> m_clusterItems;
+    QLabel* m_balloon;
+    QTimer* m_balloonTimer;
+    QAction* m_fuseAction;
+    QAction* m_splitAction;
     int m_findIndex = -1;
     QString m_findText;
 

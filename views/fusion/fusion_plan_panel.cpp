@@ -1,0 +1,320 @@
+#include "views/fusion/fusion_plan_panel.h"
+
+#include <algorithm>
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "views/fusion/fusion_plan_table_model.h"
+#include "views/fusion/gpu_profile_dialog.h"
+
+namespace tessera::views {
+namespace {
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+const char* const kEditItem = "__edit__";
+
+QToolButton* makeButton(QWidget* parent, const QString& text, const QString& tip, const char* name)
+{
+    auto* b = new QToolButton(parent);
+    b->setText(text);
+    b->setToolTip(tip);
+    b->setObjectName(QLatin1String(name));
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    return b;
+}
+
+}  // namespace
+
+FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
+{
+    auto* lay = new QVBoxLayout(this);
+    lay->setContentsMargins(4, 4, 4, 4);
+    lay->setSpacing(4);
+    auto* bar = new QHBoxLayout;
+    bar->setSpacing(6);
+    m_planner = new QComboBox(this);
+    m_planner->setObjectName(QStringLiteral("plannerCombo"));
+    m_planner->addItem(tr("none"), QStringLiteral("none"));
+    m_planner->setItemData(0, tr("One kernel per op"), Qt::ToolTipRole);
+    m_planner->addItem(tr("hidet"), QStringLiteral("hidet"));
+    m_planner->setItemData(1, tr("Hidet's rules: anchors with prologues and epilogues"), Qt::ToolTipRole);
+    m_planner->addItem(tr("fuseplanner"), QStringLiteral("fuseplanner"));
+    m_planner->setItemData(2, tr("FusePlanner's cost model: fused dw/pw conv pairs on the chosen hardware, then Hidet's rules"),
+                           Qt::ToolTipRole);
+    m_planner->setToolTip(tr("Which planner makes the plan (undoable)"));
+    m_hardware = new QComboBox(this);
+    m_hardware->setObjectName(QStringLiteral("hardwareCombo"));
+    m_hardware->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_hardware->setToolTip(tr("The GPU the plan is made for (FusePlanner's tile search and the shared-memory check)"));
+    auto* plannerLabel = new QLabel(tr("Planner"), this);
+    plannerLabel->setBuddy(m_planner);
+    auto* hwLabel = new QLabel(tr("Hardware"), this);
+    hwLabel->setBuddy(m_hardware);
+    m_fuse = makeButton(this, tr("Fuse"), tr("Fuse the nodes selected in the graph into one group (Ctrl+G)"), "fuseButton");
+    m_split = makeButton(this, tr("Split"), tr("Split the selected group into one kernel per op (Ctrl+Shift+G)"), "splitButton");
+    m_replan = makeButton(this, tr("Re-plan"), tr("Run the planner again, dropping hand edits"), "replanButton");
+    bar->addWidget(plannerLabel);
+    bar->addWidget(m_planner);
+    bar->addSpacing(8);
+    bar->addWidget(hwLabel);
+    bar->addWidget(m_hardware);
+    bar->addSpacing(8);
+    bar->addWidget(m_fuse);
+    bar->addWidget(m_split);
+    bar->addWidget(m_replan);
+    bar->addSpacing(8);
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("planSummary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setMinimumWidth(40);
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    bar->addWidget(m_summary, 1);
+    lay->addLayout(bar);
+
+    m_model = new FusionPlanTableModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(FusionPlanTableModel::kSortRole);
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("planTable"));
+    m_table->setModel(m_proxy);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(-1, Qt::AscendingOrder);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setHighlightSections(false);
+    lay->addWidget(m_table, 1);
+
+    connect(m_planner, &QComboBox::activated, this, [this](int i) { emit plannerChosen(m_planner->itemData(i).toString()); });
+    connect(m_hardware, &QComboBox::activated, this, &FusionPlanPanel::onHardwareActivated);
+    connect(m_fuse, &QToolButton::clicked, this, &FusionPlanPanel::fuseClicked);
+    connect(m_split, &QToolButton::clicked, this, [this] {
+        const QString g = selectedGroup();
+        if (!g.isEmpty())
+            emit splitClicked(g);
+    });
+    connect(m_replan, &QToolButton::clicked, this, &FusionPlanPanel::replanClicked);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &FusionPlanPanel::onCurrentRowChanged);
+    setPlaceholder(tr("Open a model to plan its fusion."));
+    updateButtons();
+}
+
+void FusionPlanPanel::setProfiles(const std::vector<target::GpuProfile>& profiles)
+{
+    m_profiles = profiles;
+    rebuildHardware(m_currentHardware);
+}
+
+void FusionPlanPanel::rebuildHardware(const QString& current)
+{
+    const QSignalBlocker block(m_hardware);
+    m_hardware->clear();
+    int select = -1;
+    for (std::size_t i = 0; i < m_profiles.size(); ++i) {
+        const target::GpuProfile& p = m_profiles[i];
+        const QString name = fromStd(p.name);
+        m_hardware->addItem(name, name);
+        QString tip = fromStd(p.displayName.empty() ? p.name : p.displayName);
+        tip += tr("\n%1 SMs · L1 %2 KiB · shared %3 KiB · warp %4 · L2 %5 KiB")
+                   .arg(p.sms)
+                   .arg(p.l1Bytes / 1024)
+                   .arg(p.sharedBytes / 1024)
+                   .arg(p.warpSize)
+                   .arg(p.l2Bytes / 1024);
+        if (!p.source.empty())
+            tip += QLatin1Char('\n') + fromStd(p.source);
+        m_hardware->setItemData(static_cast<int>(i), tip, Qt::ToolTipRole);
+        if (name == current)
+            select = static_cast<int>(i);
+    }
+    m_hardware->insertSeparator(m_hardware->count());
+    m_hardware->addItem(tr("Edit..."), QLatin1String(kEditItem));
+    m_hardware->setItemData(m_hardware->count() - 1, tr("Edit a copy of the current profile (what-if hardware)"),
+                            Qt::ToolTipRole);
+    if (select < 0 && !m_profiles.empty())
+        select = 0;
+    m_hardware->setCurrentIndex(select);
+    m_currentHardware = select >= 0 ? m_hardware->itemData(select).toString() : QString();
+}
+
+void FusionPlanPanel::setState(const QString& planner, const QString& hardware)
+{
+    const int pi = m_planner->findData(planner);
+    if (pi >= 0) {
+        const QSignalBlocker block(m_planner);
+        m_planner->setCurrentIndex(pi);
+    }
+    if (hardware != m_currentHardware)
+        rebuildHardware(hardware);
+}
+
+QString FusionPlanPanel::planner() const { return m_planner->currentData().toString(); }
+
+const target::GpuProfile* FusionPlanPanel::currentProfile() const
+{
+    for (const target::GpuProfile& p : m_profiles) {
+        if (fromStd(p.name) == m_currentHardware)
+            return &p;
+    }
+    return nullptr;
+}
+
+void FusionPlanPanel::onHardwareActivated(int index)
+{
+    const QString data = m_hardware->itemData(index).toString();
+    if (data == QLatin1String(kEditItem)) {
+        // Back to the current entry while the dialog is open (and after a cancel).
+        rebuildHardware(m_currentHardware);
+        editHardware();
+        return;
+    }
+    m_currentHardware = data;
+    if (const target::GpuProfile* p = currentProfile())
+        emit hardwareChosen(*p);
+}
+
+void FusionPlanPanel::editHardware()
+{
+    const target::GpuProfile* current = currentProfile();
+    if (current == nullptr)
+        return;
+    GpuProfileDialog dialog(*current, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const target::GpuProfile edited = dialog.profile();
+    bool replaced = false;
+    for (target::GpuProfile& p : m_profiles) {
+        if (p.name == edited.name) {
+            p = edited;
+            replaced = true;
+        }
+    }
+    if (!replaced)
+        m_profiles.push_back(edited);
+    rebuildHardware(fromStd(edited.name));
+    emit hardwareChosen(edited);
+}
+
+void FusionPlanPanel::setSnapshot(FusionPlanSnapshot snapshot)
+{
+    const QString selected = selectedGroup();
+    m_updating = true;
+    m_model->setSnapshot(std::move(snapshot));
+    m_table->resizeColumnsToContents();
+    for (int c = 0; c < FusionPlanTableModel::ColumnCount; ++c)
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 220));
+    m_updating = false;
+    selectGroup(selected);
+    m_placeholder.clear();
+    updateSummary();
+    updateButtons();
+}
+
+void FusionPlanPanel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup)
+{
+    m_model->setMeasuredTimes(secondsByGroup);
+    m_table->resizeColumnToContents(FusionPlanTableModel::Measured);
+}
+
+void FusionPlanPanel::setPlaceholder(const QString& text)
+{
+    m_placeholder = text;
+    m_updating = true;
+    m_model->setSnapshot({});
+    m_updating = false;
+    updateSummary();
+    updateButtons();
+}
+
+void FusionPlanPanel::setBusy(bool busy, const QString& text)
+{
+    m_busy = busy;
+    m_busyText = text;
+    updateSummary();
+    updateButtons();
+}
+
+void FusionPlanPanel::selectGroup(const QString& group)
+{
+    m_updating = true;
+    const int row = group.isEmpty() ? -1 : m_model->snapshot().rowOf(group);
+    if (row < 0) {
+        m_table->clearSelection();
+    } else {
+        const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+        m_table->selectionModel()->select(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_table->scrollTo(idx);
+    }
+    m_updating = false;
+    updateButtons();
+}
+
+QString FusionPlanPanel::selectedGroup() const
+{
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return {};
+    return rows.first().data(FusionPlanTableModel::kGroupRole).toString();
+}
+
+void FusionPlanPanel::onCurrentRowChanged()
+{
+    updateButtons();
+    if (m_updating)
+        return;
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty())
+        return;
+    emit groupSelected(rows.first().data(FusionPlanTableModel::kGroupRole).toString(),
+                       rows.first().data(FusionPlanTableModel::kMembersRole).toStringList());
+}
+
+void FusionPlanPanel::updateSummary()
+{
+    QString text;
+    if (m_busy) {
+        text = m_busyText.isEmpty() ? tr("Planning...") : m_busyText;
+    } else if (!m_placeholder.isEmpty()) {
+        text = m_placeholder;
+    } else {
+        const FusionPlanSnapshot& s = m_model->snapshot();
+        int broken = 0;
+        for (const FusionPlanRow& r : s.rows)
+            broken += r.status.isEmpty() ? 0 : 1;
+        text = tr("%1 plan · %n kernel(s)", nullptr, static_cast<int>(s.rows.size())).arg(s.planner);
+        text += tr(" · %n fused group(s)", nullptr, s.fusedGroupCount());
+        if (s.totalBytesSaved() > 0)
+            text += tr(" · saves %1").arg(formatBytes(s.totalBytesSaved()));
+        if (broken > 0)
+            text += tr(" · %n broken", nullptr, broken);
+    }
+    m_summary->setText(text);
+    m_summary->setToolTip(text);
+}
+
+void FusionPlanPanel::updateButtons()
+{
+    const bool havePlan = !m_model->snapshot().rows.empty();
+    const FusionPlanSnapshot& s = m_model->snapshot();
+    const int row = s.rowOf(selectedGroup());
+    m_fuse->setEnabled(havePlan);
+    m_split->setEnabled(row >= 0 && s.rows[static_cast<std::size_t>(row)].fused());
+    m_replan->setEnabled(havePlan && !m_busy);
+}
+
+}  // namespace tessera::views
