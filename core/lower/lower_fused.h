@@ -29,6 +29,21 @@ bool isInlinableElementwise(const ir::Graph& g, ir::NodeId node);
 /// inlinable.
 support::Expected<Expr> elementwiseExpr(const LowerContext& ctx, const std::vector<Expr>& inputs);
 
+/// The rewrite half of lowerGroup (lower_group.cpp): inlines `prologue` ops (elementwise, their
+/// output an input of `base`, nearest the anchor found first) into the loads of `base` and
+/// `epilogue` ops (elementwise, in topological order, each reading one output of the kernel at its
+/// full shape) into its Global stores; `members` are the group's nodes (to tell uses inside the
+/// group from uses outside). Params become: inputs (a prologue's inputs take its output's place,
+/// an epilogue's other inputs are appended), then outputs (an epilogue's output takes the place
+/// of the value it reads, which stays as an output only when used outside the group); buffers that
+/// stop being params are removed. Errors at `where` naming the member: not inlinable, a kernel that
+/// loads the output an epilogue reads (accumulates in place), an epilogue that broadcasts it up.
+support::Expected<LoweredKernel> fuseIntoKernel(const ir::Graph& g, LoweredKernel base,
+                                                const std::vector<ir::NodeId>& members,
+                                                const std::vector<ir::NodeId>& prologue,
+                                                const std::vector<ir::NodeId>& epilogue, const LowerOptions& options,
+                                                const std::string& where);
+
 /// A convolution chain to fuse: `first` -> elementwise `between` ops (in order; each reads the
 /// previous value as its only non-constant tensor input, e.g. ReLU6 = Clip(x, 0, 6)) -> `second`.
 struct ConvChainSpec {

@@ -93,6 +93,61 @@ void collectBuffers(const Stmt& s, std::set<int>& loads, std::set<int>& writes) 
     allocs(s);
 }
 
+/// The index into a value of logical shape `logical` of the element that index `idx` addresses
+/// in a dense row-major buffer of shape `buf` holding the same elements (templates often view
+/// their tensors flattened, e.g. Conv's output as [N, M, H*W]). Dims are matched in groups of equal
+/// extent products, so a merged dim is split with / and % and identical dims pass through.
+std::vector<Expr> logicalIndex(const std::vector<Expr>& idx, const std::vector<std::int64_t>& buf,
+                               const std::vector<std::int64_t>& logical) {
+    if (buf == logical) return idx;
+    std::vector<Expr> out(logical.size(), intImm(0));
+    std::vector<std::size_t> bd, ld;  // dims of extent > 1
+    for (std::size_t i = 0; i < buf.size(); ++i)
+        if (buf[i] > 1) bd.push_back(i);
+    for (std::size_t j = 0; j < logical.size(); ++j)
+        if (logical[j] > 1) ld.push_back(j);
+    std::size_t i = 0, j = 0;
+    while (i < bd.size() && j < ld.size()) {
+        std::vector<std::size_t> gb{bd[i++]}, gl{ld[j++]};
+        std::int64_t pb = buf[gb[0]], pl = logical[gl[0]];
+        while (pb != pl) {
+            if (pb < pl && i < bd.size()) {
+                gb.push_back(bd[i++]);
+                pb *= buf[gb.back()];
+            } else if (pl < pb && j < ld.size()) {
+                gl.push_back(ld[j++]);
+                pl *= logical[gl.back()];
+            } else {
+                break;  // cannot happen for equal element counts
+            }
+        }
+        Expr linear = intImm(0);
+        std::int64_t stride = 1;
+        for (auto it = gb.rbegin(); it != gb.rend(); ++it) {
+            linear = idx[*it] * stride + linear;
+            stride *= buf[*it];
+        }
+        if (gl.size() == 1) {
+            out[gl[0]] = linear;
+            continue;
+        }
+        stride = 1;
+        for (std::size_t q = gl.size(); q-- > 0;) {
+            Expr v = stride == 1 ? linear : linear / intImm(stride);
+            if (q > 0) v = v % intImm(logical[gl[q]]);
+            out[gl[q]] = v;
+            stride *= logical[gl[q]];
+        }
+    }
+    return out;
+}
+
+std::int64_t elementCount(const std::vector<std::int64_t>& s) {
+    std::int64_t n = 1;
+    for (auto d : s) n *= d;
+    return n;
+}
+
 /// A param of the kernel being rewritten: the graph value and its buffer.
 struct Param {
     ir::ValueId value = ir::kNoValue;
@@ -196,6 +251,10 @@ support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::Node
         const int xBuf = m_ins[static_cast<std::size_t>(pos)].buffer;
         const auto xShape = detail::concreteShape(m_g, x);
         if (!xShape) return groupError(m_where, "value '" + m_g.value(x).name + "' has no concrete shape");
+        const std::vector<std::int64_t> xBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(xBuf)].shape;
+        if (elementCount(xBufShape) != elementCount(*xShape))
+            return groupError(m_where, "prologue " + nodeLabel(pid) + ": the kernel's buffer of '" + m_g.value(x).name +
+                                           "' does not hold the whole tensor");
         m_removed.push_back(xBuf);
         m_ins.erase(m_ins.begin() + pos);
         // P's inputs take X's place (in slot order).
@@ -227,9 +286,10 @@ support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::Node
             [&](const Expr& e) -> Expr {
                 if (e->kind != ExprKind::Load || e->buffer != xBuf) return e;
                 std::vector<Expr> ins(pn.inputs.size());
+                const std::vector<Expr> at = logicalIndex(e->args, xBufShape, *xShape);
                 for (std::size_t s = 0; s < operands.size(); ++s)
                     if (operands[s].buffer >= 0)
-                        ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(e->args, operands[s].shape));
+                        ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(at, operands[s].shape));
                 auto r = detail::elementwiseExpr(ctx, ins);
                 if (!r) {
                     errors.append(r.diagnostics());
@@ -268,6 +328,10 @@ support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
                                        "' to a larger shape: it does not read it at its full shape");
     const int yPos = findIn(m_outs, y);
     const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
+    const std::vector<std::int64_t> yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
+    if (elementCount(yBufShape) != elementCount(*yShape))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel's buffer of '" + m_g.value(y).name +
+                                       "' does not hold the whole tensor");
     {
         std::set<int> loads, writes;
         collectBuffers(m_lk.kernel.body, loads, writes);
@@ -311,7 +375,7 @@ support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
     BufferDecl zb;
     zb.name = m_g.value(z).name;
     zb.dtype = detail::dtypeOf(m_g, z);
-    zb.shape = *zShape;
+    zb.shape = yBufShape;  // stored with the anchor's indices (its view of Y)
     zb.scope = MemoryScope::Global;
     zb.role = BufferRole::Output;
     const DType yType = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].dtype;
@@ -331,10 +395,14 @@ support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
         const Var t = k.newVar("y", yType);
         const Expr tv = varRef(t);
         std::vector<Expr> ins(en.inputs.size());
+        std::vector<Expr> at;
         for (std::size_t s = 0; s < operands.size(); ++s) {
-            if (operands[s].buffer == -2) ins[s] = tv;
-            else if (operands[s].buffer >= 0)
-                ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(st.indices, operands[s].shape));
+            if (operands[s].buffer == -2) {
+                ins[s] = tv;
+            } else if (operands[s].buffer >= 0) {
+                if (at.empty()) at = logicalIndex(st.indices, yBufShape, *zShape);
+                ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(at, operands[s].shape));
+            }
         }
         auto r = detail::elementwiseExpr(ctx, ins);
         if (!r) {
@@ -425,6 +493,22 @@ std::string joinNames(const ir::Graph& g, const std::vector<ir::NodeId>& ids) {
 
 }  // namespace
 
+namespace detail {
+
+support::Expected<LoweredKernel> fuseIntoKernel(const ir::Graph& g, LoweredKernel base,
+                                                const std::vector<ir::NodeId>& members,
+                                                const std::vector<ir::NodeId>& prologue,
+                                                const std::vector<ir::NodeId>& epilogue, const LowerOptions& options,
+                                                const std::string& where) {
+    GroupRewriter rw(g, std::move(base), members, options, where);
+    if (auto d = rw.applyPrologues(prologue); d.hasErrors()) return d;
+    for (ir::NodeId e : epilogue)
+        if (auto d = rw.applyEpilogue(e); d.hasErrors()) return d;
+    return rw.finish();
+}
+
+}  // namespace detail
+
 support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::FusionGroup& group,
                                             const ir::KernelScheduleDecl* schedule, const LowerOptions& options) {
     const std::string where = "group '" + group.name + "'";
@@ -513,11 +597,7 @@ support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::
         if (!base) return base.diagnostics();
     }
 
-    GroupRewriter rw(g, std::move(*base), members, options, where);
-    if (auto d = rw.applyPrologues(*prologues); d.hasErrors()) return d;
-    for (ir::NodeId e : epilogues)
-        if (auto d = rw.applyEpilogue(e); d.hasErrors()) return d;
-    auto lk = rw.finish();
+    auto lk = detail::fuseIntoKernel(g, std::move(*base), members, *prologues, epilogues, options, where);
     if (!lk) return lk.diagnostics();
     Kernel& k = lk->kernel;
     if (options.kernelName.empty()) k.name += "_fused";
