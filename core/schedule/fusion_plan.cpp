@@ -231,15 +231,15 @@ Refusal epilogueCheck(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer
 Refusal prologueCheck(const ir::Graph& g, ir::NodeId producer, const NodeSet& members) {
     if (!validNode(g, producer)) return {"unknown-node", "no such node"};
     const ir::Node& p = g.node(producer);
-    if (std::string r = detail::notFusibleReason(g, producer); !r.empty()) return {"not-fusible", r};
-    if (!detail::isInjectiveNode(g, producer)) return {"not-injective", p.name + " is not injective: it cannot be a prologue"};
-    if (!detail::isElementwiseNode(g, producer))
-        return {"not-fusible", p.name + " is not elementwise: only elementwise prologues are inlined into loads"};
     bool feeds = false;
     for (ir::ValueId v : p.outputs)
         if (v != ir::kNoValue)
             for (ir::NodeId c : g.consumers(v)) feeds = feeds || members.count(c) > 0;
     if (!feeds) return {"not-connected", p.name + " does not feed the group"};
+    if (std::string r = detail::notFusibleReason(g, producer); !r.empty()) return {"not-fusible", r};
+    if (!detail::isInjectiveNode(g, producer)) return {"not-injective", p.name + " is not injective: it cannot be a prologue"};
+    if (!detail::isElementwiseNode(g, producer))
+        return {"not-fusible", p.name + " is not elementwise: only elementwise prologues are inlined into loads"};
     for (ir::ValueId v : p.outputs) {
         if (v == ir::kNoValue) continue;
         const std::string vname = g.value(v).name;
