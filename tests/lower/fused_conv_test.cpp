@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <regex>
@@ -174,6 +176,16 @@ TEST(FusedConv, ChannelChunksAndFilterChunksWithRaggedEnds) {
     ChainDesc d;
     d.N = 1, d.C = 40, d.H = 6, d.W = 6, d.K = 20, d.clip = true;
     EXPECT_EQ(bothTargets(d, {3, 4, 16, 8}), "");
+}
+
+TEST(FusedConv, ThreadsNotAMultipleOfTheTile) {
+    // 3 filters x 256 pixels: 384 threads of 1 filter x 2 pixels, so the tile fill spreads
+    // (channel, pixel) items over the threads instead of keeping one pixel per thread.
+    ChainDesc d;
+    d.N = 1, d.C = 3, d.H = 16, d.W = 16, d.K = 3, d.clip = true;
+    LoweredKernel lk;
+    EXPECT_EQ(check(d, Target::Cuda, {16, 16, 0, 0}, &lk), "");
+    EXPECT_EQ(lk.kernel.mappings.back(), "block = spatial(3,128) * repeat(1,2)");
 }
 
 TEST(FusedConv, PwDwAgainstReference) {
@@ -345,6 +357,7 @@ TEST(FusedConv, CudaSourceCompilesForSm90) {
     ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
     auto m = codegen::generateCuda({&lk->kernel});
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    if (const char* dump = std::getenv("TESSERA_FUSED_CONV_DUMP")) std::ofstream(dump) << m->source.source;  // by hand
     const auto dir = std::filesystem::temp_directory_path() /
                      ("tessera-fused-conv-" + std::to_string(std::hash<std::string>{}(m->source.source)));
     runtime::cuda::CudaCompileOptions o;
