@@ -478,6 +478,32 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
         }
     }
     FusionPlan plan = planHidet(g, &seed);
+    // planHidet keeps the seed groups; make sure of it (a group it split or regrew is put back,
+    // its members taken out of the other groups), so the conv pairs always survive.
+    for (const FusionGroup& sg : seed.groups) {
+        const int at = plan.groupOf(sg.anchor);
+        if (at >= 0 && plan.groups[static_cast<std::size_t>(at)].ops == sg.ops &&
+            plan.groups[static_cast<std::size_t>(at)].kind == sg.kind)
+            continue;
+        std::size_t insertAt = plan.groups.size();
+        for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+            auto& ops = plan.groups[i].ops;
+            const bool hit = std::any_of(ops.begin(), ops.end(), [&](const std::string& o) { return sg.contains(o); });
+            if (!hit) continue;
+            insertAt = std::min(insertAt, i);
+            auto strip = [&](std::vector<std::string>& v) {
+                v.erase(std::remove_if(v.begin(), v.end(), [&](const std::string& o) { return sg.contains(o); }), v.end());
+            };
+            strip(ops);
+            strip(plan.groups[i].prologue);
+            strip(plan.groups[i].epilogue);
+            if (!ops.empty() && sg.contains(plan.groups[i].anchor)) plan.groups[i].anchor = ops.front();
+        }
+        plan.groups.insert(plan.groups.begin() + static_cast<std::ptrdiff_t>(insertAt), sg);
+        plan.groups.erase(std::remove_if(plan.groups.begin(), plan.groups.end(),
+                                         [](const FusionGroup& gr) { return gr.ops.empty(); }),
+                          plan.groups.end());
+    }
     plan.planner = "fuseplanner";
     plan.hardware = hw.name;
     return plan;
