@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -128,6 +130,7 @@ void expectFused(const ir::Graph& g, const FusionGroup& gr, Target target, const
     ASSERT_FALSE(lk->kernel.notes.empty());
     EXPECT_EQ(lk->kernel.notes[0].rfind("fused (", 0), 0u) << lk->kernel.notes[0];
     EXPECT_EQ(runAgainstReference(g, *lk), "") << printKernel(lk->kernel);
+    if (std::getenv("TESSERA_GROUP_DUMP")) std::cout << printKernel(lk->kernel) << "\n";  // for reading by hand
     if (out) *out = std::move(*lk);
 }
 
