@@ -95,17 +95,24 @@ struct FusionViolation {
     std::string node;      ///< the node the rule is about ("" when none)
     std::string rule;      ///< short key: "coverage", "multi-use", "graph-output", "not-invertible",
                            ///< "not-injective", "prologue-escapes", "not-connected", "cycle",
-                           ///< "not-a-chain", "shared-memory", "unknown-node", "kind"
+                           ///< "not-a-chain", "shared-memory", "unknown-node", "kind",
+                           ///< "not-fusible" (unknown op, control flow, Compute with a reduction,
+                           ///< several live outputs; or a non-elementwise prologue: the fused
+                           ///< lowering inlines only elementwise ops), "reads-group-output" (an
+                           ///< epilogue's other input is, or depends on, a group output)
     std::string message;   ///< for people: "Relu_12's input has 2 uses", "tile does not fit
                            ///< shared memory: 132 KiB > 99 KiB"
 };
 
 /// Why `consumer` cannot be an epilogue of a group whose outputs include `value` ("" = it can),
 /// by Hidet's epilogue rule (uses, graph output, invertibility, other inputs). For the GUI's
-/// "why not" at an edge.
+/// "why not" at an edge. Only elementwise consumers (and Identity, Dropout) are accepted, since
+/// the fused lowering inlines only those: Transpose, Reshape ... are refused as "not invertible
+/// here". An other input that merely depends on the group's outputs is refused too (a cycle).
 std::string epilogueRefusal(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer,
                             const std::vector<ir::NodeId>& groupMembers);
-/// Why `producer` cannot be a prologue of a group with these members ("" = it can).
+/// Why `producer` cannot be a prologue of a group with these members ("" = it can). Only
+/// elementwise producers are accepted (the fused lowering inlines only those into loads).
 std::string prologueRefusal(const ir::Graph& g, ir::NodeId producer, const std::vector<ir::NodeId>& groupMembers);
 
 /// Checks a plan against a graph: coverage (every non-Constant node in exactly one group, no
