@@ -207,10 +207,12 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
             ops.push_back(name);
         }
         if (ops.empty()) continue;
-        auto keep = [&](std::vector<std::string>& v) {
-            std::erase_if(v, [&](const std::string& n) { return std::find(ops.begin(), ops.end(), n) == ops.end(); });
-        };
         grp.ops = std::move(ops);
+        auto keep = [&](std::vector<std::string>& v) {
+            std::erase_if(v, [&](const std::string& n) {
+                return std::find(grp.ops.begin(), grp.ops.end(), n) == grp.ops.end();
+            });
+        };
         keep(grp.prologue);
         keep(grp.epilogue);
         if (std::find(grp.ops.begin(), grp.ops.end(), grp.anchor) == grp.ops.end()) grp.anchor = grp.ops.front();
