@@ -1,4 +1,4 @@
-// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run]
+// tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run] [--planner none|hidet|fuseplanner]
 // [--target cpu|cuda|cuda:N|cuda-compile]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
 // [--mapping-tensor DIMS]]`.
@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include "app/gui/main_window.h"
+#include "app/gui/plan_session.h"
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
@@ -123,6 +124,13 @@ int main(int argc, char** argv)
                        "when there is none), 'cuda:N' (device N) or 'cuda-compile'. CUDA targets are chosen once "
                        "the start-up device probe has answered; --run waits for it. Not stored as the default."),
         QStringLiteral("TARGET"));
+    const QCommandLineOption plannerOpt(
+        QStringLiteral("planner"),
+        QStringLiteral("After loading, plan the model's fusion with PLANNER ('none', 'hidet' or 'fuseplanner', ignoring a "
+                       "plan saved for it) and show the Fusion Plan dock; with --screenshot the PNG is taken once the "
+                       "plan is drawn."),
+        QStringLiteral("PLANNER"));
+    parser.addOption(plannerOpt);
     parser.addOption(findOpt);
     parser.addOption(runOpt);
     parser.addOption(targetOpt);
@@ -163,6 +171,18 @@ int main(int argc, char** argv)
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
     const QString target = parser.value(targetOpt);
+    const QString planner = parser.value(plannerOpt);
+    if (!planner.isEmpty() && planner != QLatin1String("none") && planner != QLatin1String("hidet") &&
+        planner != QLatin1String("fuseplanner")) {
+        std::fprintf(stderr, "tessera: bad --planner '%s' (expected none, hidet or fuseplanner)\n", qPrintable(planner));
+        return 2;
+    }
+    if (!planner.isEmpty()) {
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, planner] {
+            window.showFusionPlan();
+            window.planSession()->choosePlanner(planner);
+        });
+    }
     if (!target.isEmpty() && !window.selectTarget(target)) {
         std::fprintf(stderr, "tessera: bad --target '%s' (expected cpu, cuda, cuda:N or cuda-compile)\n",
                      qPrintable(target));
@@ -189,7 +209,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "tessera: saved %s\n", qPrintable(shot));
             QApplication::exit(0);
         };
-        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab, run] {
+        QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, grab, run, planner] {
             tessera::views::GraphView* view = window.graphView();
             const auto model = window.model();
             if (model && view->selectedNodeId() < 0) {
@@ -204,9 +224,19 @@ int main(int argc, char** argv)
                     }
                 }
             }
-            if (!run)
+            if (!run && planner.isEmpty())
                 QTimer::singleShot(kScreenshotSettleMs, &window, grab);
         });
+        if (!run && !planner.isEmpty()) {
+            // The grab waits for the plan (specialising and planning run on a worker).
+            tessera::app::PlanSession* plans = window.planSession();
+            QObject::connect(plans, &tessera::app::PlanSession::planChanged, &window, [&window, plans, planner, grab] {
+                if (!plans->ready() || plans->isBusy() || plans->planner() != planner)
+                    return;
+                QObject::disconnect(plans, &tessera::app::PlanSession::planChanged, &window, nullptr);
+                QTimer::singleShot(kScreenshotSettleMs, &window, grab);
+            });
+        }
         if (run) {
             // The grab waits for the run; a failed run is still photographed (its error is in
             // the status bar and the Problems dock), then reported by the exit status.

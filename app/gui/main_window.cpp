@@ -25,6 +25,7 @@
 
 #include <algorithm>
 
+#include "app/gui/plan_session.h"
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
@@ -75,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createRunDocks();
     createRooflineDock();
+    createFusionDock();
     createStatusBar();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
@@ -449,6 +451,8 @@ void MainWindow::showProblems()
 {
     support::DiagnosticList diagnostics = m_loadDiagnostics;
     diagnostics.append(m_runDiagnostics);
+    if (m_plans != nullptr)
+        diagnostics.append(m_plans->diagnostics());
     m_problems->clear();
     int warnings = 0, errors = 0, notes = 0;
     for (const support::Diagnostic& d : diagnostics.items()) {
@@ -530,8 +534,10 @@ void MainWindow::onLoadFinished(quint64, bool ok)
     m_model = out.model;
     m_path = out.path;
     m_properties->setModel(m_model);
+    m_view->setFusionClusters({});
     m_view->setGraph(out.snapshot, out.layout);
     m_view->showStart();
+    m_plans->setModel(m_model, m_path);
     setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_path).fileName()));
     m_stageLabel->setText(out.layout.simplifiedSplines ? tr("Large graph: straight edges") : QString());
     const ir::Graph& g = m_model->graph;
@@ -550,6 +556,7 @@ void MainWindow::onNodeSelected(int nodeId)
     const views::GraphSnapshot* snap = m_view->snapshot();
     const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
     showNodeResults(nodeId);
+    selectPlanGroupOfNode(nodeId);
     if (n == nullptr) {
         m_properties->clear();
         return;
@@ -595,6 +602,11 @@ void MainWindow::startRun()
     settings.run.check = m_checkAction->isChecked();
     settings.compile.fallbackReference = m_fallbackAction->isChecked();
     applyTarget(currentTarget(), settings);
+    // The plan on screen (names of the specialised graph, which compileModel specialises alike).
+    if (m_plans->ready()) {
+        settings.compile.plan = m_plans->plan();
+        settings.compile.hardware = m_plans->hardware();
+    }
     m_run->start(m_model, settings);
 }
 
@@ -795,6 +807,7 @@ void MainWindow::onRunFinished(quint64, bool ok)
     m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
     m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
     showRoofline(report);
+    showPlanTimings(report);
     QStringList summary;
     summary << (report.kernels.size() == 1 ? tr("Ran 1 kernel") : tr("Ran %1 kernels").arg(report.kernels.size()));
     if (report.device)

@@ -24,6 +24,15 @@
 /// the node. A failed run (compiler missing, a kernel that crashed) is reported in the status bar
 /// and the Problems dock (never modal); a newly loaded model cancels a run in progress.
 ///
+/// Fusion plans (issue 6; main_window_fusion.cpp): the Fusion Plan dock (View > Fusion Plan,
+/// Ctrl+Shift+P; views::FusionPlanPanel) shows the plan of the open model held by a PlanSession;
+/// the graph draws its fused groups as clusters. Fuse (Ctrl+G) merges the selected nodes' groups,
+/// Split (Ctrl+Shift+G) splits the selected node's group; Edit > Undo/Redo walk the plan's
+/// history. A refused fusion shows its reason next to the node, in the status bar and in the
+/// Problems dock. Runs compile with the plan on screen (RunSettings::compile.plan); afterwards
+/// the plan table lists each group's measured time. Selecting a row selects the group's nodes
+/// (its anchor's kernel in Code/Timings), selecting a node selects its group's row.
+///
 /// Thread rules: UI thread only.
 
 #include <functional>
@@ -48,10 +57,12 @@ class QMenu;
 class QProgressBar;
 class QTabWidget;
 class QToolButton;
+class QUndoStack;
 
 namespace tessera::views {
 class CodePanel;
 class EnergyView;
+class FusionPlanPanel;
 class GraphView;
 class MappingPanel;
 class PropertiesPanel;
@@ -70,6 +81,7 @@ struct CudaCompiled;
 
 namespace tessera::app {
 
+class PlanSession;
 class RunSession;
 class Session;
 
@@ -109,6 +121,14 @@ public:
     /// boxes follow each other) and with the same selection linking.
     views::EnergyView* energyView() const { return m_energy; }
     QTabWidget* rooflineTabs() const { return m_rooflineTabs; }
+    /// The fusion-plan controller, its dock and panel (see the file comment).
+    PlanSession* planSession() const { return m_plans; }
+    views::FusionPlanPanel* fusionPanel() const { return m_fusionPanel; }
+    QDockWidget* fusionDock() const { return m_fusionDock; }
+    QAction* undoAction() const { return m_undoAction; }
+    QAction* redoAction() const { return m_redoAction; }
+    /// Shows and raises the Fusion Plan dock.
+    void showFusionPlan();
     QDockWidget* rooflineDock() const { return m_rooflineDock; }
     QAction* runAction() const { return m_runAction; }
     QAction* stopAction() const { return m_stopAction; }
@@ -191,6 +211,14 @@ private:
     /// Code and timing row for the selected node (after a compile).
     void showNodeResults(int nodeId);
     void onKernelRowSelected(const QString& name);
+    // Fusion plans (main_window_fusion.cpp).
+    void createFusionDock();
+    void onPlanChanged();
+    void onPlanRefused(const QString& node, const QString& message);
+    void onPlanGroupSelected(const QString& group, const QStringList& members);
+    void selectPlanGroupOfNode(int nodeId);
+    /// The measured time of each group of a finished run, into the plan table.
+    void showPlanTimings(const pipeline::RunReport& report);
     void addRecent(const QString& path);
     void rebuildRecentMenu();
     void setBusy(bool busy);
@@ -249,6 +277,12 @@ private:
     std::shared_ptr<const pipeline::CompiledModel> m_compiled;
     /// The NVRTC result whose PTX is on screen (null when none).
     std::shared_ptr<const runtime::cuda::CudaCompiled> m_cudaModule;
+
+    PlanSession* m_plans = nullptr;
+    views::FusionPlanPanel* m_fusionPanel = nullptr;
+    QDockWidget* m_fusionDock = nullptr;
+    QAction* m_undoAction = nullptr;
+    QAction* m_redoAction = nullptr;
 };
 
 }  // namespace tessera::app

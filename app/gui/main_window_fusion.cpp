@@ -1,0 +1,170 @@
+// The main window's fusion-plan wiring (issue 6): the Fusion Plan dock, the Edit menu's undo
+// history, graph clusters, refusals and the plan's part in runs. See main_window.h.
+#include <QAction>
+#include <QDockWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QStatusBar>
+#include <QUndoStack>
+
+#include <map>
+
+#include "app/gui/main_window.h"
+#include "app/gui/plan_session.h"
+#include "app/gui/run_session.h"
+#include "core/pipeline/run.h"
+#include "views/fusion/fusion_plan_panel.h"
+#include "views/fusion/fusion_plan_snapshot.h"
+#include "views/graph/graph_view.h"
+
+namespace tessera::app {
+namespace {
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+}  // namespace
+
+void MainWindow::createFusionDock()
+{
+    m_plans = new PlanSession(this);
+    m_fusionPanel = new views::FusionPlanPanel(this);
+    m_fusionPanel->setObjectName(QStringLiteral("fusionPanel"));
+    m_fusionPanel->setProfiles(m_plans->profiles());
+    m_fusionPanel->setState(m_plans->planner(), fromStd(m_plans->hardware().name));
+    m_fusionDock = new QDockWidget(tr("Fusion Plan"), this);
+    m_fusionDock->setObjectName(QStringLiteral("fusionDock"));
+    m_fusionDock->setWidget(m_fusionPanel);
+    addDockWidget(Qt::BottomDockWidgetArea, m_fusionDock);
+    m_fusionDock->hide();
+    QAction* toggle = m_fusionDock->toggleViewAction();
+    toggle->setText(tr("&Fusion Plan"));
+    toggle->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    m_viewMenu->addAction(toggle);
+
+    // Edit, between File and View.
+    auto* edit = new QMenu(tr("&Edit"), this);
+    edit->setObjectName(QStringLiteral("editMenu"));
+    menuBar()->insertMenu(m_viewMenu->menuAction(), edit);
+    m_undoAction = m_plans->undoStack()->createUndoAction(this, tr("&Undo"));
+    m_undoAction->setShortcut(QKeySequence::Undo);
+    m_undoAction->setObjectName(QStringLiteral("undoAction"));
+    m_redoAction = m_plans->undoStack()->createRedoAction(this, tr("&Redo"));
+    m_redoAction->setShortcut(QKeySequence::Redo);
+    m_redoAction->setObjectName(QStringLiteral("redoAction"));
+    edit->addAction(m_undoAction);
+    edit->addAction(m_redoAction);
+    edit->addSeparator();
+    edit->addAction(m_view->fuseAction());
+    edit->addAction(m_view->splitAction());
+
+    connect(m_plans, &PlanSession::planChanged, this, &MainWindow::onPlanChanged);
+    connect(m_plans, &PlanSession::busyChanged, this, [this](bool busy) {
+        m_fusionPanel->setBusy(busy, busy ? tr("Planning (%1 on %2)...").arg(m_fusionPanel->planner(),
+                                                                               fromStd(m_plans->hardware().name))
+                                          : QString());
+    });
+    connect(m_plans, &PlanSession::editRefused, this, &MainWindow::onPlanRefused);
+    connect(m_plans, &PlanSession::warning, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Fusion plan: %1").arg(message), 8000);
+        showProblems();
+    });
+    connect(m_fusionPanel, &views::FusionPlanPanel::plannerChosen, m_plans, &PlanSession::choosePlanner);
+    connect(m_fusionPanel, &views::FusionPlanPanel::hardwareChosen, m_plans, &PlanSession::chooseHardware);
+    connect(m_fusionPanel, &views::FusionPlanPanel::replanClicked, m_plans, &PlanSession::replan);
+    connect(m_fusionPanel, &views::FusionPlanPanel::fuseClicked, this, [this] { m_plans->fuse(m_view->selectedOperatorNames()); });
+    connect(m_fusionPanel, &views::FusionPlanPanel::splitClicked, m_plans, &PlanSession::split);
+    connect(m_fusionPanel, &views::FusionPlanPanel::groupSelected, this, &MainWindow::onPlanGroupSelected);
+    connect(m_view, &views::GraphView::fusionRequested, this, [this](const QStringList& nodes) {
+        showFusionPlan();
+        m_plans->fuse(nodes);
+    });
+    connect(m_view, &views::GraphView::splitRequested, this, [this](const QString& group) {
+        showFusionPlan();
+        m_plans->split(group);
+    });
+}
+
+void MainWindow::showFusionPlan()
+{
+    const bool first = m_fusionDock->isHidden();
+    m_fusionDock->show();
+    m_fusionDock->raise();
+    if (first)
+        resizeDocks({m_fusionDock}, {std::max(220, height() / 4)}, Qt::Vertical);
+}
+
+void MainWindow::onPlanChanged()
+{
+    m_fusionPanel->setProfiles(m_plans->profiles());
+    m_fusionPanel->setState(m_plans->planner(), fromStd(m_plans->hardware().name));
+    if (!m_plans->ready()) {
+        m_fusionPanel->setPlaceholder(m_model ? tr("Planning...") : tr("Open a model to plan its fusion."));
+        m_fusionPanel->setMeasuredTimes({});
+        m_view->setFusionClusters({});
+        return;
+    }
+    views::FusionPlanSnapshot snap = views::makeFusionPlanSnapshot(m_plans->plan(), m_plans->violations());
+    std::vector<views::FusionCluster> clusters;
+    for (const views::FusionPlanRow& r : snap.rows) {
+        if (r.fused())
+            clusters.push_back({r.group, r.kind, r.ops, r.colour});
+    }
+    m_fusionPanel->setSnapshot(std::move(snap));
+    m_view->setFusionClusters(std::move(clusters));
+    selectPlanGroupOfNode(m_view->selectedNodeId());
+    if (m_plans->loadedFromFile() && m_plans->undoStack()->count() == 0)
+        statusBar()->showMessage(tr("Fusion plan restored from %1").arg(PlanSession::planFilePath(m_path)), 6000);
+}
+
+void MainWindow::onPlanRefused(const QString& node, const QString& message)
+{
+    showFusionPlan();
+    m_view->showNodeMessage(node, message);
+    statusBar()->showMessage(tr("Fusion refused: %1").arg(message), 10000);
+    showProblems();
+}
+
+void MainWindow::onPlanGroupSelected(const QString& group, const QStringList& members)
+{
+    QList<int> ids;
+    for (const QString& m : members) {
+        const int id = m_view->operatorIdByName(m.toStdString());
+        if (id >= 0)
+            ids << id;
+    }
+    if (ids.isEmpty())
+        return;
+    int primary = ids.first();
+    const int gi = m_plans->plan().groupOf(members.first().toStdString());
+    if (gi >= 0) {
+        const int anchor = m_view->operatorIdByName(m_plans->plan().groups[static_cast<std::size_t>(gi)].anchor);
+        if (anchor >= 0)
+            primary = anchor;
+    }
+    m_view->selectNodes(ids, primary, true);
+    m_fusionPanel->selectGroup(group);
+}
+
+void MainWindow::selectPlanGroupOfNode(int nodeId)
+{
+    if (m_fusionPanel == nullptr)
+        return;
+    const views::GraphSnapshot* snap = m_view->snapshot();
+    const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
+    if (n == nullptr || n->kind != views::SnapshotNodeKind::Operator) {
+        m_fusionPanel->selectGroup(QString());
+        return;
+    }
+    const int gi = m_plans->plan().groupOf(n->name);
+    m_fusionPanel->selectGroup(gi >= 0 ? fromStd(m_plans->plan().groups[static_cast<std::size_t>(gi)].name) : QString());
+}
+
+void MainWindow::showPlanTimings(const pipeline::RunReport& report)
+{
+    std::map<QString, double> times;
+    for (const pipeline::KernelReport& k : report.kernels)
+        times[fromStd(k.group.empty() ? k.name : k.group)] = k.time.median;
+    m_fusionPanel->setMeasuredTimes(times);
+}
+
+}  // namespace tessera::app

@@ -1,0 +1,154 @@
+#pragma once
+/// @file
+/// The GUI's fusion-plan controller (issue 6): the current schedule::FusionPlan of the open
+/// model, its undo history, the planner job channel and the plan's file.
+///
+/// Graph: plans are made and checked on the *specialised* graph (pipeline::specialiseModel with
+/// pipeline::defaultInputs, constants folded), exactly the graph compileModel plans on, so a
+/// plan handed to a run (RunSettings::compile.plan) means the same groups there.
+///
+/// Edits (each one QUndoCommand on undoStack(); the Edit menu's Undo/Redo):
+/// - fuse(nodes): the groups of the named operators are merged into one new group "uN". Its kind
+///   (fusedGroupFor): two convolutions (depthwise/pointwise, with elementwise ops between them and
+///   after the second) make a dw-pw / pw-dw / pw-pw chain anchored at the first conv, with
+///   FusePlanner's best tile and predictions on the current hardware; anything else is
+///   prologue-epilogue anchored at the first non-injective member (the last member when all are
+///   injective), earlier members prologue, later ones epilogue. The edit is then checked
+///   (normalizePlan for cycles, checkPlan): when the new group breaks a rule the edit is REFUSED:
+///   the plan and the undo stack stay as they were, editRefused() names the node and the reason
+///   (the first violation's message, e.g. "Relu_12's input has 2 uses"), and the refusal is
+///   added to diagnostics() as a warning.
+/// - split(group): the group becomes one single group per member.
+/// - choosePlanner / chooseHardware / replan: the planner runs on a worker (one-thread pool,
+///   QtConcurrent); when its plan comes back one command is pushed. Every job and every edit
+///   bumps a generation number, so a planner result that an edit or a newer job overtook is
+///   dropped. With planner none or hidet a hardware change needs no planning and is pushed at once.
+/// Undo and redo restore the whole state (plan, planner shown, hardware) exactly.
+///
+/// Persistence (there is no project file yet, issue 8): after every change the state is written
+/// as JSON to `<AppDataLocation>/fusion-plans/<sha1 of the model's absolute path>.json`
+/// ({"format": "tessera-gui-plan", "version": 1, "model", "planner", "hardware": <profile JSON>,
+/// "plan": <schedule::planToJson>}) and read back by setModel() when the same file is opened
+/// again (a plan that no longer fits the model is dropped with a warning and the planner runs).
+/// Custom what-if hardware profiles are kept in QSettings ("fusion/customProfiles"); the last
+/// planner and hardware chosen in QSettings ("fusion/planner", "fusion/hardware").
+///
+/// Thread rules: all public functions and signals belong to the UI thread. Workers run only the
+/// pure core functions (specialiseModel, makePlan, ...) on data they own or share read-only.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QThreadPool>
+
+#include "core/ir/graph.h"
+#include "core/schedule/fusion_plan.h"
+#include "core/support/diagnostic.h"
+#include "core/support/expected.h"
+#include "core/target/gpu_profile.h"
+
+class QUndoStack;
+
+namespace tessera::app {
+
+/// What an undoable plan edit restores.
+struct PlanState {
+    schedule::FusionPlan plan;
+    QString planner;  ///< the planner shown: "none", "hidet" or "fuseplanner"
+    target::GpuProfile hardware;
+};
+
+class PlanSession : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanSession(QObject* parent = nullptr);
+    /// Waits for a running planner job.
+    ~PlanSession() override;
+
+    /// A newly opened model: forgets the history, specialises the graph and plans it (or loads
+    /// the plan saved for `path`) on the worker; planChanged() follows. A null model clears.
+    void setModel(std::shared_ptr<const ir::Model> model, const QString& path);
+    void clear();
+
+    /// A plan is available (the first job after setModel finished).
+    bool ready() const { return m_graph != nullptr; }
+    bool isBusy() const { return m_busy; }
+    quint64 generation() const { return m_generation; }
+    const PlanState& state() const { return m_state; }
+    const schedule::FusionPlan& plan() const { return m_state.plan; }
+    QString planner() const { return m_state.planner; }
+    const target::GpuProfile& hardware() const { return m_state.hardware; }
+    /// The specialised model the plan refers to (null until ready()).
+    std::shared_ptr<const ir::Model> specialisedModel() const { return m_graph; }
+    /// checkPlan of the current plan on the current hardware.
+    const std::vector<schedule::FusionViolation>& violations() const { return m_violations; }
+    /// Whether the current plan was read from the plan file (setModel).
+    bool loadedFromFile() const { return m_loadedFromFile; }
+    /// Warnings about plans: refusals, a saved plan that no longer fits, planner errors.
+    const support::DiagnosticList& diagnostics() const { return m_diagnostics; }
+    /// The last refusal's message (empty when the last edit was accepted).
+    QString lastRefusal() const { return m_lastRefusal; }
+    QUndoStack* undoStack() const { return m_undo; }
+
+    /// Built-in profiles, then the custom ones.
+    std::vector<target::GpuProfile> profiles() const;
+
+    /// See the file comment. Return false when refused or nothing to do (then editRefused()).
+    bool fuse(const QStringList& nodes);
+    bool split(const QString& group);
+    /// Before the first plan is ready (or without a model) this sets the planner the model is
+    /// planned with, ignoring a saved plan; not undoable then.
+    void choosePlanner(const QString& planner);
+    /// A built-in or custom profile; a new custom profile (name not known) is remembered.
+    void chooseHardware(const target::GpuProfile& hardware);
+    void replan();
+
+    /// The file the state of the model at `modelPath` is saved in.
+    static QString planFilePath(const QString& modelPath);
+    /// The group fuse() builds for `members` (node names of `g`, any order), named `name`; errors
+    /// for unknown names.
+    static support::Expected<schedule::FusionGroup> fusedGroupFor(const ir::Graph& g, const std::vector<std::string>& members,
+                                                                  const target::GpuProfile& hw, const std::string& name);
+
+signals:
+    /// The plan, the planner shown or the hardware changed (also after undo/redo and loads).
+    void planChanged();
+    void busyChanged(bool busy);
+    /// An edit was refused: the node it is about ("" when none) and why.
+    void editRefused(const QString& node, const QString& message);
+    /// A planner job failed or a saved plan was dropped (also in diagnostics()).
+    void warning(const QString& message);
+
+private:
+    friend class PlanCommand;
+    struct Job;
+    void applyState(const PlanState& state, bool save);
+    void startJob(const QString& planner, const target::GpuProfile& hw, const QString& text, bool initial,
+                  bool readSaved = true);
+    void onJobDone(quint64 generation, std::shared_ptr<Job> job);
+    void refuse(const QString& node, const QString& message);
+    void pushState(PlanState after, const QString& text);
+    void save() const;
+    void setBusy(bool busy);
+
+    QThreadPool m_pool;
+    QUndoStack* m_undo;
+    quint64 m_generation = 0;
+    bool m_busy = false;
+    std::shared_ptr<const ir::Model> m_model;
+    std::shared_ptr<const ir::Model> m_graph;
+    QString m_path;
+    PlanState m_state;
+    std::vector<schedule::FusionViolation> m_violations;
+    support::DiagnosticList m_diagnostics;
+    QString m_lastRefusal;
+    bool m_loadedFromFile = false;
+    std::vector<target::GpuProfile> m_custom;
+};
+
+}  // namespace tessera::app
