@@ -20,6 +20,8 @@ QString memberList(const FusionPlanRow& r)
             role = QStringLiteral(" (prologue)");
         else if (r.epilogue.contains(op))
             role = QStringLiteral(" (epilogue)");
+        else if (r.kind.contains(QLatin1Char('w')) && r.kind != QLatin1String("prologue-epilogue"))
+            role = QStringLiteral(" (in chain)");
         lines << op + role;
     }
     return lines.join(QLatin1Char('\n'));
