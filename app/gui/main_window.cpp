@@ -603,10 +603,12 @@ void MainWindow::startRun()
     settings.compile.fallbackReference = m_fallbackAction->isChecked();
     applyTarget(currentTarget(), settings);
     // The plan on screen (names of the specialised graph, which compileModel specialises alike).
-    if (m_plans->ready()) {
+    // Before the plan is ready the compile runs the same planner itself.
+    if (m_plans->ready())
         settings.compile.plan = m_plans->plan();
-        settings.compile.hardware = m_plans->hardware();
-    }
+    else
+        settings.compile.planner = m_plans->planner().toStdString();
+    settings.compile.hardware = m_plans->hardware();
     m_run->start(m_model, settings);
 }
 

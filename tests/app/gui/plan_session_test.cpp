@@ -1,0 +1,321 @@
+// The GUI's fusion-plan controller (Qt Test, offscreen): initial plan on the specialised graph,
+// fuse -> undo -> redo restoring exact plans, a refused fusion (exact reason, undo stack
+// unchanged), split, planner and hardware switches through the worker, the plan file round trip,
+// and the main window's wiring (Edit menu, clusters, balloon, runs compile with the plan).
+#include <QCoreApplication>
+#include <QDir>
+#include <QSettings>
+#include <QDockWidget>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QStandardPaths>
+#include <QTest>
+#include <QUndoStack>
+
+#include <cstdio>
+
+#include "app/gui/main_window.h"
+#include "app/gui/plan_session.h"
+#include "core/pipeline/load_model.h"
+#include "core/schedule/fusion_plan.h"
+#include "views/fusion/fusion_plan_panel.h"
+#include "views/fusion/fusion_plan_table_model.h"
+#include "views/graph/graph_view.h"
+
+using namespace tessera;
+using app::PlanSession;
+
+namespace {
+
+QString sample(const char* name) { return QStringLiteral(TESSERA_SAMPLES "/") + QLatin1String(name); }
+
+std::shared_ptr<const ir::Model> load(const QString& path)
+{
+    auto m = pipeline::loadModel(path.toStdString());
+    if (!m.ok())
+        qFatal("cannot load %s", qPrintable(path));
+    return std::make_shared<const ir::Model>(std::move(m.value()));
+}
+
+bool waitReady(PlanSession& s)
+{
+    return QTest::qWaitFor([&] { return s.ready() && !s.isBusy(); }, 60000);
+}
+
+std::string json(const schedule::FusionPlan& p) { return schedule::planToJson(p); }
+
+std::vector<std::string> groupNames(const schedule::FusionPlan& p)
+{
+    std::vector<std::string> out;
+    for (const auto& g : p.groups)
+        out.push_back(g.name);
+    return out;
+}
+
+const char* const kDw = "dw_conv";
+const char* const kRelu = "relu6";
+const char* const kPw = "pw_conv";
+
+}  // namespace
+
+class PlanSessionTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void initialPlanIsPlanner();
+    void fuseUndoRedo();
+    void refusedFuse();
+    void splitAndRefusals();
+    void plannerSwitchChangesGroups();
+    void hardwareChange();
+    void planFileRoundTrip();
+    void mainWindowWiring();
+};
+
+void PlanSessionTest::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("TesseraTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("TesseraPlanTest"));
+}
+
+void PlanSessionTest::init()
+{
+    // Every test starts without saved plans or remembered choices.
+    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/fusion-plans")).removeRecursively();
+    QSettings().clear();
+}
+
+void PlanSessionTest::initialPlanIsPlanner()
+{
+    PlanSession s;
+    QCOMPARE(s.planner(), QStringLiteral("none"));
+    QCOMPARE(s.hardware().name, std::string("h200"));
+    s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(!s.ready());
+    QVERIFY(waitReady(s));
+    QCOMPARE(groupNames(s.plan()), (std::vector<std::string>{kDw, kRelu, kPw}));
+    QCOMPARE(s.plan().planner, std::string("none"));
+    QVERIFY(s.violations().empty());
+    QCOMPARE(s.undoStack()->count(), 0);
+    QVERIFY(!s.loadedFromFile());
+    // Nothing is saved until the user changes something.
+    QVERIFY(!QFile::exists(PlanSession::planFilePath(sample("dw_pw_block.onnx"))));
+}
+
+void PlanSessionTest::fuseUndoRedo()
+{
+    PlanSession s;
+    s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(s));
+    const std::string before = json(s.plan());
+    QSignalSpy changed(&s, &PlanSession::planChanged);
+    QVERIFY(s.fuse({QString::fromLatin1(kPw), QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(s.plan().groups.size(), std::size_t(1));
+    const schedule::FusionGroup& g = s.plan().groups[0];
+    QCOMPARE(g.name, std::string("u1"));
+    QCOMPARE(g.kind, schedule::FusionKind::DwPw);
+    QCOMPARE(g.ops, (std::vector<std::string>{kDw, kRelu, kPw}));
+    QCOMPARE(g.anchor, std::string(kDw));
+    QVERIFY(g.epilogue.empty());
+    QVERIFY(!g.tile.empty());  // FusePlanner's best tile on the h200
+    QCOMPARE(s.plan().planner, std::string("user"));
+    QCOMPARE(s.undoStack()->count(), 1);
+    QCOMPARE(s.undoStack()->undoText(), QStringLiteral("Fuse u1"));
+    const std::string after = json(s.plan());
+
+    s.undoStack()->undo();
+    QCOMPARE(json(s.plan()), before);
+    QCOMPARE(s.planner(), QStringLiteral("none"));
+    s.undoStack()->redo();
+    QCOMPARE(json(s.plan()), after);
+    s.undoStack()->undo();
+    QCOMPARE(json(s.plan()), before);
+    QCOMPARE(changed.count(), 4);
+}
+
+void PlanSessionTest::refusedFuse()
+{
+    // MobileNetV2's block 3 adds its input back (residual): the input of block 3's first conv has
+    // two uses, so fusing the producing conv with it breaks Hidet's rules.
+    const QString path = sample("mobilenet_v2.onnx");
+    PlanSession s;
+    s.setModel(load(path), path);
+    QVERIFY(waitReady(s));
+    const std::string before = json(s.plan());
+    QSignalSpy refused(&s, &PlanSession::editRefused);
+    const QString producer = QStringLiteral("/features/features.2/conv/conv.2/Conv");
+    const QString consumer = QStringLiteral("/features/features.3/conv/conv.0/conv.0.0/Conv");
+    QVERIFY(!s.fuse({producer, consumer}));
+    QCOMPARE(refused.count(), 1);
+    if (qEnvironmentVariableIsSet("TESSERA_DUMP"))
+        std::printf("refused: node=%s message=%s\n", qPrintable(refused.at(0).at(0).toString()),
+                    qPrintable(refused.at(0).at(1).toString()));
+    QCOMPARE(refused.at(0).at(1).toString(), QStringLiteral("/features/features.2/conv/conv.2/Conv's output "
+                                                           "'/features/features.2/conv/conv.2/Conv_output_0' has 2 uses: the "
+                                                           "chain's intermediate must stay inside the group"));
+    QCOMPARE(refused.at(0).at(0).toString(), producer);
+    QCOMPARE(s.lastRefusal(), refused.at(0).at(1).toString());
+    QCOMPARE(json(s.plan()), before);
+    QCOMPARE(s.undoStack()->count(), 0);
+    QVERIFY(!s.diagnostics().empty());
+    QCOMPARE(QString::fromStdString(s.diagnostics().items().back().message),
+             QStringLiteral("fusion refused: ") + refused.at(0).at(1).toString());
+}
+
+void PlanSessionTest::splitAndRefusals()
+{
+    PlanSession s;
+    s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(s));
+    QSignalSpy refused(&s, &PlanSession::editRefused);
+    QVERIFY(!s.fuse({QString::fromLatin1(kDw)}));
+    QCOMPARE(refused.at(0).at(1).toString(), QStringLiteral("select two or more operators to fuse (Ctrl+click or Shift+drag)"));
+    QVERIFY(!s.split(QString::fromLatin1(kDw)));
+    QCOMPARE(refused.at(1).at(1).toString(), QStringLiteral("dw_conv is a single op: nothing to split"));
+    QVERIFY(!s.split(QStringLiteral("nope")));
+    QCOMPARE(refused.at(2).at(1).toString(), QStringLiteral("there is no fusion group 'nope'"));
+    QCOMPARE(s.undoStack()->count(), 0);
+
+    QVERIFY(s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(s.plan().groups[0].kind, schedule::FusionKind::PrologueEpilogue);
+    QCOMPARE(s.plan().groups[0].epilogue, std::vector<std::string>{kRelu});
+    QVERIFY(!s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(refused.at(3).at(1).toString(), QStringLiteral("dw_conv, relu6 are already one group (u1)"));
+    QVERIFY(s.split(QStringLiteral("u1")));
+    QCOMPARE(groupNames(s.plan()), (std::vector<std::string>{kDw, kRelu, kPw}));
+    QCOMPARE(s.undoStack()->count(), 2);
+    QCOMPARE(s.undoStack()->undoText(), QStringLiteral("Split u1"));
+}
+
+void PlanSessionTest::plannerSwitchChangesGroups()
+{
+    const QString path = sample("mobilenet_v2.onnx");
+    PlanSession s;
+    s.setModel(load(path), path);
+    QVERIFY(waitReady(s));
+    const std::size_t none = s.plan().groups.size();
+    QCOMPARE(s.plan().fusedGroupCount(), 0);
+    s.choosePlanner(QStringLiteral("fuseplanner"));
+    QVERIFY(s.isBusy());
+    QVERIFY(QTest::qWaitFor([&] { return !s.isBusy(); }, 60000));
+    QCOMPARE(s.planner(), QStringLiteral("fuseplanner"));
+    QCOMPARE(s.plan().groups.size(), std::size_t(52));
+    QCOMPARE(s.plan().fusedGroupCount(), 43);
+    QVERIFY(none > 52);
+    QCOMPARE(s.undoStack()->count(), 1);
+    QCOMPARE(s.undoStack()->undoText(), QStringLiteral("Planner: fuseplanner"));
+    s.undoStack()->undo();
+    QCOMPARE(s.plan().groups.size(), none);
+    QCOMPARE(s.planner(), QStringLiteral("none"));
+
+    // An edit made while the planner runs wins: the planner's late result is dropped.
+    s.choosePlanner(QStringLiteral("hidet"));
+    QVERIFY(s.isBusy());
+    QVERIFY(s.fuse({QStringLiteral("/features/features.0/features.0.0/Conv"), QStringLiteral("/features/features.0/features.0.2/Clip")}));
+    QVERIFY(!s.isBusy());
+    QTest::qWait(300);
+    QCOMPARE(s.planner(), QStringLiteral("none"));
+    QCOMPARE(s.plan().fusedGroupCount(), 1);
+}
+
+void PlanSessionTest::hardwareChange()
+{
+    PlanSession s;
+    s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(s));
+    // With planner none the hardware change is pushed at once.
+    target::GpuProfile a100 = target::findGpuProfile("a100").value();
+    s.chooseHardware(a100);
+    QCOMPARE(s.hardware().name, std::string("a100"));
+    QCOMPARE(s.undoStack()->count(), 1);
+    // A what-if copy is remembered among the profiles.
+    target::GpuProfile custom = a100;
+    custom.name = "a100-custom";
+    custom.sms = 20;
+    s.chooseHardware(custom);
+    QCOMPARE(s.profiles().back().name, std::string("a100-custom"));
+    QCOMPARE(s.profiles().back().sms, 20);
+    QCOMPARE(PlanSession().profiles().back().name, std::string("a100-custom"));  // via QSettings
+    s.undoStack()->undo();
+    QCOMPARE(s.hardware().name, std::string("a100"));
+    s.undoStack()->undo();
+    QCOMPARE(s.hardware().name, std::string("h200"));
+}
+
+void PlanSessionTest::planFileRoundTrip()
+{
+    const QString path = sample("dw_pw_block.onnx");
+    std::string saved;
+    {
+        PlanSession s;
+        s.setModel(load(path), path);
+        QVERIFY(waitReady(s));
+        QVERIFY(s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu), QString::fromLatin1(kPw)}));
+        saved = json(s.plan());
+        QVERIFY(QFile::exists(PlanSession::planFilePath(path)));
+    }
+    PlanSession again;
+    again.setModel(load(path), path);
+    QVERIFY(waitReady(again));
+    QVERIFY(again.loadedFromFile());
+    QCOMPARE(json(again.plan()), saved);
+    QCOMPARE(again.planner(), QStringLiteral("none"));
+    QCOMPARE(again.undoStack()->count(), 0);
+
+    // A file that no longer fits the model (another model's plan) is dropped with a warning.
+    QFile::remove(PlanSession::planFilePath(sample("mobilenet_v2.onnx")));
+    QVERIFY(QFile::copy(PlanSession::planFilePath(path), PlanSession::planFilePath(sample("mobilenet_v2.onnx"))));
+    PlanSession other;
+    QSignalSpy warned(&other, &PlanSession::warning);
+    other.setModel(load(sample("mobilenet_v2.onnx")), sample("mobilenet_v2.onnx"));
+    QVERIFY(waitReady(other));
+    QVERIFY(!other.loadedFromFile());
+    QCOMPARE(warned.count(), 1);
+    QVERIFY(warned.at(0).at(0).toString().startsWith(QStringLiteral("the saved fusion plan no longer fits the model")));
+}
+
+void PlanSessionTest::mainWindowWiring()
+{
+    app::MainWindow w;
+    w.setErrorReporter([](const QString&, const QStringList&) {});
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(sample("dw_pw_block.onnx"));
+    QVERIFY(shown.wait(60000));
+    PlanSession* s = w.planSession();
+    QVERIFY(waitReady(*s));
+    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
+    // Ctrl+G on the selected nodes: one cluster, the dock shown, Edit > Undo enabled.
+    views::GraphView* view = w.graphView();
+    view->selectNodes({view->operatorIdByName(kDw), view->operatorIdByName(kRelu)}, view->operatorIdByName(kDw));
+    view->fuseAction()->trigger();
+    QCOMPARE(s->plan().fusedGroupCount(), 1);
+    QCOMPARE(static_cast<int>(view->clusterItems().size()), 1);
+    QVERIFY(w.fusionDock()->isVisible());
+    QVERIFY(w.undoAction()->isEnabled());
+    QCOMPARE(w.fusionPanel()->selectedGroup(), QStringLiteral("u1"));
+    w.undoAction()->trigger();
+    QVERIFY(view->clusterItems().empty());
+    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
+    // A refusal: the balloon names the reason, the undo stack is untouched.
+    view->selectNode(view->operatorIdByName(kDw), false);
+    view->fuseAction()->trigger();
+    QCOMPARE(view->nodeMessage(), QStringLiteral("select two or more operators to fuse (Ctrl+click or Shift+drag)"));
+    QCOMPARE(s->undoStack()->count(), 1);
+    // A row click selects the group's nodes in the graph.
+    QVERIFY(!w.undoAction()->isEnabled());  // the fuse is undone already
+    w.redoAction()->trigger();
+    QCOMPARE(s->plan().groups[0].name, std::string("u1"));
+    w.fusionPanel()->table()->clearSelection();
+    w.fusionPanel()->table()->selectRow(0);
+    QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kDw));
+}
+
+QTEST_MAIN(PlanSessionTest)
+#include "plan_session_test.moc"
