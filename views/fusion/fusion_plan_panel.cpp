@@ -217,7 +217,7 @@ void FusionPlanPanel::setSnapshot(FusionPlanSnapshot snapshot)
     m_model->setSnapshot(std::move(snapshot));
     m_table->resizeColumnsToContents();
     for (int c = 0; c < FusionPlanTableModel::ColumnCount; ++c)
-        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 220));
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 300));
     m_updating = false;
     selectGroup(selected);
     m_placeholder.clear();
