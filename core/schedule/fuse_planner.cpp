@@ -369,6 +369,7 @@ std::string humanFlops(double f) {
 
 FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
     FusionPlan seed;
+    std::map<ir::NodeId, std::string> refusedPairs;
     seed.planner = "fuseplanner";
     seed.hardware = hw.name;
     const auto order = g.topologicalOrder();
@@ -381,6 +382,9 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
         }
         // Candidate pairs: conv -> [single-use elementwise ops] -> conv, intermediates single-use.
         std::vector<Candidate> accepted;
+        // Pairs FusePlanner looked at and did not fuse, keyed by the first conv: the reason is
+        // appended to the reason of the group that conv ends up in, so a plan says why not.
+        std::map<ir::NodeId, std::string> refused;
         for (ir::NodeId n : *order) {
             auto it = layers.find(n);
             if (it == layers.end() || it->second.kind == ConvLayerKind::Standard) continue;
@@ -414,13 +418,29 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
             else continue;
             const TileCost la = bestLayerTile(cand.a, hw), lb = bestLayerTile(cand.b, hw);
             cand.fused = bestFusedTile(cand.a, cand.b, cand.kind, hw);
-            if (!la.viable || !lb.viable || !cand.fused.viable) continue;
+            const std::string pairText = std::string("FusePlanner did not fuse ") + fusionKindName(cand.kind) + " " +
+                                         g.node(cand.first).name + " -> " + g.node(cand.second).name + " on " + hw.name + ": ";
+            if (!la.viable || !lb.viable || !cand.fused.viable) {
+                refused[cand.first] = pairText + "no viable tile (" +
+                                      (!cand.fused.viable ? cand.fused.whyNot : !la.viable ? la.whyNot : lb.whyNot) + ")";
+                continue;
+            }
             cand.separate = la.gma + lb.gma;
             cand.saved = cand.separate - cand.fused.gma;
             // FusePlanner's decision rule.
-            if (cand.saved <= 0) continue;
-            if (static_cast<double>(cand.fused.redundantFlops) / static_cast<double>(cand.saved) >= kRedundantToSavedRatio)
+            if (cand.saved <= 0) {
+                refused[cand.first] = pairText + "fused traffic " + humanBytes(static_cast<double>(cand.fused.gma * kElementBytes)) +
+                                      " is not below separate " + humanBytes(static_cast<double>(cand.separate * kElementBytes));
                 continue;
+            }
+            if (static_cast<double>(cand.fused.redundantFlops) / static_cast<double>(cand.saved) >= kRedundantToSavedRatio) {
+                char ratio[32];
+                std::snprintf(ratio, sizeof ratio, "%.1f", static_cast<double>(cand.fused.redundantFlops) /
+                                                             static_cast<double>(cand.saved));
+                refused[cand.first] = pairText + "redundant " + humanFlops(static_cast<double>(cand.fused.redundantFlops)) +
+                                      " per " + std::to_string(cand.saved) + " elements saved = " + ratio + " >= 10";
+                continue;
+            }
             accepted.push_back(std::move(cand));
         }
         // FusePlanner's builder takes pw-dw pairs first, then dw-pw, then pw-pw, each in model
@@ -429,7 +449,13 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
         std::vector<const Candidate*> chosen;
         for (FusionKind kind : {FusionKind::PwDw, FusionKind::DwPw, FusionKind::PwPw})
             for (const Candidate& c : accepted) {
-                if (c.kind != kind || used.count(c.first) || used.count(c.second)) continue;
+                if (c.kind != kind || used.count(c.first) || used.count(c.second)) {
+                    if (c.kind == kind)
+                        refused[c.first] = std::string("FusePlanner did not fuse ") + fusionKindName(c.kind) + " " +
+                                           g.node(c.first).name + " -> " + g.node(c.second).name +
+                                           ": a conv of the pair is already in another pair";
+                    continue;
+                }
                 used.insert(c.first);
                 used.insert(c.second);
                 chosen.push_back(&c);
@@ -476,6 +502,8 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
             grp.name = "g" + std::to_string(seed.groups.size());
             seed.groups.push_back(std::move(grp));
         }
+        for (auto& [first, why] : refused)
+            if (!assigned.count(first)) refusedPairs[first] = why;
     }
     FusionPlan plan = planHidet(g, &seed);
     // planHidet keeps the seed groups; make sure of it (a group it split or regrew is put back,
@@ -503,6 +531,12 @@ FusionPlan planFusePlanner(const ir::Graph& g, const target::GpuProfile& hw) {
         plan.groups.erase(std::remove_if(plan.groups.begin(), plan.groups.end(),
                                          [](const FusionGroup& gr) { return gr.ops.empty(); }),
                           plan.groups.end());
+    }
+    for (const auto& [first, why] : refusedPairs) {
+        const int at = plan.groupOf(g.node(first).name);
+        if (at < 0) continue;
+        std::string& r = plan.groups[static_cast<std::size_t>(at)].reason;
+        r += (r.empty() ? "" : "; ") + why;
     }
     plan.planner = "fuseplanner";
     plan.hardware = hw.name;
