@@ -53,6 +53,13 @@ views::KernelStatusMap compileStatuses(const pipeline::CompiledModel& compiled, 
                                .arg(s.firstLine)
                                .arg(s.lastLine)};
         }
+        // Members of a fused group share their kernel's status.
+        for (const ir::NodeId m : s.members) {
+            const std::string& member = compiled.model.graph.node(m).name;
+            if (member != s.name)
+                out[member] = {out[s.name].status, QStringLiteral("fused into group %1 (kernel of %2)")
+                                                       .arg(fromStd(s.group), fromStd(s.name))};
+        }
     }
     return out;
 }
@@ -71,6 +78,11 @@ views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, cons
         if (k.checked && !k.passed)
             text += QLatin1Char('\n') + fromStd(checkSummary(k));
         out[k.name] = {reportStatus(k), text};
+        for (const std::string& op : k.ops) {
+            if (op != k.name)
+                out[op] = {reportStatus(k), QStringLiteral("fused into group %1 (kernel of %2)\n%3")
+                                                .arg(fromStd(k.group), fromStd(k.name), text)};
+        }
     }
     return out;
 }

@@ -5,7 +5,7 @@
 /// title and line ranges. Pure functions, shared by the main window and its tests.
 ///
 /// Status rules (node name -> views::KernelStatus):
-/// - after a compile: every Kernel step's node is Compiled, every Reference step's node is
+/// - after a compile: every Kernel step's node (and the members fused into it) is Compiled, every Reference step's node is
 ///   Reference; operators of the shown graph with no step (folded into constants while
 ///   specialising) are Folded;
 /// - after a run: Reference steps stay Reference; checked kernels are Passed or Failed;

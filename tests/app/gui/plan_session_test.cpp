@@ -17,6 +17,8 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/run_results.h"
+#include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
 #include "core/schedule/fusion_plan.h"
 #include "views/fusion/fusion_plan_panel.h"
@@ -72,6 +74,7 @@ private slots:
     void hardwareChange();
     void planFileRoundTrip();
     void mainWindowWiring();
+    void fusedMembersShareStatus();
 };
 
 void PlanSessionTest::initTestCase()
@@ -315,6 +318,26 @@ void PlanSessionTest::mainWindowWiring()
     w.fusionPanel()->table()->selectRow(0);
     QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
     QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kDw));
+}
+
+void PlanSessionTest::fusedMembersShareStatus()
+{
+    // The plan the session made, compiled as a run compiles it: the ReLU6 fused into the
+    // depthwise conv's kernel shows that kernel's status in the graph.
+    const auto model = load(sample("dw_pw_block.onnx"));
+    PlanSession s;
+    s.setModel(model, sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(s));
+    QVERIFY(s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    pipeline::CompileOptions options;
+    options.plan = s.plan();
+    auto cm = pipeline::compileModel(*model, pipeline::defaultInputs(model->graph), options);
+    QVERIFY(cm.ok());
+    QCOMPARE(cm->kernelCount(), 2);
+    const views::KernelStatusMap st = app::compileStatuses(cm.value(), model->graph);
+    QCOMPARE(st.at(kRelu).status, views::KernelStatus::Compiled);
+    QCOMPARE(st.at(kRelu).detail, QStringLiteral("fused into group u1 (kernel of dw_conv)"));
+    QCOMPARE(st.at(kDw).status, views::KernelStatus::Compiled);
 }
 
 QTEST_MAIN(PlanSessionTest)
