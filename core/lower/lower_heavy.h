@@ -101,6 +101,20 @@ struct GpuGemmSpec {
     /// multiple of colGroup, batch empty and transB false. 0: B and Y are plain [.., K, N] and
     /// [.., M, N].
     std::int64_t colGroup = 0;
+    /// Block tile; the default is the 128 x 128 x 8 template described above.
+    struct Tile {
+        std::int64_t ty = 16, tx = 16;  ///< threads per block along rows / columns (ty * tx = 256)
+        std::int64_t rm = 8, rn = 8;    ///< results per thread along rows / columns
+        std::int64_t bk = 8;            ///< reduction step staged in shared memory per iteration
+        std::int64_t rows() const { return ty * rm; }
+        std::int64_t cols() const { return tx * rn; }
+    } tile;
+    /// Optional B producer (prologue fusion, Hidet-style): when set, the B tile's element at
+    /// reduction index `k` and column `j` (global indices, both inside [0, K) x [0, N): the
+    /// staging guards them) is this expression instead of a load of `b` (which may then be -1;
+    /// colGroup still decides Y's layout). The expression may read any buffer of the kernel; it
+    /// is evaluated once per (k, j) per block row of M tiles, i.e. ceil(M / tile.rows()) times.
+    std::function<Expr(const Expr& k, const Expr& j)> bElement;
 };
 
 /// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands
@@ -110,8 +124,15 @@ struct GpuGemmSpec {
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
                 const std::vector<DType>& types);
 
+/// True when `t` is a tile emitGpuGemm supports: ty * tx = 256; rm and rn each 1, 2, 4 or a
+/// multiple of 4 (a thread's results come in groups of up to 4 consecutive rows / columns, the
+/// groups ty * 4 apart); rows() and cols() powers of two in [16, 256]; bk a power of two in [4, 64]
+/// with rows() * bk and cols() * bk multiples of 256 (each thread stages whole elements).
+bool gpuGemmTileValid(const GpuGemmSpec::Tile& t);
+
 /// The kernel body of the CUDA GEMM template; adds its temporaries to k and records the grid and
-/// block mappings and notes. The caller has added the parameters (spec's buffers).
+/// block mappings and notes. The caller has added the parameters (spec's buffers). spec.tile must
+/// be valid (gpuGemmTileValid); the default tile generates exactly the code described above.
 Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& spec);
 
 /// Geometry of a sliding window (Conv, pooling) over the spatial dims, as ONNX defines it.

@@ -43,13 +43,22 @@ using schedule::TaskMapping;
 
 namespace {
 
-constexpr std::int64_t kBM = 128, kBN = 128, kBK = 8;  // block tile
-constexpr std::int64_t kTY = 16, kTX = 16;             // threads per block: spatial(16, 16)
-constexpr std::int64_t kThreads = kTY * kTX;
-constexpr std::int64_t kGroups = 2, kGroup = 4;        // per thread: repeat(2) * .. * repeat(4) per dim
-constexpr std::int64_t kTM = kGroups * kGroup, kTN = kGroups * kGroup;
-constexpr std::int64_t kGroupStride = kBM / kGroups;   // 64: rows of one group of the block tile
+constexpr std::int64_t kThreads = 256;                 // threads per block (spatial(ty, tx))
 constexpr std::int64_t kPad = 4;                       // floats of padding per shared row
+
+/// A thread's results along one dim: `groups` groups of `group` consecutive rows (columns), the
+/// groups `stride` apart (default tile: 2 groups of 4, 64 apart).
+struct DimSplit {
+    std::int64_t group = 4, groups = 2, stride = 64;
+};
+DimSplit dimSplit(std::int64_t threads, std::int64_t per) {
+    DimSplit d;
+    d.group = per >= 4 ? 4 : per;
+    d.groups = per / d.group;
+    d.stride = threads * d.group;
+    return d;
+}
+bool isPow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -64,20 +73,23 @@ Expr andMaybe(const Expr& a, const Expr& b) {
 
 TaskMapping mappingOf(support::Expected<TaskMapping> m) { return std::move(*m); }
 
-/// grid = spatial(batch..., ceil(M/128), ceil(N/128)).
-TaskMapping gridMapping(const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N) {
+/// grid = spatial(batch..., ceil(M/rows), ceil(N/cols)).
+TaskMapping gridMapping(const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
+                        const GpuGemmSpec::Tile& t) {
     std::vector<std::int64_t> shape = batch;
-    shape.push_back(ceilDiv(M, kBM));
-    shape.push_back(ceilDiv(N, kBN));
+    shape.push_back(ceilDiv(M, t.rows()));
+    shape.push_back(ceilDiv(N, t.cols()));
     return mappingOf(TaskMapping::spatial(shape));
 }
 
-/// block = repeat(1.., 2, 2) * spatial(1.., 16, 16) * repeat(1.., 4, 4) (batch dims 1).
-TaskMapping blockMapping(std::size_t nb) {
+/// block = repeat(1.., 2, 2) * spatial(1.., 16, 16) * repeat(1.., 4, 4) (batch dims 1) for the
+/// default tile; in general repeat(groups) * spatial(ty, tx) * repeat(group) per dim.
+TaskMapping blockMapping(std::size_t nb, const GpuGemmSpec::Tile& t) {
+    const DimSplit dm = dimSplit(t.ty, t.rm), dn = dimSplit(t.tx, t.rn);
     std::vector<std::int64_t> groups(nb, 1), spatial(nb, 1), reps(nb, 1);
-    groups.insert(groups.end(), {kGroups, kGroups});
-    spatial.insert(spatial.end(), {kTY, kTX});
-    reps.insert(reps.end(), {kGroup, kGroup});
+    groups.insert(groups.end(), {dm.groups, dn.groups});
+    spatial.insert(spatial.end(), {t.ty, t.tx});
+    reps.insert(reps.end(), {dm.group, dn.group});
     return mappingOf(TaskMapping::compose(
         mappingOf(TaskMapping::compose(mappingOf(TaskMapping::repeat(groups)), mappingOf(TaskMapping::spatial(spatial)))),
         mappingOf(TaskMapping::repeat(reps))));
@@ -93,6 +105,14 @@ bool levelIs(const ir::KernelScheduleDecl& s, const char* level, const TaskMappi
 
 }  // namespace
 
+bool gpuGemmTileValid(const GpuGemmSpec::Tile& t) {
+    auto perOk = [](std::int64_t p) { return p == 1 || p == 2 || (p >= 4 && p % 4 == 0); };
+    if (t.ty < 1 || t.tx < 1 || t.ty * t.tx != kThreads || !perOk(t.rm) || !perOk(t.rn)) return false;
+    for (std::int64_t e : {t.rows(), t.cols()})
+        if (!isPow2(e) || e < 16 || e > 256 || (e * t.bk) % kThreads != 0) return false;
+    return isPow2(t.bk) && t.bk >= 4 && t.bk <= 64;
+}
+
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
                 const std::vector<DType>& types) {
     if (ctx.options.target != Target::Cuda) return false;
@@ -100,7 +120,8 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
     if (!std::all_of(types.begin(), types.end(), isGemmFloat)) return false;
     // Mapping limits (task_mapping.h); beyond them the generic path reports the error.
     if (batch.size() + 2 > static_cast<std::size_t>(schedule::kMaxRank)) return false;
-    std::int64_t blocks = ceilDiv(M, kBM) * ceilDiv(N, kBN);
+    const GpuGemmSpec::Tile tile;
+    std::int64_t blocks = ceilDiv(M, tile.rows()) * ceilDiv(N, tile.cols());
     for (std::int64_t d : batch) {
         if (d < 1 || blocks > schedule::kMaxTasks / d) return false;
         blocks *= d;
@@ -109,8 +130,8 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
     if (!s || (!s->mapping("grid") && !s->mapping("block") && !s->mapping("warp") && !s->mapping("thread")))
         return blocks >= ctx.options.gpuGemmMinBlocks;
     // The template's own mappings written back as a schedule (defaultSchedule) select it again.
-    return !s->mapping("warp") && !s->mapping("thread") && levelIs(*s, "grid", gridMapping(batch, M, N)) &&
-           levelIs(*s, "block", blockMapping(batch.size()));
+    return !s->mapping("warp") && !s->mapping("thread") && levelIs(*s, "grid", gridMapping(batch, M, N, tile)) &&
+           levelIs(*s, "block", blockMapping(batch.size(), tile));
 }
 
 Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
@@ -118,12 +139,16 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     const Expr zero = floatImm(0.0, accT);
     const std::size_t nb = s.batch.size();
     const auto bufType = [&](int b) { return k.buffers[static_cast<std::size_t>(b)].dtype; };
-    const DType aT = bufType(s.a), bT = bufType(s.b), yT = bufType(s.y);
+    const DType aT = bufType(s.a), bT = s.b >= 0 ? bufType(s.b) : accT, yT = bufType(s.y);
     const DType cT = s.c >= 0 ? bufType(s.c) : accT;
+    const GpuGemmSpec::Tile& tl = s.tile;
+    const std::int64_t kBM = tl.rows(), kBN = tl.cols(), kBK = tl.bk, kTY = tl.ty, kTX = tl.tx;
+    const std::int64_t kTM = tl.rm, kTN = tl.rn;
+    const DimSplit dM = dimSplit(kTY, kTM), dN = dimSplit(kTX, kTN);
 
     MappingPlan plan;
     plan.target = Target::Cuda;
-    plan.grid = gridMapping(s.batch, s.M, s.N);
+    plan.grid = gridMapping(s.batch, s.M, s.N, tl);
     const std::vector<std::int64_t> gridShape = plan.grid.taskShape();
 
     BufferDecl tile;
@@ -187,6 +212,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         auto groupOf = [&](const Expr& j) { return groups == 1 ? intImm(0) : j / intImm(s.colGroup); };
         auto inGroup = [&](const Expr& j) { return groups == 1 ? j : j % intImm(s.colGroup); };
         auto bAt = [&](const Expr& kk, const Expr& j) {
+            if (s.bElement) return cast(s.bElement(kk, j), accT);
             std::vector<Expr> idx = bB;
             if (s.colGroup > 0) {
                 idx = {groupOf(j), kk, inGroup(j)};
@@ -242,11 +268,11 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         Stmt compute = threads([&](const Expr& t) {
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
                 Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
-                    auto fetch = [&](int reg, int tileBuf, const Expr& lane) {
-                        return unrolled("g", kGroups, [&](const Expr& gi) {
-                            return unrolled("q", kGroup, [&](const Expr& q) {
-                                return store(reg, {gi * intImm(kGroup) + q},
-                                             load(tileBuf, accT, {kk, gi * intImm(kGroupStride) + lane * intImm(kGroup) + q}));
+                    auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
+                        return unrolled("g", d.groups, [&](const Expr& gi) {
+                            return unrolled("q", d.group, [&](const Expr& q) {
+                                return store(reg, {gi * intImm(d.group) + q},
+                                             load(tileBuf, accT, {kk, gi * intImm(d.stride) + lane * intImm(d.group) + q}));
                             });
                         });
                     };
@@ -256,7 +282,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                             return store(acc, idx, load(acc, accT, idx) + load(aReg, accT, {i}) * load(bReg, accT, {j}));
                         });
                     });
-                    return seq({fetch(aReg, As, ty), fetch(bReg, Bs, tx), fma});
+                    return seq({fetch(aReg, As, ty, dM), fetch(bReg, Bs, tx, dN), fma});
                 });
                 return allocate(aReg, allocate(bReg, steps));
             });
@@ -282,14 +308,14 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         };
         Stmt out = threads([&](const Expr& t) {
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
-                return unrolled("g", kGroups, [&](const Expr& gi) {
-                    return unrolled("q", kGroup, [&](const Expr& q) {
-                        const Expr li = gi * intImm(kGroup) + q;
-                        const Expr row = rowBase + gi * intImm(kGroupStride) + ty * intImm(kGroup) + q;
-                        Stmt cols = unrolled("h", kGroups, [&](const Expr& hi) {
-                            return unrolled("p", kGroup, [&](const Expr& p) {
-                                const Expr lj = hi * intImm(kGroup) + p;
-                                const Expr col = colBase + hi * intImm(kGroupStride) + tx * intImm(kGroup) + p;
+                return unrolled("g", dM.groups, [&](const Expr& gi) {
+                    return unrolled("q", dM.group, [&](const Expr& q) {
+                        const Expr li = gi * intImm(dM.group) + q;
+                        const Expr row = rowBase + gi * intImm(dM.stride) + ty * intImm(dM.group) + q;
+                        Stmt cols = unrolled("h", dN.groups, [&](const Expr& hi) {
+                            return unrolled("p", dN.group, [&](const Expr& p) {
+                                const Expr lj = hi * intImm(dN.group) + p;
+                                const Expr col = colBase + hi * intImm(dN.stride) + tx * intImm(dN.group) + p;
                                 Stmt st = result(row, col, load(acc, accT, {t, li, lj}));
                                 return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
                             });
@@ -303,12 +329,21 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     });
 
     // The block mapping in full rank (batch dims 1), as a schedule would write it.
-    k.mappings.push_back("block = " + blockMapping(nb).str());
+    k.mappings.push_back("block = " + blockMapping(nb, tl).str());
     k.notes.push_back("A/B tiles staged in shared memory, BK = " + std::to_string(kBK) + " (tiles " +
                       std::to_string(kBM) + "x" + std::to_string(kBK) + " and " + std::to_string(kBK) + "x" +
                       std::to_string(kBN) + ", rows padded by " + std::to_string(kPad) + ")");
-    k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) +
-                      " register tile: rows ty*4 + {0,64} + 0..3, columns tx*4 + {0,64} + 0..3");
+    auto lanes = [](const char* v, const DimSplit& d) {
+        std::string r = std::string(v) + "*" + std::to_string(d.group);
+        if (d.groups > 1) {
+            r += " + {0";
+            for (std::int64_t g = 1; g < d.groups; ++g) r += "," + std::to_string(g * d.stride);
+            r += "}";
+        }
+        return r + (d.group > 1 ? " + 0.." + std::to_string(d.group - 1) : "");
+    };
+    k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
+                      lanes("ty", dM) + ", columns " + lanes("tx", dN));
     return body;
 }
 
