@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
             "report", "Run a model and place every kernel on a roofline: per-kernel table (AI, GFLOP/s, bound, binding roof) and the chart as PNG/SVG/PDF (headless)");
         reportCmd->add_option("MODEL", report.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         reportCmd->add_option("--target", report.target, "cpu (default), cuda or cuda:N");
-        reportCmd->add_option("--roofline", report.roofline, "write the roofline chart to FILE (.png, .svg or .pdf)");
+        auto* reportRoofline =
+            reportCmd->add_option("--roofline", report.roofline, "write the roofline chart to FILE (.png, .svg or .pdf)");
         reportCmd->add_option("--mode", report.mode,
                               "arithmetic intensity: carm (all bytes issued, default), dram (compulsory bytes) or hierarchical (per memory level)");
         reportCmd->add_option("--profile", report.profile, "machine profile JSON (default: the one saved for this machine by `roofline measure --save`)");
@@ -186,6 +187,10 @@ int main(int argc, char** argv) {
             return runInspect(inspect, std::cout, std::cerr);
         }
         if (mapCmd->parsed()) return runMapping(mapping, std::cout, std::cerr);
+        if (reportCmd->parsed() && reportRoofline->count() > 0 && report.roofline.empty()) {
+            std::cerr << "error: --roofline needs a file name ending in .png, .svg or .pdf\n";
+            return kExitBadInput;
+        }
         if (exportCmd->parsed()) return runExportDsl(exportDsl, std::cout, std::cerr);
         if (checkCmd->parsed()) return runCheck(check, std::cout, std::cerr);
         if (confCmd->parsed()) return runConformanceCommand(conf, std::cout, std::cerr);

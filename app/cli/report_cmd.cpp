@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <memory>
 #include <optional>
@@ -156,15 +157,24 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
     std::string missingHint;
     if (!profile) {
         const std::string dir = perf::defaultProfileDir();
+        bool approximate = false;
+        const std::string fingerprint = rep->device ? perf::gpuFingerprint(*rep->device) : perf::cpuFingerprint();
         if (rep->device) {
-            profile = perf::findProfileFor(perf::gpuFingerprint(*rep->device), dir, "cuda:" + std::to_string(rep->device->ordinal));
+            profile = perf::findProfileForMachine(fingerprint, dir, "cuda:" + std::to_string(rep->device->ordinal), &approximate);
             missingHint = "No measured roofs for this GPU: run `tessera-cli roofline measure --target cuda --save`";
         } else {
-            profile = perf::findProfileFor(perf::cpuFingerprint(), dir, "cpu");
+            profile = perf::findProfileForMachine(fingerprint, dir, "cpu", &approximate);
             missingHint = "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
         }
-        if (profile) profileFile = dir;
-        else err << "note: " << missingHint << "\n";
+        if (profile) {
+            profileFile = (std::filesystem::path(dir) / perf::profileFileName(*profile)).string();
+            if (approximate)
+                err << "note: using the roofs measured " << profile->measuredAt << " on '" << profile->fingerprint
+                    << "' (same model; this machine reads '" << fingerprint
+                    << "'); run `tessera-cli roofline measure --save` to refresh them\n";
+        } else {
+            err << "note: " << missingHint << "\n";
+        }
     }
     const auto samples = pipeline::kernelSamples(*rep, *cm);
     const std::vector<perf::Roof> roofs =

@@ -418,4 +418,39 @@ std::optional<MachineProfile> findProfileFor(const std::string& fingerprint, con
     return best;
 }
 
+namespace {
+
+/// The first two " | "-separated fields of a fingerprint (the machine model).
+std::string modelPart(const std::string& fingerprint) {
+    const std::size_t first = fingerprint.find(" | ");
+    if (first == std::string::npos) return fingerprint;
+    const std::size_t second = fingerprint.find(" | ", first + 3);
+    return second == std::string::npos ? fingerprint : fingerprint.substr(0, second);
+}
+
+}  // namespace
+
+std::optional<MachineProfile> findProfileForMachine(const std::string& fingerprint, const std::string& dir,
+                                                    const std::string& target, bool* approximate,
+                                                    support::DiagnosticList* skipped) {
+    if (approximate) *approximate = false;
+    if (auto exact = findProfileFor(fingerprint, dir, target, skipped)) return exact;
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return std::nullopt;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".json") files.push_back(it->path());
+    std::sort(files.begin(), files.end());
+    const std::string model = modelPart(fingerprint);
+    std::optional<MachineProfile> best;
+    for (const fs::path& f : files) {
+        auto p = loadProfile(f.string());
+        if (!p || modelPart(p->fingerprint) != model) continue;
+        if (!target.empty() && p->target != target) continue;
+        if (!best || p->measuredAt > best->measuredAt) best = std::move(p.value());
+    }
+    if (best && approximate) *approximate = true;
+    return best;
+}
+
 }  // namespace tessera::perf

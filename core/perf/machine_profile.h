@@ -101,4 +101,13 @@ std::optional<MachineProfile> findProfileFor(const std::string& fingerprint, con
                                              const std::string& target = {},
                                              support::DiagnosticList* skipped = nullptr);
 
+/// findProfileFor, else the latest profile (same target) of the same machine model: the
+/// fingerprints agree on their first two " | "-separated fields (CPU: model name and logical CPU
+/// count; GPU: name and architecture) and differ only after them (e.g. cache sizes, which Tessera
+/// read from sysconf before it read sysfs). `*approximate` (when given) says whether the fallback
+/// was used, so callers can say which profile they chose.
+std::optional<MachineProfile> findProfileForMachine(const std::string& fingerprint, const std::string& dir,
+                                                    const std::string& target = {}, bool* approximate = nullptr,
+                                                    support::DiagnosticList* skipped = nullptr);
+
 }  // namespace tessera::perf

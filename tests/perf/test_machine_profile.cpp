@@ -291,3 +291,34 @@ TEST(MachineProfile, FingerprintAndTimestamp) {
     auto r = profileFromJson(profileToJson(p));
     EXPECT_TRUE(r.ok()) << r.diagnostics().formatAll();
 }
+
+TEST(MachineProfile, FindForMachineFallsBackToTheSameModelOnly) {
+    TempDir dir("perf-profiles-model");
+    MachineProfile old = sampleProfile();
+    old.fingerprint = "Intel(R) Xeon(R) Test CPU | 2 logical CPUs | L1d 48 KiB, L2 2048 KiB, L3 393216 KiB";
+    old.measuredAt = "2026-11-29T10:00:00Z";
+    ASSERT_TRUE(saveProfile(old, dir.path.string()).ok());
+    MachineProfile other = old;
+    other.fingerprint = "AMD Test CPU | 2 logical CPUs | L1d 32 KiB";
+    other.measuredAt = "2026-11-30T10:00:00Z";
+    ASSERT_TRUE(saveProfile(other, dir.path.string()).ok());
+
+    // The cache field changed (sysfs instead of sysconf): the same model and CPU count still match.
+    const std::string now = "Intel(R) Xeon(R) Test CPU | 2 logical CPUs | L1d 48 KiB, L2 2048 KiB, L3 107520 KiB";
+    bool approximate = false;
+    auto found = findProfileForMachine(now, dir.path.string(), "cpu", &approximate);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_TRUE(approximate);
+    EXPECT_EQ(found->fingerprint, old.fingerprint);
+    // An exact match is not approximate.
+    found = findProfileForMachine(old.fingerprint, dir.path.string(), "cpu", &approximate);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_FALSE(approximate);
+    // Another CPU count or another model does not match.
+    EXPECT_FALSE(findProfileForMachine("Intel(R) Xeon(R) Test CPU | 4 logical CPUs | L1d 48 KiB", dir.path.string(),
+                                       "cpu", &approximate)
+                     .has_value());
+    EXPECT_FALSE(findProfileForMachine("Intel(R) Xeon(R) Test CPU | 2 logical CPUs", dir.path.string(), "cuda:0",
+                                       &approximate)
+                     .has_value());
+}
