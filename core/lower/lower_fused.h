@@ -6,7 +6,8 @@
 ///   fused kernel can inline it: prologues into loads, epilogues into stores, the elementwise ops
 ///   between two fused convolutions into the intermediate tile. Implemented next to the
 ///   elementwise templates (lower_elementwise.cpp / lower_fuse_rewrite.cpp).
-/// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv.cpp).
+/// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv.cpp: CUDA and the
+///   dispatch; lower_fused_conv_cpu.cpp: lowerConvChainCpu).
 ///
 /// Thread rules: as lower.h (pure).
 
@@ -63,5 +64,15 @@ struct ConvChainSpec {
 /// or a `between` op is not inlinable.
 support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
                                                 const LowerOptions& options, const std::string& where);
+
+struct ConvChainInfo;  // lower_fused_conv_common.h: the validated chain (convs, between ops, shapes)
+
+/// The CPU kernel of lowerConvChain (lower_fused_conv_cpu.cpp) for a chain that
+/// validateConvChain (lower_fused_conv_common.h) accepted as `info`: a Parallel loop over workers
+/// (image, output tile, output-channel chunk), the intermediate in Local tiles. Same params,
+/// store rules and errors as lowerConvChain.
+support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
+                                                   const ConvChainInfo& info, const LowerOptions& options,
+                                                   const std::string& where);
 
 }  // namespace tessera::lower::detail

@@ -29,23 +29,20 @@
 // CUDA, second depthwise (pw-dw): the chunk is Cc channels of T (= of Y); one phase fills
 // Ts[c][region pixel] (the pointwise reduction over C per element), barrier, one phase computes
 // each output of the tile from Ts and stores it.
-// CPU: the same split with a Parallel loop over the workers and Local tiles: Ts[Cc][P] and
-// acc[Kc][P] (whole output rows per tile, P about 256 pixels), pixel loops innermost and
-// vectorised (acc[k][p] += W2[k][c] * Ts[c][p]).
+// CPU: the same split with a Parallel loop over the workers and Local tiles, in
+// lower_fused_conv_cpu.cpp (lowerConvChainCpu; validation shared through
+// lower_fused_conv_common.h).
 // The output is only stored, never loaded, and each element exactly once (lowerGroup's epilogue
 // rewrite applies).
 
 #include <algorithm>
 #include <string>
 
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/lower_fused_conv_common.h"
 
 namespace tessera::lower::detail {
 
 namespace {
-
-using schedule::FusionKind;
 
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t roundUp(std::int64_t a, std::int64_t m) { return ceilDiv(a, m) * m; }
@@ -65,78 +62,6 @@ std::string dimsText(const std::vector<std::int64_t>& s) {
 constexpr std::int64_t kMinBlocks = 264;
 /// Static shared memory the CUDA plans stay under (bytes; the generator's limit is 48 KiB).
 constexpr std::int64_t kSharedBudget = 40 * 1024;
-/// CPU: accumulator elements per worker tile (Kc x P), about an L2-friendly 32 KiB.
-constexpr std::int64_t kCpuAccBudget = 8192;
-
-/// One 2-D convolution of the chain.
-struct ConvInfo {
-    ir::NodeId id = ir::kNoNode;
-    ir::ValueId x = ir::kNoValue, w = ir::kNoValue, b = ir::kNoValue, y = ir::kNoValue;
-    std::vector<std::int64_t> xs, ws, ys;
-    WindowGeom geom;
-    bool depthwise = false, pointwise = false;
-};
-
-support::DiagnosticList chainError(const std::string& where, std::string message) {
-    support::DiagnosticList d;
-    d.error("", where, std::move(message));
-    return d;
-}
-
-support::Expected<ConvInfo> readConv(const ir::Graph& g, ir::NodeId id, const LowerOptions& options,
-                                     const std::string& where) {
-    if (id == ir::kNoNode || id < 0 || static_cast<std::size_t>(id) >= g.numNodes())
-        return chainError(where, "conv chain: a member node is missing");
-    const ir::Node& n = g.node(id);
-    const LowerContext ctx{g, id, n, nullptr, options, where};
-    if (n.opType != "Conv" || !(n.domain.empty() || n.domain == "ai.onnx"))
-        return lowerError(ctx, "conv chain: '" + n.name + "' is a " + n.opType + ", not a Conv");
-    if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.empty() || n.outputs[0] == ir::kNoValue)
-        return lowerError(ctx, "conv chain: '" + n.name + "' needs inputs X, W, optional B and one output");
-    ConvInfo c;
-    c.id = id;
-    c.x = n.inputs[0];
-    c.w = n.inputs[1];
-    c.b = n.inputs.size() == 3 ? n.inputs[2] : ir::kNoValue;
-    c.y = n.outputs[0];
-    for (ir::ValueId v : {c.x, c.w, c.b, c.y}) {
-        if (v == ir::kNoValue) continue;
-        if (dtypeOf(g, v) != DType::F32)
-            return lowerError(ctx, "conv chain: '" + n.name + "': only f32 tensors are fused (value '" + g.value(v).name +
-                                       "' is " + std::string(ir::dtypeName(dtypeOf(g, v))) + ")");
-    }
-    auto xs = shapeOf(ctx, c.x);
-    if (!xs) return xs.diagnostics();
-    auto ws = shapeOf(ctx, c.w);
-    if (!ws) return ws.diagnostics();
-    auto ys = shapeOf(ctx, c.y);
-    if (!ys) return ys.diagnostics();
-    c.xs = *xs;
-    c.ws = *ws;
-    c.ys = *ys;
-    if (c.xs.size() != 4 || c.ws.size() != 4 || c.ys.size() != 4)
-        return lowerError(ctx, "conv chain: '" + n.name + "' is not a 2-D NCHW conv (X " + dimsText(c.xs) + ")");
-    if (c.b != ir::kNoValue) {
-        auto bs = shapeOf(ctx, c.b);
-        if (!bs) return bs.diagnostics();
-        if (*bs != std::vector<std::int64_t>{c.ws[0]})
-            return lowerError(ctx, "conv chain: '" + n.name + "': bias must have shape [" + std::to_string(c.ws[0]) + "]");
-    }
-    const std::vector<std::int64_t> kernel{c.ws[2], c.ws[3]};
-    if (n.attrInts("kernel_shape", kernel) != kernel)
-        return lowerError(ctx, "conv chain: '" + n.name + "': kernel_shape differs from W's " + dimsText(kernel));
-    auto geom = windowGeometry(ctx, {c.xs[2], c.xs[3]}, kernel, false);
-    if (!geom) return geom.diagnostics();
-    c.geom = *geom;
-    const std::int64_t G = n.attrInt("group", 1), C = c.xs[1], M = c.ws[0];
-    if (c.ys != std::vector<std::int64_t>{c.xs[0], M, c.geom.out[0], c.geom.out[1]})
-        return lowerError(ctx, "conv chain: '" + n.name + "': output shape " + dimsText(c.ys) + " does not match");
-    c.depthwise = G == C && M == C && c.ws[1] == 1 && C > 1;
-    c.pointwise = G == 1 && c.ws[1] == C && kernel == std::vector<std::int64_t>{1, 1};
-    for (int i = 0; i < 2; ++i)
-        c.pointwise = c.pointwise && c.geom.s[i] == 1 && c.geom.pb[i] == 0 && c.geom.pe[i] == 0;
-    return c;
-}
 
 /// The tile plan of one fused kernel.
 struct ChainPlan {
@@ -156,65 +81,19 @@ struct ChainPlan {
 
 support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
                                                 const LowerOptions& options, const std::string& where) {
-    if (!schedule::isConvChain(chain.kind))
-        return chainError(where, std::string("conv chain: kind '") + schedule::fusionKindName(chain.kind) +
-                                     "' is not a convolution chain");
-    auto f = readConv(g, chain.first, options, where);
-    if (!f) return f.diagnostics();
-    auto s = readConv(g, chain.second, options, where);
-    if (!s) return s.diagnostics();
-    const ConvInfo& A = *f;
-    const ConvInfo& B = *s;
+    auto validated = validateConvChain(g, chain, options, where);
+    if (!validated) return validated.diagnostics();
+    const ConvChainInfo& info = *validated;
+    if (options.target != Target::Cuda) return lowerConvChainCpu(g, chain, info, options, where);
+    const ChainConv& A = info.A;
+    const ChainConv& B = info.B;
     const ir::Node& nodeA = g.node(A.id);
     const ir::Node& nodeB = g.node(B.id);
-    const bool firstDw = chain.kind == FusionKind::DwPw;
-    const bool secondDw = chain.kind == FusionKind::PwDw;
-    if (firstDw ? !A.depthwise : !A.pointwise)
-        return chainError(where, "conv chain (" + std::string(schedule::fusionKindName(chain.kind)) + "): '" + nodeA.name +
-                                     "' is not a " + (firstDw ? "depthwise (group = channels, multiplier 1)" : "pointwise (1x1, stride 1, no padding, group 1)") +
-                                     " conv");
-    if (secondDw ? !B.depthwise : !B.pointwise)
-        return chainError(where, "conv chain (" + std::string(schedule::fusionKindName(chain.kind)) + "): '" + nodeB.name +
-                                     "' is not a " + (secondDw ? "depthwise (group = channels, multiplier 1)" : "pointwise (1x1, stride 1, no padding, group 1)") +
-                                     " conv");
-
-    // The between ops: each reads the previous value through exactly one slot.
-    ir::ValueId cur = A.y;
-    std::vector<std::size_t> betweenSlot;
-    for (ir::NodeId b : chain.between) {
-        if (b == ir::kNoNode || b < 0 || static_cast<std::size_t>(b) >= g.numNodes())
-            return chainError(where, "conv chain: a between node is missing");
-        const ir::Node& bn = g.node(b);
-        if (!isInlinableElementwise(g, b))
-            return chainError(where, "conv chain: '" + bn.name + "' (" + bn.opType + ") between the convs is not an inlinable elementwise op");
-        int slot = -1;
-        for (std::size_t i = 0; i < bn.inputs.size(); ++i) {
-            if (bn.inputs[i] == cur) {
-                if (slot >= 0)
-                    return chainError(where, "conv chain: '" + bn.name + "' reads the intermediate through several inputs");
-                slot = static_cast<int>(i);
-            } else if (bn.inputs[i] != ir::kNoValue && !g.value(bn.inputs[i]).data) {
-                return chainError(where, "conv chain: '" + bn.name + "' reads another tensor ('" + g.value(bn.inputs[i]).name +
-                                             "') besides the intermediate");
-            }
-        }
-        if (slot < 0) return chainError(where, "conv chain: '" + bn.name + "' does not read the previous value of the chain");
-        if (bn.outputs.empty() || concreteShape(g, bn.outputs[0]) != std::optional<std::vector<std::int64_t>>(A.ys))
-            return chainError(where, "conv chain: '" + bn.name + "' does not keep the intermediate's shape " + dimsText(A.ys));
-        if (dtypeOf(g, bn.outputs[0]) != DType::F32)
-            return chainError(where, "conv chain: '" + bn.name + "': only f32 intermediates are fused");
-        betweenSlot.push_back(static_cast<std::size_t>(slot));
-        cur = bn.outputs[0];
-    }
-    if (B.x != cur)
-        return chainError(where, "conv chain: '" + nodeB.name + "' does not consume the output of '" +
-                                     (chain.between.empty() ? nodeA.name : g.node(chain.between.back()).name) + "'");
-
-    const std::int64_t N = A.xs[0], C = A.xs[1], H = A.xs[2], W = A.xs[3];
-    const std::int64_t Cm = A.ys[1], H1 = A.ys[2], W1 = A.ys[3];
-    const std::int64_t K = B.ys[1], H2 = B.ys[2], W2 = B.ys[3];
-    if (B.xs[0] != N || B.xs[1] != Cm || B.xs[2] != H1 || B.xs[3] != W1)
-        return chainError(where, "conv chain: the second conv's input " + dimsText(B.xs) + " differs from " + dimsText(A.ys));
+    const bool firstDw = info.firstDw;
+    const bool secondDw = info.secondDw;
+    const std::int64_t N = info.N, C = info.C, H = info.H, W = info.W;
+    const std::int64_t Cm = info.Cm, H1 = info.H1, W1 = info.W1;
+    const std::int64_t K = info.K, H2 = info.H2, W2 = info.W2;
     const bool cuda = options.target == Target::Cuda;
     const std::int64_t s2h = B.geom.s[0], s2w = B.geom.s[1], k2h = B.geom.k[0], k2w = B.geom.k[1];
     const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
@@ -283,7 +162,6 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
             refresh();
         }
     }
-    if (!cuda && !secondDw) pl.Kc = std::min(pl.Kc, std::max<std::int64_t>(8, kCpuAccBudget / pl.P));
     refresh();
     pl.Ppad = cuda ? roundUp(pl.P, 32) : pl.P;
     pl.Qpad = secondDw ? pl.Q : pl.Ppad;
@@ -318,41 +196,14 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
     }
 
     // ---- kernel and parameters ----
-    const LowerContext ctxA{g, A.id, nodeA, nullptr, options, where};
-    LoweredKernel lk = beginKernel(ctxA);
-    const int X = addInput(ctxA, lk, A.x);
-    const int W1b = addInput(ctxA, lk, A.w);
-    const int B1b = A.b != ir::kNoValue ? addInput(ctxA, lk, A.b) : -1;
-    const int W2b = addInput(ctxA, lk, B.w);
-    const int B2b = B.b != ir::kNoValue ? addInput(ctxA, lk, B.b) : -1;
-    const int Yb = addOutput(ctxA, lk, B.y);
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    LoweredKernel& lk = ck.lk;
+    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
     Kernel& k = lk.kernel;
-    k.sourceOps.clear();
-    k.sourceOps.push_back(nodeA.name);
-    for (ir::NodeId b : chain.between) k.sourceOps.push_back(g.node(b).name);
-    k.sourceOps.push_back(nodeB.name);
-    k.opType = nodeA.opType;
     const DType f32 = DType::F32;
     const Expr zero = floatImm(0.0, f32);
-
-    // Between ops applied to a value of T.
-    std::vector<LowerContext> betweenCtx;
-    for (ir::NodeId b : chain.between)
-        betweenCtx.push_back(LowerContext{g, b, g.node(b), nullptr, options, where});
-    auto applyBetween = [&](Expr v) -> support::Expected<Expr> {
-        for (std::size_t i = 0; i < betweenCtx.size(); ++i) {
-            std::vector<Expr> ins(betweenCtx[i].node.inputs.size());
-            ins[betweenSlot[i]] = v;
-            auto e = elementwiseExpr(betweenCtx[i], ins);
-            if (!e) return e.diagnostics();
-            v = *e;
-        }
-        return v;
-    };
-    {  // Fail early (and once) when an op cannot be inlined.
-        auto probe = applyBetween(floatImm(1.0, f32));
-        if (!probe) return probe.diagnostics();
-    }
     support::DiagnosticList betweenErrors;
 
     // Buffers.
@@ -393,7 +244,7 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
         Stmt compute;
         const Var a = k.newVar("a", f32);
         auto finish = [&](const Expr& value) -> Stmt {
-            auto bv = applyBetween(varRef(a));
+            auto bv = applyBetween(ck, info, varRef(a));
             if (!bv) {
                 betweenErrors.append(bv.diagnostics());
                 return nullptr;
@@ -623,64 +474,6 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
         body = forLoop(wv, intImm(workers), perBlock, ForKind::Blocks, 0, "grid = " + gridText);
         k.mappings.push_back("grid = " + gridText);
         k.mappings.push_back("block = " + blockText);
-    } else {
-        // CPU: Local tiles per parallel worker, pixel loops vectorised.
-        const Var wv = k.newVar("w");
-        Stmt perWorker = withWorker(varRef(wv), [&](const Worker& wk) -> Stmt {
-            if (secondDw) {
-                Stmt fill = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) {
-                    return loopOver(k, "q", intImm(pl.Q), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, wk.k0, c, q); });
-                });
-                Stmt out = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) -> Stmt {
-                    const Expr cg = wk.k0 + c;
-                    Stmt px = loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
-                        Expr oh, ow;
-                        outPixel(wk, p, &oh, &ow);
-                        return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, cg, oh, ow}, dwSecond(wk, c, cg, p)));
-                    });
-                    return Cm % pl.Cc != 0 ? ifThen(cg < intImm(Cm), px) : px;
-                });
-                if (!fill || !out) return nullptr;
-                return allocate(Ts, seq({fill, out}));
-            }
-            const int acc = addLocal("acc", {pl.Kc, pl.P}, MemoryScope::Local);
-            const Expr kExt = K % pl.Kc != 0 ? minOf(intImm(pl.Kc), intImm(K) - wk.k0) : intImm(pl.Kc);
-            Stmt init = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-                return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) { return store(acc, {kk, p}, zero); });
-            });
-            const Var cb = k.newVar("cb");
-            const Expr c0 = varRef(cb) * intImm(pl.Cc);
-            const Expr cExt = Cm % pl.Cc != 0 ? minOf(intImm(pl.Cc), intImm(Cm) - c0) : intImm(pl.Cc);
-            Stmt fill = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
-                return loopOver(k, "q", intImm(pl.P), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, c0, c, q); });
-            });
-            Stmt update = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
-                return loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-                    const Var wvar = k.newVar("wt", f32);
-                    return let(wvar, load(W2b, f32, {wk.k0 + kk, c0 + c, intImm(0), intImm(0)}),
-                               loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) {
-                                   return store(acc, {kk, p}, load(acc, f32, {kk, p}) + varRef(wvar) * load(Ts, f32, {c, p}));
-                               }));
-                });
-            });
-            Stmt out = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-                const Expr kg = wk.k0 + kk;
-                return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
-                    Expr oh, ow;
-                    outPixel(wk, p, &oh, &ow);
-                    Expr v = load(acc, f32, {kk, p});
-                    if (B2b >= 0) v = v + load(B2b, f32, {kg});
-                    return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, kg, oh, ow}, v));
-                });
-            });
-            if (!fill) return nullptr;
-            Stmt loop = forLoop(cb, intImm(chunks), seq({fill, update}), ForKind::Serial, 0,
-                                "intermediate channels in chunks of " + std::to_string(pl.Cc));
-            return allocate(Ts, allocate(acc, seq({init, loop, out})));
-        });
-        if (!perWorker) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
-        body = forLoop(wv, intImm(workers), perWorker, ForKind::Parallel, 0, "grid = " + gridText);
-        k.mappings.push_back("grid = " + gridText);
     }
     k.body = body;
     const std::string kindText = schedule::fusionKindName(chain.kind);
@@ -695,7 +488,7 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
                           std::to_string(pl.Rp) + " pixels (" + std::to_string(pl.TP) + " apart)");
     if (cuda)
         k.notes.push_back("shared " + std::to_string(4 * (pl.Cc * pl.Qpad + (secondDw ? 0 : pl.Cc * pl.Kc))) + " bytes per block");
-    return lk;
+    return std::move(lk);
 }
 
 }  // namespace tessera::lower::detail
