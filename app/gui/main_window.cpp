@@ -889,13 +889,14 @@ void MainWindow::showRoofline(const pipeline::RunReport& report)
     // (`tessera-cli roofline measure --save`) show without a restart.
     std::optional<perf::MachineProfile> profile;
     if (report.device) {
-        profile = perf::findProfileFor(perf::gpuFingerprint(*report.device), perf::defaultProfileDir(),
-                                       "cuda:" + std::to_string(report.device->ordinal));
+        profile = perf::findProfileForMachine(perf::gpuFingerprint(*report.device), perf::defaultProfileDir(),
+                                              "cuda:" + std::to_string(report.device->ordinal));
         m_roofline->setProfile(profile, tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
                                            "--target cuda:%1 --save`")
                                             .arg(report.device->ordinal));
     } else {
-        profile = perf::findProfileFor(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu");
+        // A profile of the same CPU model is taken when only the fingerprint's cache field differs.
+        profile = perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu");
         m_roofline->setProfile(profile);
     }
     m_roofline->setThreads(report.threads);
