@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -12,6 +13,7 @@
 #include "core/pipeline/prepare.h"
 #include "core/runtime/reference_interpreter.h"
 #include "core/runtime/shared_arena.h"
+#include "core/support/cpu_usage.h"
 
 namespace tessera::pipeline {
 
@@ -214,6 +216,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     ropts.opset = cm.model.defaultOpset();
     ropts.file = file;
     std::size_t i = 0;
+    double loadTotalTicks = 0, loadOthersTicks = 0;  // CPU capacity and other processes' use while timing
     double totalMedian = 0, totalMin = 0;
     std::int64_t totalReps = 0;
     while (i < cm.steps.size()) {
@@ -255,7 +258,27 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 req.launches.push_back(std::move(l));
                 stepOfLaunch.push_back(i);
             }
+            // Other processes' CPU time while this segment ran (CPU target, timed runs): kernels
+            // timed on busy cores look plausible and are wrong, so the report says so.
+            const bool watchLoad = options.time && !cuda;
+            const auto sysBefore = watchLoad ? support::systemCpuTimes() : std::nullopt;
+            const pid_t runnerPidBefore = runner.pid();
+            const auto runnerBefore = watchLoad ? support::processCpuTicks(runnerPidBefore) : std::nullopt;
+            const auto selfBefore = watchLoad ? support::processCpuTicks(getpid()) : std::nullopt;
             auto r = runner.run(req, cancel);
+            if (watchLoad && sysBefore) {
+                const auto sysAfter = support::systemCpuTimes();
+                const auto runnerAfter = support::processCpuTicks(runner.pid());
+                const auto selfAfter = support::processCpuTicks(getpid());
+                if (sysAfter && runnerAfter && selfAfter && selfBefore) {
+                    const std::uint64_t runnerTicks =
+                        *runnerAfter - (runner.pid() == runnerPidBefore && runnerBefore ? std::min(*runnerBefore, *runnerAfter) : 0);
+                    const std::uint64_t ours = runnerTicks + (*selfAfter - std::min(*selfBefore, *selfAfter));
+                    const double share = support::othersShare(*sysBefore, *sysAfter, ours);
+                    loadTotalTicks += static_cast<double>(sysAfter->total - sysBefore->total);
+                    loadOthersTicks += share * static_cast<double>(sysAfter->total - sysBefore->total);
+                }
+            }
             if (!r.ok()) {
                 // Faults of the runner (crash, abort, timeout) are marked so callers can tell them apart.
                 support::DiagnosticList d = r.diagnostics();
@@ -364,7 +387,20 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
 
     // 6. Timings disturbed by other processes: the kernels' medians cannot add up to much more
     // than the end-to-end median of the same sequence unless threads waited for a time slice.
-    if (options.time && report.total.median > 0) {
+    const bool loadMeasured = loadTotalTicks > 0;
+    if (loadMeasured && loadOthersTicks > 0.2 * loadTotalTicks) {
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * loadOthersTicks / loadTotalTicks);
+        report.warnings.warning(file, "timing",
+                                std::string("other processes used ") + pct +
+                                    " of the CPUs' time while the kernels were timed: the times are likely inflated; "
+                                    "rerun on a quiet machine");
+    }
+    bool rotated = false;
+    for (const auto& k : report.kernels) rotated = rotated || k.rotatedCopies > 1;
+    // Without /proc, the kernels' medians against the end-to-end median (warm, not rotated: only
+    // comparable when no kernel's inputs were rotated).
+    if (!loadMeasured && !rotated && options.time && report.total.median > 0) {
         double sum = 0;
         for (const auto& k : report.kernels) sum += k.time.median;
         if (sum > 1.5 * report.total.median)

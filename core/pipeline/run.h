@@ -22,8 +22,12 @@
 ///   expected tensor, so that elements where fp32 sums cancel to near zero are judged at the
 ///   tensor's scale). A kernel's error is therefore its own, not what upstream kernels left in
 ///   its inputs. Reference steps are not checked (checked = false).
-/// - RunReport::warnings says when timings look disturbed (the kernels' medians add up to more
-///   than 1.5x the end-to-end median: threads waited for a time slice).
+/// - RunReport::warnings says when timings look disturbed: on the CPU target, other processes
+///   used more than 20% of the machine's CPU time while the kernels were timed (/proc/stat minus
+///   the runner's and this process's own ticks, core/support/cpu_usage.h); where /proc cannot be
+///   read, when the kernels' medians add up to more than 1.5x the end-to-end median (checked only
+///   when no kernel's inputs were rotated: rotated, cold inputs make a kernel slower than in the
+///   warm end-to-end sequence).
 /// - Units: times in seconds, FLOPs and bytes as counted in the kernel IR (core/lower/counts.h):
 ///   `bytes` are the global bytes the kernel issues (CARM), `compulsoryBytes` each parameter
 ///   read or written once (DRAM view).
