@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
         roofMeasure->add_option("--isa", roofline.isa, "scalar, avx2 or avx512 (default: the widest this CPU has)");
         roofMeasure->add_option("--cxx", roofline.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
         roofMeasure->add_flag("--save", roofline.save, "also save the profile in the profile folder");
+        roofMeasure->add_flag("--force", roofline.force, "with --save: save even when the timings look disturbed");
 
         try {
             app.parse(argc, argv);

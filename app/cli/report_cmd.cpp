@@ -278,6 +278,17 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
         out << "roofs (" << profile->target << ", " << machine << ", measured " << profile->measuredAt << "):";
         for (std::size_t i = 0; i < roofs.size(); ++i) out << (i ? ", " : " ") << perf::roofLabel(roofs[i]);
         out << "\n";
+        // CPU roofs are per thread count: say which roofs come from another count than the run's
+        // (the profile had none measured with exactly that many threads).
+        if (!rep->device) {
+            std::string other;
+            for (const auto& r : roofs)
+                if (r.threads != rep->threads)
+                    other += (other.empty() ? "" : ", ") + r.name + " (" + std::to_string(r.threads) + " threads)";
+            if (!other.empty())
+                out << "note: no roof measured with " << rep->threads << (rep->threads == 1 ? " thread" : " threads")
+                    << " for: " << other << "; the nearest thread count is drawn\n";
+        }
     } else {
         out << "roofs: none measured\n";
     }
@@ -307,6 +318,16 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
                 << (roofs.empty() ? std::string("-") : r.error);
         }
         out << "\n";
+    }
+    if (*mode == perf::RooflineMode::Dram) {
+        int above = 0;
+        for (const Row& r : rows)
+            if (r.analysis && r.analysis->percentOfBound > 100.0) ++above;
+        if (above > 0)
+            out << "note: " << above << (above == 1 ? " kernel runs" : " kernels run")
+                << " above its DRAM bound: its data stayed in the caches between repetitions (inputs smaller than "
+                   "the rotation threshold), so compulsory DRAM bytes overstate its traffic; --mode carm places "
+                   "it by the bytes it issues\n";
     }
     if (!options.roofline.empty()) out << "chart: " << options.roofline << "\n";
     return kExitOk;

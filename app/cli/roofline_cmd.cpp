@@ -45,8 +45,16 @@ bool isRunFault(const support::DiagnosticList& d) {
     return false;
 }
 
-bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfile& profile, std::ostream& err) {
+bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfile& profile, std::ostream& err,
+                 const support::DiagnosticList& warnings = {}) {
     if (!options.save) return true;
+    // Roofs the measurement itself found inconsistent would mislead every later chart.
+    for (const auto& w : warnings.items())
+        if (w.message.find("timings look disturbed") != std::string::npos && !options.force) {
+            err << "tessera-cli: error: the profile was not saved: the measurement looks disturbed (see the warnings "
+                   "above); measure again on a quiet machine, or add --force to save it anyway\n";
+            return false;
+        }
     const std::string dir = perf::defaultProfileDir();
     if (dir.empty()) {
         err << "tessera-cli: error: no profile folder (set HOME or XDG_CONFIG_HOME)\n";
@@ -92,7 +100,7 @@ int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostr
     perf::MachineProfile profile = r->profile;
     profile.description = std::string("tessera-cli roofline measure --target cuda") + (options.quick ? " --quick" : "") +
                           ", " + r->arch;
-    if (!saveIfAsked(options, profile, err)) return kExitBadInput;
+    if (!saveIfAsked(options, profile, err, r.diagnostics())) return kExitBadInput;
 
     const perf::GpuTheoreticalPeaks& pk = r->peaks;
     if (options.json) {
@@ -223,7 +231,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
     profile.roofs = r->roofs;
     profile.measuredAt = perf::isoUtcNow();
 
-    if (!saveIfAsked(options, profile, err)) return kExitBadInput;
+    if (!saveIfAsked(options, profile, err, r.diagnostics())) return kExitBadInput;
 
     if (options.json) {
         nlohmann::json j = perf::profileToJson(profile);

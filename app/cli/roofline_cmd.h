@@ -10,7 +10,9 @@
 ///   "GB/s"|"GFLOP/s", "threads", "method"}]) plus "isa", "cache": {"l1d_bytes", "l2_bytes",
 ///   "l3_bytes", "cpus"}, "sweep": [{"method", "working_set_bytes", "threads", "gbps"}] and
 ///   "seconds".
-/// - `--save`: also writes the profile into perf::defaultProfileDir() (path printed to stderr).
+/// - `--save`: also writes the profile into perf::defaultProfileDir() (path printed to stderr),
+///   unless the measurement warned that its timings look disturbed (a roof below the same roof
+///   with fewer threads, ADD/MUL far from half the FMA peak): then exit 2, or `--force` to save.
 /// `--isa scalar|avx2|avx512` forces the kernels' ISA (one wider than the CPU has is refused, exit 2).
 ///
 /// `--target cuda [--device N] [--arch sm_XX] [--quick] [--min-seconds S] [--json] [--save]` (or
@@ -46,6 +48,7 @@ struct RooflineMeasureOptions {
     double minSeconds = 0;   ///< 0 = the default (0.15 s; quick 0.05 s)
     std::string cxx;         ///< host compiler; empty = default
     bool save = false;
+    bool force = false;  ///< --save even when the measurement warned that timings look disturbed
     std::string isa;         ///< "scalar", "avx2", "avx512"; empty = the widest this CPU has
     int device = -1;         ///< cuda: device ordinal; -1 = not given (0, or N of --target cuda:N)
     std::string arch;        ///< cuda: NVRTC architecture; empty = the device's

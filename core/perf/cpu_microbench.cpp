@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -325,6 +326,44 @@ std::vector<int> defaultThreadCounts(int cpus) {
 
 }  // namespace
 
+std::vector<std::string> roofConsistencyProblems(const std::vector<Roof>& roofs) {
+    std::vector<std::string> problems;
+    // Sanity: a roof measured with more threads should not be clearly below the same roof with
+    // fewer threads (seen under load with --quick: the other threads waited for a time slice).
+    for (const Roof& more : roofs)
+        for (const Roof& fewer : roofs)
+            if (more.name == fewer.name && more.threads > fewer.threads && more.value < 0.9 * fewer.value)
+                problems.push_back("timings look disturbed: '" + more.name + "' with " +
+                                   std::to_string(more.threads) + " threads (" +
+                                   std::to_string(static_cast<long long>(more.value)) + " " + more.unit +
+                                   ") is below its " + std::to_string(fewer.threads) + "-thread value (" +
+                                   std::to_string(static_cast<long long>(fewer.value)) + " " + fewer.unit +
+                                   "); measure again on a quiet machine");
+    // Sanity: an add or a multiply issues where an FMA does and counts one FLOP instead of two, so
+    // the ADD and MUL peaks are about half the FMA peak of the same precision and thread count on
+    // every x86 core we know; far off means the measurement was disturbed.
+    for (const Roof& fma : roofs) {
+        if (fma.kind != Roof::Kind::Compute || fma.name.find("FMA") == std::string::npos) continue;
+        for (const Roof& other : roofs) {
+            if (other.kind != Roof::Kind::Compute || other.threads != fma.threads ||
+                other.precision != fma.precision || &other == &fma ||
+                other.name.find("FMA") != std::string::npos)
+                continue;
+            const double ratio = other.value / fma.value;
+            if (ratio >= 0.35 && ratio <= 1.2) continue;
+            char text[64];
+            std::snprintf(text, sizeof text, "%.2f", ratio);
+            problems.push_back("timings look disturbed: '" + other.name + "' (" +
+                               std::to_string(static_cast<long long>(other.value)) + " " + other.unit +
+                               ") is " + text + "x the '" + fma.name + "' (" +
+                               std::to_string(static_cast<long long>(fma.value)) + ") with " +
+                               std::to_string(fma.threads) + (fma.threads == 1 ? " thread" : " threads") +
+                               ", where about 0.5x is expected; measure again on a quiet machine");
+        }
+    }
+    return problems;
+}
+
 support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOptions& options,
                                                        const support::CancelToken* cancel) {
     const auto start = std::chrono::steady_clock::now();
@@ -503,17 +542,7 @@ support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOption
         }
     }
     progress(1.0, "done");
-    // Sanity: a roof measured with more threads should not be clearly below the same roof with
-    // fewer threads (seen under load with --quick: the other threads waited for a time slice).
-    for (const Roof& more : result.roofs)
-        for (const Roof& fewer : result.roofs)
-            if (more.name == fewer.name && more.threads > fewer.threads && more.value < 0.9 * fewer.value)
-                warnings.warning({}, where,
-                                 "timings look disturbed: '" + more.name + "' with " + std::to_string(more.threads) +
-                                     " threads (" + std::to_string(static_cast<long long>(more.value)) + " " + more.unit +
-                                     ") is below its " + std::to_string(fewer.threads) + "-thread value (" +
-                                     std::to_string(static_cast<long long>(fewer.value)) + " " + fewer.unit +
-                                     "); measure again on a quiet machine");
+    for (std::string& problem : roofConsistencyProblems(result.roofs)) warnings.warning({}, where, std::move(problem));
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {std::move(result), std::move(warnings)};
 }

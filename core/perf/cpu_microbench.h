@@ -137,6 +137,13 @@ struct CpuMicrobenchResult {
 /// Compiles and runs the micro-benchmarks. Errors: the compiler's (not found, failed), the runner's
 /// (not found, crashed, timed out), "measurement cancelled", a kernel that reports a thread count
 /// other than the one asked for (warning, its roofs use the reported count), a non-positive time.
+/// Consistency checks of measured CPU roofs, one message per problem (each starting "timings look
+/// disturbed"): a roof measured with more threads more than 10% below the same roof with fewer;
+/// an ADD or MUL peak outside 0.35x..1.2x the FMA peak of the same precision and thread count (an
+/// add or multiply issues where an FMA does and counts one FLOP, so about 0.5x is expected).
+/// measureCpuRoofs reports them as warnings; `roofline measure --save` refuses to save then.
+std::vector<std::string> roofConsistencyProblems(const std::vector<Roof>& roofs);
+
 support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOptions& options,
                                                        const support::CancelToken* cancel = nullptr);
 

@@ -172,3 +172,28 @@ TEST(CpuMicrobench, CancelledBeforeStart) {
 
 }  // namespace
 }  // namespace tessera::perf
+
+TEST(CpuRoofChecks, DisturbedRoofsAreNamedAndConsistentOnesPass) {
+    using tessera::perf::bandwidthRoof;
+    using tessera::perf::computeRoof;
+    using tessera::perf::roofConsistencyProblems;
+    // A plausible set: ADD and MUL about half the FMA peak, more threads faster.
+    const std::vector<tessera::perf::Roof> good = {
+        computeRoof("FP32 FMA peak", "fp32", 280, 1), computeRoof("FP32 ADD peak", "fp32", 140, 1),
+        computeRoof("FP32 MUL peak", "fp32", 139, 1), computeRoof("FP32 FMA peak", "fp32", 550, 2),
+        bandwidthRoof("DRAM copy bandwidth", "DRAM", 20, 1), bandwidthRoof("DRAM copy bandwidth", "DRAM", 33, 2)};
+    EXPECT_TRUE(roofConsistencyProblems(good).empty());
+
+    // What a --quick run on a loaded machine saved: MUL at 0.18x FMA, and a 2-thread roof below 1 thread.
+    const std::vector<tessera::perf::Roof> bad = {
+        computeRoof("FP32 FMA peak", "fp32", 272, 2), computeRoof("FP32 MUL peak", "fp32", 50, 2),
+        bandwidthRoof("L2 load bandwidth", "L2", 500, 1), bandwidthRoof("L2 load bandwidth", "L2", 300, 2)};
+    const auto problems = roofConsistencyProblems(bad);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_EQ(problems[0],
+              "timings look disturbed: 'L2 load bandwidth' with 2 threads (300 GB/s) is below its 1-thread value "
+              "(500 GB/s); measure again on a quiet machine");
+    EXPECT_EQ(problems[1],
+              "timings look disturbed: 'FP32 MUL peak' (50 GFLOP/s) is 0.18x the 'FP32 FMA peak' (272) with 2 "
+              "threads, where about 0.5x is expected; measure again on a quiet machine");
+}
