@@ -1,11 +1,27 @@
 // Fused convolution chains on the CPU (lower_fused.h lowerConvChainCpu; FCM, Qararyah et al.
-// 2024; semantics.md §2.5). The chain X [N,C,H,W] -> T [N,Cm,H1,W1] -> Y [N,K,H2,W2] is split
-// like the CUDA kernel (lower_fused_conv.cpp): a worker (one iteration of a Parallel loop) owns
-// one image n, one output tile of th x tw pixels of Y (whole rows, P about 256 pixels) and one
-// chunk of output channels; the intermediate region under the tile lives in a Local tile Ts.
-// Second pointwise: Ts[Cc][P] and acc[Kc][P], pixel loops innermost and vectorised
-// (acc[k][p] += W2[k][c] * Ts[c][p]); second depthwise: Ts[Cc][Q] over the halo region, then each
-// output from it. The output is only stored, never loaded, each element exactly once.
+// 2024; semantics.md §2.5). The chain X [N,C,H,W] -> T [N,Cm,H1,W1] (first conv + between ops)
+// -> Y [N,K,H2,W2] is computed by parallel workers, each owning one image n, a tile of th whole
+// output rows (tw = W2 columns, or 256-column pieces of wider maps) and one chunk of channels; the
+// intermediate the tile needs lives in a Local tile Ts laid out [channel][row][column padded to
+// the pixel block PB], so every pixel loop is a contiguous row segment.
+//
+// The pointwise convolutions are register-tiled GEMMs (emitRegGemm): for each block of RK
+// filters and each PB-pixel segment of a row, acc[RK][PB] (fully unrolled over the filters,
+// vectorised over the pixels, about 16 AVX-512 registers) accumulates over the input channels
+// and is stored once.
+//
+// dw-pw / pw-pw (second pointwise):
+//   parallel for w in N x tilesH x tilesW x kChunks
+//     Ts[Cm][th][colPad] = between(first conv)        dw: a vectorised tap sum per row segment;
+//                                                     pw: emitRegGemm over the C input channels
+//     for each RK block of the chunk's filters, row, PB segment:
+//       acc = Wp[k, :] x Ts[:, row, segment]          (emitRegGemm over the Cm channels)
+//       Y[n, k, oh, ow] = acc + Bp[k]                 (guarded at ragged edges; each element once)
+// pw-dw (second depthwise): the worker owns Cc channels of T (= of Y); Ts[Cc][rh][rwPad] holds the
+// halo region of the tile (emitRegGemm over C; 0 outside the image: the depthwise padding), then
+// each output row is a vectorised tap sum over Ts.
+// The output is only stored, never loaded (lowerGroup's epilogue rewrite applies). The planner's
+// tile (chosen for a GPU) is not used on the CPU.
 
 #include <algorithm>
 #include <string>
@@ -16,16 +32,96 @@ namespace tessera::lower::detail {
 
 namespace {
 
-/// Accumulator elements per worker tile (Kc x P), about an L2-friendly 32 KiB.
-constexpr std::int64_t kCpuAccBudget = 8192;
+/// Floats of the Local intermediate tile Ts per worker (128 KiB: well inside a 1-2 MiB L2).
+constexpr std::int64_t kTsBudget = 32768;
+/// Output pixels per worker tile the plan aims for.
+constexpr std::int64_t kTargetPixels = 256;
+/// Vector registers (16 floats each) the accumulators of one register tile may take.
+constexpr std::int64_t kAccVectors = 16;
+
+/// Pixel block along a row of `cols` columns: 32, 16 or 8, the one needing the fewest vector
+/// operations per row (padded columns / min(PB, 16)); ties: the larger block.
+std::int64_t pixelBlock(std::int64_t cols) {
+    std::int64_t best = 32;
+    auto ops = [&](std::int64_t pb) { return chainRoundUp(cols, pb) / std::min<std::int64_t>(pb, 16); };
+    for (std::int64_t pb : {16, 8})
+        if (ops(pb) < ops(best)) best = pb;
+    return best;
+}
+
+/// Filters per register tile for `m` rows with pixel block `pb`: as many as kAccVectors vectors
+/// hold, halved (>= 4) while that pads m less.
+std::int64_t rowBlock(std::int64_t m, std::int64_t pb) {
+    std::int64_t best = kAccVectors / chainCeilDiv(pb, 16);
+    for (std::int64_t rk = best / 2; rk >= 4; rk /= 2)
+        if (chainRoundUp(m, rk) < chainRoundUp(m, best)) best = rk;
+    return std::min(best, std::max<std::int64_t>(1, m));
+}
+
+/// A register-tiled GEMM over a row-segmented pixel tile:
+///   out(m, r, col) = sum_c w(m, c) * b(c, r, col)   for m < M (in blocks of RK), r < rows,
+///   col < colPad (in segments of PB).
+struct RegGemm {
+    std::int64_t M = 1, RK = 1, PB = 8, red = 1, rows = 1, colPad = 8;
+    /// Weight of row m (m < roundUp(M, RK): the caller clamps rows past M) and channel c.
+    std::function<Expr(const Expr& m, const Expr& c)> w;
+    std::function<Expr(const Expr& c, const Expr& r, const Expr& col)> b;
+    /// Condition for storing row m of pixel row r (null: always), evaluated outside the pixel loop.
+    std::function<Expr(const Expr& m, const Expr& r)> rowGuard;
+    /// The store of one result v (guarded by the callee where columns are ragged).
+    std::function<Stmt(const Expr& m, const Expr& r, const Expr& col, const Expr& v)> store;
+};
+
+Stmt emitRegGemm(Kernel& k, const RegGemm& s) {
+    BufferDecl ab;
+    ab.name = "acc";
+    ab.dtype = DType::F32;
+    ab.shape = {s.RK, s.PB};
+    ab.scope = MemoryScope::Local;
+    const int acc = k.addBuffer(ab);
+    const Expr zero = floatImm(0.0, DType::F32);
+    return loopOver(k, "mb", intImm(chainCeilDiv(s.M, s.RK)), ForKind::Serial, [&](const Expr& mb) {
+        return loopOver(k, "r", intImm(s.rows), ForKind::Serial, [&](const Expr& r) {
+            return loopOver(k, "sb", intImm(s.colPad / s.PB), ForKind::Serial, [&](const Expr& sb) -> Stmt {
+                auto tile = [&](const std::function<Stmt(const Expr& ii, const Expr& jj)>& f) {
+                    return loopOver(k, "ii", intImm(s.RK), ForKind::Unroll, [&](const Expr& ii) {
+                        return loopOver(k, "jj", intImm(s.PB), ForKind::Vectorize, [&](const Expr& jj) { return f(ii, jj); });
+                    });
+                };
+                Stmt init = tile([&](const Expr& ii, const Expr& jj) { return store(acc, {ii, jj}, zero); });
+                Stmt update = loopOver(k, "c", intImm(s.red), ForKind::Serial, [&](const Expr& c) {
+                    return loopOver(k, "ii", intImm(s.RK), ForKind::Unroll, [&](const Expr& ii) {
+                        const Var wt = k.newVar("wt", DType::F32);
+                        Stmt row = loopOver(k, "jj", intImm(s.PB), ForKind::Vectorize, [&](const Expr& jj) {
+                            return store(acc, {ii, jj},
+                                         load(acc, DType::F32, {ii, jj}) + varRef(wt) * s.b(c, r, sb * s.PB + jj));
+                        });
+                        return let(wt, s.w(mb * s.RK + ii, c), row);
+                    });
+                });
+                Stmt out = loopOver(k, "ii", intImm(s.RK), ForKind::Unroll, [&](const Expr& ii) -> Stmt {
+                    const Expr m = mb * s.RK + ii;
+                    Stmt row = loopOver(k, "jj", intImm(s.PB), ForKind::Vectorize, [&](const Expr& jj) {
+                        return s.store(m, r, sb * s.PB + jj, load(acc, DType::F32, {ii, jj}));
+                    });
+                    const Expr g = s.rowGuard ? s.rowGuard(m, r) : Expr();
+                    return g ? ifThen(g, row) : row;
+                });
+                return allocate(acc, seq({init, update, out}));
+            });
+        });
+    });
+}
 
 /// The tile plan of one fused CPU kernel.
 struct CpuChainPlan {
-    std::int64_t th = 1, tw = 1;          ///< output tile (pixels of Y)
-    std::int64_t P = 1;                   ///< tile pixels
-    std::int64_t rh = 1, rw = 1, Q = 1;   ///< region of T under the tile (rows, cols, pixels)
+    std::int64_t th = 1, tw = 1;          ///< output tile (pixels of Y): th rows x tw columns
+    std::int64_t PB = 8, colPad = 8;      ///< pixel block; tile columns padded to it
+    std::int64_t rh = 1, rw = 1;          ///< region of T under the tile (rows, cols)
+    std::int64_t rwPad = 8;               ///< region columns padded to PB
     std::int64_t Kc = 1;                  ///< output channels per worker (pw-dw: = Cc)
-    std::int64_t Cc = 1;                  ///< intermediate channels per chunk
+    std::int64_t Cc = 1;                  ///< pw-dw: intermediate channels per worker
+    std::int64_t RK1 = 1, RK2 = 1;        ///< filters per register tile: first / second conv
     std::int64_t tilesH = 1, tilesW = 1, kChunks = 1;
 };
 
@@ -45,38 +141,48 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     const std::int64_t K = info.K, H2 = info.H2, W2 = info.W2;
     const std::int64_t s2h = B.geom.s[0], s2w = B.geom.s[1], k2h = B.geom.k[0], k2w = B.geom.k[1];
     const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
+    const std::int64_t threads = std::max(1, options.cpuThreads);
 
     // ---- plan ----
     CpuChainPlan pl;
-    const schedule::FusionTile& ft = chain.tile;
-    if (ft.h > 0 && ft.w > 0) {
-        pl.th = std::min(ft.h, H2);
-        pl.tw = std::min(ft.w, W2);
-    } else {
-        pl.tw = std::min<std::int64_t>(W2, 128);
-        pl.th = std::max<std::int64_t>(1, std::min(H2, 256 / pl.tw));
-    }
-    // Keep tiles within what a worker holds (a planner's tile that is too large is shrunk).
-    while (pl.th * pl.tw > 256 && pl.th > 1) pl.th = (pl.th + 1) / 2;
-    while (pl.th * pl.tw > 256 && pl.tw > 1) pl.tw = (pl.tw + 1) / 2;
-    pl.Cc = std::min<std::int64_t>(Cm, ft.depth > 0 ? ft.depth : 16);
-    if (secondDw)
-        pl.Kc = pl.Cc;
-    else
-        pl.Kc = std::min<std::int64_t>(K, ft.filters > 0 ? std::min<std::int64_t>(ft.filters, 64) : K);
-    auto refresh = [&] {
-        pl.P = pl.th * pl.tw;
-        pl.tilesH = chainCeilDiv(H2, pl.th);
-        pl.tilesW = chainCeilDiv(W2, pl.tw);
-        pl.kChunks = chainCeilDiv(secondDw ? Cm : K, pl.Kc);
-        pl.rh = secondDw ? (pl.th - 1) * s2h + (k2h - 1) * d2h + 1 : pl.th;
-        pl.rw = secondDw ? (pl.tw - 1) * s2w + (k2w - 1) * d2w + 1 : pl.tw;
-        pl.Q = pl.rh * pl.rw;
+    pl.tw = std::min<std::int64_t>(W2, 256);
+    pl.tilesW = chainCeilDiv(W2, pl.tw);
+    auto regionRows = [&](std::int64_t th) { return (th - 1) * s2h + (k2h - 1) * d2h + 1; };
+    auto tsFloats = [&] {
+        return secondDw ? pl.Cc * regionRows(pl.th) * pl.rwPad : Cm * pl.th * pl.colPad;
     };
-    refresh();
-    if (!secondDw) pl.Kc = std::min(pl.Kc, std::max<std::int64_t>(8, kCpuAccBudget / pl.P));
-    refresh();
-    const std::int64_t Qt = secondDw ? pl.Q : pl.P;  // pixels of a Ts row
+    if (secondDw) {
+        pl.rw = (pl.tw - 1) * s2w + (k2w - 1) * d2w + 1;
+        pl.PB = pixelBlock(pl.rw);
+        pl.rwPad = chainRoundUp(pl.rw, pl.PB);
+        pl.Cc = std::min<std::int64_t>(Cm, 64);
+        pl.RK1 = rowBlock(pl.Cc, pl.PB);
+        pl.th = std::max<std::int64_t>(1, std::min(H2, kTargetPixels / pl.tw));
+        while (tsFloats() > kTsBudget && pl.th > 1) --pl.th;
+        while (tsFloats() > kTsBudget && pl.Cc > pl.RK1) pl.Cc = chainRoundUp(pl.Cc / 2, pl.RK1);
+        pl.Kc = pl.Cc;
+        pl.kChunks = chainCeilDiv(Cm, pl.Cc);
+    } else {
+        pl.PB = pixelBlock(pl.tw);
+        pl.colPad = chainRoundUp(pl.tw, pl.PB);
+        pl.RK1 = rowBlock(Cm, pl.PB);
+        pl.RK2 = rowBlock(K, pl.PB);
+        pl.th = std::max<std::int64_t>(1, std::min(H2, kTargetPixels / pl.colPad));
+        while (tsFloats() > kTsBudget && pl.th > 1) --pl.th;
+        pl.Kc = K;
+        pl.kChunks = 1;
+    }
+    auto workerCount = [&] { return N * chainCeilDiv(H2, pl.th) * pl.tilesW * pl.kChunks; };
+    // Enough workers for the threads: shorter tiles first, then (dw-pw, where recomputing the
+    // cheap depthwise conv is all it costs) chunks of filters.
+    while (workerCount() < 2 * threads && pl.th > 1) pl.th = (pl.th + 1) / 2;
+    while (firstDw && workerCount() < 2 * threads && pl.Kc > pl.RK2) {
+        pl.Kc = chainRoundUp(chainCeilDiv(pl.Kc, 2), pl.RK2);
+        pl.kChunks = chainCeilDiv(K, pl.Kc);
+    }
+    pl.tilesH = chainCeilDiv(H2, pl.th);
+    pl.rh = secondDw ? regionRows(pl.th) : pl.th;
+    if (!secondDw) pl.rw = pl.tw;
 
     // ---- kernel and parameters ----
     auto begun = beginChainKernel(g, chain, info, options, where);
@@ -89,88 +195,33 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     const Expr zero = floatImm(0.0, f32);
     support::DiagnosticList betweenErrors;
 
-    auto addLocal = [&](const std::string& name, std::vector<std::int64_t> shape) {
-        BufferDecl b;
-        b.name = name;
-        b.dtype = f32;
-        b.scope = MemoryScope::Local;
-        b.shape = std::move(shape);
-        return k.addBuffer(std::move(b));
-    };
-    const int Ts = addLocal("Ts", {pl.Cc, Qt});
+    BufferDecl tsDecl;
+    tsDecl.name = "Ts";
+    tsDecl.dtype = f32;
+    tsDecl.scope = MemoryScope::Local;
+    tsDecl.shape = secondDw ? std::vector<std::int64_t>{pl.Cc, pl.rh, pl.rwPad} : std::vector<std::int64_t>{Cm, pl.th, pl.colPad};
+    const int Ts = k.addBuffer(tsDecl);
 
-    // Let-bound worker coordinates.
+    auto andMaybe = [](const Expr& a, const Expr& b) -> Expr {
+        if (!a) return b;
+        if (!b) return a;
+        return a && b;
+    };
+    auto guarded = [](const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; };
+    // Ts[idx] = between(value) (through a let of the first conv's value).
+    auto storeT = [&](const std::vector<Expr>& idx, const Expr& value) -> Stmt {
+        const Var a = k.newVar("a", f32);
+        auto bv = applyBetween(ck, info, varRef(a));
+        if (!bv) {
+            betweenErrors.append(bv.diagnostics());
+            return nullptr;
+        }
+        return let(a, value, store(Ts, idx, *bv));
+    };
+
     struct Worker {
         Expr n, oh0, ow0, k0;
     };
-
-    // Ts[c][q] = between(first conv) at (channel c0 + c, region pixel q of the worker) for valid
-    // pixels, 0 otherwise (the second conv's zero padding).
-    auto fillItem = [&](const Worker& wk, const Expr& c0, const Expr& c, const Expr& q) -> Stmt {
-        const Expr cg = c0 + c;
-        const Expr r = q / intImm(pl.rw), col = q % intImm(pl.rw);
-        const Expr ih = secondDw ? wk.oh0 * intImm(s2h) - intImm(p2h) + r : wk.oh0 + r;
-        const Expr iw = secondDw ? wk.ow0 * intImm(s2w) - intImm(p2w) + col : wk.ow0 + col;
-        Expr valid;
-        auto andC = [&](const Expr& e) { valid = valid ? (valid && e) : e; };
-        if (Cm % pl.Cc != 0) andC(cg < intImm(Cm));
-        if (secondDw) {
-            andC(ih >= intImm(0));
-            andC(iw >= intImm(0));
-        }
-        if (secondDw || H1 % pl.th != 0) andC(ih < intImm(H1));
-        if (secondDw || W1 % pl.tw != 0) andC(iw < intImm(W1));
-        Stmt compute;
-        const Var a = k.newVar("a", f32);
-        auto finish = [&](const Expr& value) -> Stmt {
-            auto bv = applyBetween(ck, info, varRef(a));
-            if (!bv) {
-                betweenErrors.append(bv.diagnostics());
-                return nullptr;
-            }
-            return let(a, value, store(Ts, {c, q}, *bv));
-        };
-        if (firstDw) {
-            const WindowGeom& ga = A.geom;
-            Expr sum = B1b >= 0 ? load(B1b, f32, {cg}) : Expr();
-            for (std::int64_t kh = 0; kh < ga.k[0]; ++kh) {
-                for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
-                    const Expr xh = ih * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
-                    const Expr xw = iw * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
-                    // Taps that can leave the input (padding, or a window past the end); the
-                    // intermediate pixel itself is inside T here (the `valid` branch).
-                    Expr inside;
-                    auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
-                    if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
-                    if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
-                    if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
-                    if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
-                    Expr x = load(X, f32, {wk.n, cg, xh, xw});
-                    if (inside) x = select(inside, x, zero);
-                    const Expr term = load(W1b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) * x;
-                    sum = sum ? sum + term : term;
-                }
-            }
-            compute = finish(sum);
-        } else {
-            // Pointwise first conv: a serial reduction over the C input channels.
-            const int accB = addLocal("t1", {1});
-            const Var ci = k.newVar("ci");
-            Stmt red = forLoop(ci, intImm(C),
-                               store(accB, {intImm(0)},
-                                     load(accB, f32, {intImm(0)}) +
-                                         load(W1b, f32, {cg, varRef(ci), intImm(0), intImm(0)}) *
-                                             load(X, f32, {wk.n, varRef(ci), ih, iw})),
-                               ForKind::Unroll, 4);
-            Stmt done = finish(load(accB, f32, {intImm(0)}));
-            if (!done) return nullptr;
-            compute = allocate(accB, seq({store(accB, {intImm(0)}, B1b >= 0 ? load(B1b, f32, {cg}) : zero), red, done}));
-        }
-        if (!compute) return nullptr;
-        return valid ? ifThen(valid, compute, store(Ts, {c, q}, zero)) : compute;
-    };
-
-    // Worker decomposition: w -> (n, tile row, tile col, chunk), chunk fastest.
     const std::int64_t workers = N * pl.tilesH * pl.tilesW * pl.kChunks;
     auto withWorker = [&](const Expr& w, const std::function<Stmt(const Worker&)>& body) -> Stmt {
         const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
@@ -186,87 +237,178 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
         return let(vkc, w % intImm(pl.kChunks),
                    let(vtx, rest1 % intImm(pl.tilesW), let(vty, rest2 % intImm(pl.tilesH), let(vn, rest2 / intImm(pl.tilesH), b))));
     };
-    auto outPixel = [&](const Worker& wk, const Expr& p, Expr* oh, Expr* ow) {
-        *oh = wk.oh0 + p / intImm(pl.tw);
-        *ow = wk.ow0 + p % intImm(pl.tw);
-    };
-    auto pixelGuard = [&](const Expr&, const Expr& oh, const Expr& ow) {
-        Expr g2;
-        auto andG = [&](const Expr& e) { g2 = g2 ? (g2 && e) : e; };
-        if (H2 % pl.th != 0) andG(oh < intImm(H2));
-        if (W2 % pl.tw != 0) andG(ow < intImm(W2));
-        return g2;
-    };
-    auto guarded = [](const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; };
-    // Depthwise second conv: output (channel cg, pixel p) from Ts.
-    auto dwSecond = [&](const Expr& c, const Expr& cg, const Expr& p) -> Expr {
-        const Expr pr = p / intImm(pl.tw), pc = p % intImm(pl.tw);
-        Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
-        for (std::int64_t kh = 0; kh < k2h; ++kh)
-            for (std::int64_t kw = 0; kw < k2w; ++kw) {
-                const Expr q = (pr * intImm(s2h) + intImm(kh * d2h)) * intImm(pl.rw) + pc * intImm(s2w) + intImm(kw * d2w);
-                const Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) * load(Ts, f32, {c, q});
-                sum = sum ? sum + term : term;
-            }
-        return sum;
+
+    // Index e clamped into [0, n - 1] where its range [lo, hi] may leave it.
+    auto clampIdx = [](Expr e, std::int64_t lo, std::int64_t hi, std::int64_t n) {
+        if (lo < 0) e = maxOf(e, intImm(0));
+        if (hi > n - 1) e = minOf(e, intImm(n - 1));
+        return e;
     };
 
     const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(pl.tilesH) + "," +
                                  std::to_string(pl.tilesW) + "," + std::to_string(pl.kChunks) + ")";
-    const std::int64_t chunks = chainCeilDiv(Cm, pl.Cc);
-    // Local tiles per parallel worker, pixel loops vectorised.
     const Var wv = k.newVar("w");
     Stmt perWorker = withWorker(varRef(wv), [&](const Worker& wk) -> Stmt {
         if (secondDw) {
-            Stmt fill = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) {
-                return loopOver(k, "q", intImm(pl.Q), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, wk.k0, c, q); });
-            });
+            // Halo region of T for Cc channels: a register GEMM over C, 0 outside the image.
+            const bool cClamp = Cm % pl.Cc != 0 || pl.Cc % pl.RK1 != 0;
+            const std::int64_t ihLo = -p2h, ihHi = (pl.tilesH - 1) * pl.th * s2h - p2h + pl.rh - 1;
+            const std::int64_t iwLo = -p2w, iwHi = (pl.tilesW - 1) * pl.tw * s2w - p2w + pl.rwPad - 1;
+            RegGemm fillG;
+            fillG.M = pl.Cc;
+            fillG.RK = pl.RK1;
+            fillG.PB = pl.PB;
+            fillG.red = C;
+            fillG.rows = pl.rh;
+            fillG.colPad = pl.rwPad;
+            auto chan = [&](const Expr& m) { return cClamp ? minOf(wk.k0 + m, intImm(Cm - 1)) : wk.k0 + m; };
+            fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
+            fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
+                const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
+                const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
+                return load(X, f32, {wk.n, c, clampIdx(ih, ihLo, ihHi, H1), clampIdx(iw, iwLo, iwHi, W1)});
+            };
+            if (cClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return wk.k0 + m < intImm(Cm); };
+            fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+                const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
+                const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
+                Expr valid;
+                if (ihLo < 0) valid = andMaybe(valid, ih >= intImm(0));
+                if (ihHi > H1 - 1) valid = andMaybe(valid, ih < intImm(H1));
+                if (iwLo < 0) valid = andMaybe(valid, iw >= intImm(0));
+                if (iwHi > W1 - 1) valid = andMaybe(valid, iw < intImm(W1));
+                Stmt st = storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {chan(m)}) : v);
+                if (!st) return nullptr;
+                return valid ? ifThen(valid, st, store(Ts, {m, r, col}, zero)) : st;
+            };
+            Stmt fill = emitRegGemm(k, fillG);
+            // Each output row of the tile: a vectorised tap sum over Ts.
             Stmt out = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) -> Stmt {
                 const Expr cg = wk.k0 + c;
-                Stmt px = loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
-                    Expr oh, ow;
-                    outPixel(wk, p, &oh, &ow);
-                    return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, cg, oh, ow}, dwSecond(c, cg, p)));
+                return loopOver(k, "r", intImm(pl.th), ForKind::Serial, [&](const Expr& r) -> Stmt {
+                    const Expr oh = wk.oh0 + r;
+                    Stmt px = loopOver(k, "col", intImm(pl.tw), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
+                        const Expr ow = wk.ow0 + col;
+                        Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
+                        for (std::int64_t kh = 0; kh < k2h; ++kh)
+                            for (std::int64_t kw = 0; kw < k2w; ++kw) {
+                                const Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) *
+                                                  load(Ts, f32, {c, r * intImm(s2h) + intImm(kh * d2h), col * intImm(s2w) + intImm(kw * d2w)});
+                                sum = sum ? sum + term : term;
+                            }
+                        return guarded(W2 % pl.tw != 0 ? ow < intImm(W2) : Expr(), store(Yb, {wk.n, cg, oh, ow}, sum));
+                    });
+                    Expr rowOk;
+                    if (Cm % pl.Cc != 0) rowOk = andMaybe(rowOk, cg < intImm(Cm));
+                    if (H2 % pl.th != 0) rowOk = andMaybe(rowOk, oh < intImm(H2));
+                    return guarded(rowOk, px);
                 });
-                return Cm % pl.Cc != 0 ? ifThen(cg < intImm(Cm), px) : px;
             });
             if (!fill || !out) return nullptr;
             return allocate(Ts, seq({fill, out}));
         }
-        const int acc = addLocal("acc", {pl.Kc, pl.P});
-        const Expr kExt = K % pl.Kc != 0 ? minOf(intImm(pl.Kc), intImm(K) - wk.k0) : intImm(pl.Kc);
-        Stmt init = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-            return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) { return store(acc, {kk, p}, zero); });
-        });
-        const Var cb = k.newVar("cb");
-        const Expr c0 = varRef(cb) * intImm(pl.Cc);
-        const Expr cExt = Cm % pl.Cc != 0 ? minOf(intImm(pl.Cc), intImm(Cm) - c0) : intImm(pl.Cc);
-        Stmt fill = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
-            return loopOver(k, "q", intImm(pl.P), ForKind::Vectorize, [&](const Expr& q) { return fillItem(wk, c0, c, q); });
-        });
-        Stmt update = loopOver(k, "c", cExt, ForKind::Serial, [&](const Expr& c) {
-            return loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-                const Var wvar = k.newVar("wt", f32);
-                return let(wvar, load(W2b, f32, {wk.k0 + kk, c0 + c, intImm(0), intImm(0)}),
-                           loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) {
-                               return store(acc, {kk, p}, load(acc, f32, {kk, p}) + varRef(wvar) * load(Ts, f32, {c, p}));
-                           }));
+
+        // Second pointwise: Ts[Cm][th][colPad] for the tile's rows.
+        const bool colOut = (pl.tilesW - 1) * pl.tw + pl.colPad > W1;  // tile columns past the map
+        Stmt fill;
+        if (firstDw) {
+            // Per channel: the input rows and columns under the tile, zero padded (Xs), then the
+            // depthwise taps as unguarded vectorised row sums. Pad columns and rows past the map
+            // get finite values that are never stored.
+            const WindowGeom& ga = A.geom;
+            const std::int64_t xrh = (pl.th - 1) * ga.s[0] + (ga.k[0] - 1) * ga.d[0] + 1;
+            const std::int64_t xrw = (pl.colPad - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
+            const std::int64_t xhHi = (pl.tilesH - 1) * pl.th * ga.s[0] - ga.pb[0] + xrh - 1;
+            const std::int64_t xwHi = (pl.tilesW - 1) * pl.tw * ga.s[1] - ga.pb[1] + xrw - 1;
+            BufferDecl xd;
+            xd.name = "Xs";
+            xd.dtype = f32;
+            xd.scope = MemoryScope::Local;
+            xd.shape = {xrh, xrw};
+            const int Xs = k.addBuffer(xd);
+            Stmt chans = loopOver(k, "c", intImm(Cm), ForKind::Serial, [&](const Expr& c) -> Stmt {
+                Stmt copy = loopOver(k, "rr", intImm(xrh), ForKind::Serial, [&](const Expr& rr) {
+                    return loopOver(k, "cc", intImm(xrw), ForKind::Vectorize, [&](const Expr& cc) {
+                        const Expr xh = wk.oh0 * intImm(ga.s[0]) - intImm(ga.pb[0]) + rr;
+                        const Expr xw = wk.ow0 * intImm(ga.s[1]) - intImm(ga.pb[1]) + cc;
+                        Expr inside;
+                        if (ga.pb[0] > 0) inside = andMaybe(inside, xh >= intImm(0));
+                        if (xhHi > H - 1) inside = andMaybe(inside, xh < intImm(H));
+                        if (ga.pb[1] > 0) inside = andMaybe(inside, xw >= intImm(0));
+                        if (xwHi > W - 1) inside = andMaybe(inside, xw < intImm(W));
+                        Expr x = load(X, f32, {wk.n, c, xh, xw});
+                        if (inside) x = select(inside, x, zero);
+                        return store(Xs, {rr, cc}, x);
+                    });
+                });
+                Stmt taps = loopOver(k, "r", intImm(pl.th), ForKind::Serial, [&](const Expr& r) {
+                    return loopOver(k, "col", intImm(pl.colPad), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
+                        Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
+                        for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
+                            for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
+                                const Expr term = load(W1b, f32, {c, intImm(0), intImm(kh), intImm(kw)}) *
+                                                  load(Xs, f32, {r * intImm(ga.s[0]) + intImm(kh * ga.d[0]),
+                                                                 col * intImm(ga.s[1]) + intImm(kw * ga.d[1])});
+                                sum = sum ? sum + term : term;
+                            }
+                        return storeT({c, r, col}, sum);
+                    });
+                });
+                if (!taps) return nullptr;
+                return seq({copy, taps});
             });
-        });
-        Stmt out = loopOver(k, "k", kExt, ForKind::Serial, [&](const Expr& kk) {
-            const Expr kg = wk.k0 + kk;
-            return loopOver(k, "p", intImm(pl.P), ForKind::Vectorize, [&](const Expr& p) -> Stmt {
-                Expr oh, ow;
-                outPixel(wk, p, &oh, &ow);
-                Expr v = load(acc, f32, {kk, p});
-                if (B2b >= 0) v = v + load(B2b, f32, {kg});
-                return guarded(pixelGuard(p, oh, ow), store(Yb, {wk.n, kg, oh, ow}, v));
-            });
-        });
-        if (!fill) return nullptr;
-        Stmt loop = forLoop(cb, intImm(chunks), seq({fill, update}), ForKind::Serial, 0,
-                            "intermediate channels in chunks of " + std::to_string(pl.Cc));
-        return allocate(Ts, allocate(acc, seq({init, loop, out})));
+            fill = chans ? allocate(Xs, chans) : nullptr;
+        } else {
+            RegGemm fillG;
+            fillG.M = Cm;
+            fillG.RK = pl.RK1;
+            fillG.PB = pl.PB;
+            fillG.red = C;
+            fillG.rows = pl.th;
+            fillG.colPad = pl.colPad;
+            const bool mClamp = Cm % pl.RK1 != 0;
+            auto chan = [&](const Expr& m) { return mClamp ? minOf(m, intImm(Cm - 1)) : m; };
+            fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
+            fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
+                Expr ih = wk.oh0 + r, iw = wk.ow0 + col;
+                if (H1 % pl.th != 0) ih = minOf(ih, intImm(H1 - 1));
+                if (colOut) iw = minOf(iw, intImm(W1 - 1));
+                return load(X, f32, {wk.n, c, ih, iw});
+            };
+            if (mClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return m < intImm(Cm); };
+            fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+                return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {m}) : v);
+            };
+            fill = emitRegGemm(k, fillG);
+        }
+        RegGemm pw;
+        pw.M = pl.Kc;
+        pw.RK = pl.RK2;
+        pw.PB = pl.PB;
+        pw.red = Cm;
+        pw.rows = pl.th;
+        pw.colPad = pl.colPad;
+        const bool kClamp = K % pl.Kc != 0 || pl.Kc % pl.RK2 != 0;
+        auto filt = [&](const Expr& m) { return kClamp ? minOf(wk.k0 + m, intImm(K - 1)) : wk.k0 + m; };
+        pw.w = [&](const Expr& m, const Expr& c) { return load(W2b, f32, {filt(m), c, intImm(0), intImm(0)}); };
+        pw.b = [&](const Expr& c, const Expr& r, const Expr& col) { return load(Ts, f32, {c, r, col}); };
+        if (kClamp || H2 % pl.th != 0)
+            pw.rowGuard = [&](const Expr& m, const Expr& r) {
+                Expr gd;
+                if (kClamp) gd = andMaybe(gd, wk.k0 + m < intImm(K));
+                if (H2 % pl.th != 0) gd = andMaybe(gd, wk.oh0 + r < intImm(H2));
+                return gd;
+            };
+        pw.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+            const Expr kg = wk.k0 + m, ow = wk.ow0 + col;
+            Expr gd;
+            if (pl.colPad > pl.tw) gd = andMaybe(gd, col < intImm(pl.tw));
+            if (W2 % pl.tw != 0) gd = andMaybe(gd, ow < intImm(W2));
+            return guarded(gd, store(Yb, {wk.n, kg, wk.oh0 + r, ow}, B2b >= 0 ? v + load(B2b, f32, {kg}) : v));
+        };
+        Stmt gemm = emitRegGemm(k, pw);
+        if (!fill || !gemm) return nullptr;
+        return allocate(Ts, seq({fill, gemm}));
     });
     if (!perWorker) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
     k.body = forLoop(wv, intImm(workers), perWorker, ForKind::Parallel, 0, "grid = " + gridText);
@@ -275,9 +417,11 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     k.notes.push_back("fused " + kindText + " chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " +
                       chainDimsText(A.ys) + " kept in a local tile");
     k.notes.push_back("tile " + std::to_string(pl.th) + "x" + std::to_string(pl.tw) + " output pixels" +
-                      (secondDw ? " (intermediate region " + std::to_string(pl.rh) + "x" + std::to_string(pl.rw) + ")" : "") +
-                      ", Cc = " + std::to_string(pl.Cc) + " intermediate channels per chunk, Kc = " + std::to_string(pl.Kc) +
-                      " output channels per worker");
+                      (secondDw ? " (intermediate region " + std::to_string(pl.rh) + "x" + std::to_string(pl.rw) + ", Cc = " +
+                                      std::to_string(pl.Cc) + " channels per worker)"
+                                : ", Kc = " + std::to_string(pl.Kc) + " output channels per worker") +
+                      "; register tiles " + std::to_string(secondDw ? pl.RK1 : pl.RK2) + " x " + std::to_string(pl.PB) +
+                      " (rows padded to " + std::to_string(secondDw ? pl.rwPad : pl.colPad) + ")");
     return std::move(lk);
 }
 

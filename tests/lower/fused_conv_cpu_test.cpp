@@ -1,0 +1,235 @@
+// CPU fused convolution chains (core/lower/lower_fused_conv_cpu.cpp, lowerConvChainCpu through
+// lower_fused.h lowerConvChain): dw-pw / pw-dw / pw-pw chains with ragged sizes (rows, columns,
+// channels and filters that are not multiples of the tiles and register blocks, strides, padding,
+// a ReLU6 between) run with the kernel-IR interpreter against the reference interpreter's unfused
+// graph; the output is stored and never loaded; the generated C++ compiled with the host compiler
+// and run against the reference.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/compile_util.h"
+#include "core/codegen/cpp/cpp_codegen.h"
+#include "core/ir/shape_inference.h"
+#include "core/lower/kernel_eval.h"
+#include "core/lower/lower_fused.h"
+#include "core/runtime/compare.h"
+#include "core/runtime/reference_interpreter.h"
+#include "core/test_ir_helpers.h"
+#include "lower/test_lower_basic_util.h"
+
+namespace tessera::lower::test {
+namespace {
+
+using ir::Attribute;
+using schedule::FusionKind;
+
+/// X [N, C, H, W] -> conv1 -> optional Clip(0, 6) -> conv2 -> Y; the depthwise conv has a
+/// k x k window with the given stride and padding.
+struct CpuChain {
+    FusionKind kind = FusionKind::DwPw;
+    std::int64_t N = 1, C = 4, H = 7, W = 7;
+    std::int64_t Cm = 0;  ///< pw first: its output channels
+    std::int64_t K = 8;   ///< pw second: its output channels
+    std::int64_t kernel = 3, stride = 1, pad = 1;
+    bool bias1 = true, bias2 = true, clip = true;
+};
+
+struct CpuBuilt {
+    ir::Graph g;
+    detail::ConvChainSpec spec;
+};
+
+CpuBuilt buildChain(const CpuChain& d) {
+    ir::test::Builder b;
+    b.input("X", "f32[" + std::to_string(d.N) + "," + std::to_string(d.C) + "," + std::to_string(d.H) + "," +
+                     std::to_string(d.W) + "]");
+    const bool firstDw = d.kind == FusionKind::DwPw, secondDw = d.kind == FusionKind::PwDw;
+    const std::int64_t Cm = firstDw ? d.C : d.Cm;
+    const std::int64_t K = secondDw ? Cm : d.K;
+    std::uint32_t seed = 21;
+    auto conv = [&](const std::string& name, const std::string& in, const std::string& out, std::int64_t ci,
+                    std::int64_t co, bool dw, bool bias) {
+        const std::int64_t kk = dw ? d.kernel : 1;
+        b.init(name + "_W", makeData(ir::DType::F32, {co, dw ? 1 : ci, kk, kk}, seed++));
+        std::vector<std::string> ins{in, name + "_W"};
+        if (bias) {
+            b.init(name + "_B", makeData(ir::DType::F32, {co}, seed++));
+            ins.push_back(name + "_B");
+        }
+        ir::test::Attrs attrs{{"kernel_shape", Attribute::ofInts({kk, kk})}};
+        if (dw) {
+            attrs.push_back({"group", Attribute::ofInt(ci)});
+            attrs.push_back({"strides", Attribute::ofInts({d.stride, d.stride})});
+            attrs.push_back({"pads", Attribute::ofInts({d.pad, d.pad, d.pad, d.pad})});
+        }
+        return b.node("Conv", name, ins, {out}, attrs);
+    };
+    CpuBuilt r;
+    r.spec.kind = d.kind;
+    r.spec.first = conv("conv1", "X", "T", d.C, Cm, firstDw, d.bias1);
+    std::string mid = "T";
+    if (d.clip) {
+        b.init("lo", ir::TensorData::fromFloats({0.0f}, {}));
+        b.init("hi", ir::TensorData::fromFloats({6.0f}, {}));
+        r.spec.between.push_back(b.node("Clip", "relu6", {"T", "lo", "hi"}, {"T6"}));
+        mid = "T6";
+    }
+    r.spec.second = conv("conv2", mid, "Y", Cm, K, secondDw, d.bias2);
+    b.output("Y");
+    auto si = ir::inferShapes(b.g, "test");
+    EXPECT_FALSE(si.diagnostics.hasErrors()) << si.diagnostics.formatAll();
+    r.g = std::move(b.g);
+    return r;
+}
+
+std::vector<ir::TensorData> inputsOf(const ir::Graph& g, const LoweredKernel& lk, const runtime::ReferenceValues& ref) {
+    std::vector<ir::TensorData> r;
+    for (ir::ValueId v : lk.inputs) {
+        if (const ir::TensorData* t = ref.value(v)) r.push_back(*t);
+        else if (g.value(v).data) r.push_back(*g.value(v).data);
+        else ADD_FAILURE() << "no data for " << g.value(v).name;
+    }
+    return r;
+}
+
+/// True when some statement or expression of `s` stores (loads) buffer `buf`.
+bool touchesBuffer(const Stmt& s, int buf, bool stores) {
+    std::function<bool(const Expr&)> inExpr = [&](const Expr& e) -> bool {
+        if (!e) return false;
+        if (!stores && e->kind == ExprKind::Load && e->buffer == buf) return true;
+        for (const Expr& a : e->args)
+            if (inExpr(a)) return true;
+        return false;
+    };
+    std::function<bool(const Stmt&)> rec = [&](const Stmt& st) -> bool {
+        if (!st) return false;
+        if (stores && st->kind == StmtKind::Store && st->buffer == buf) return true;
+        if (inExpr(st->value) || inExpr(st->extent)) return true;
+        for (const Expr& i : st->indices)
+            if (inExpr(i)) return true;
+        for (const Stmt& b : st->body)
+            if (rec(b)) return true;
+        return rec(st->elseBody);
+    };
+    return rec(s);
+}
+
+/// Lowers for the CPU with `threads` workers, runs the kernel IR and compares with the reference.
+/// "" when it matches.
+std::string checkCpu(const CpuChain& d, int threads = 2) {
+    CpuBuilt bt = buildChain(d);
+    LowerOptions lo;
+    lo.cpuThreads = threads;
+    auto lk = detail::lowerConvChain(bt.g, bt.spec, lo, "group 'g0'");
+    if (!lk) return "lowering: " + lk.diagnostics().formatAll();
+    const int Y = lk->kernel.params.back();
+    if (!touchesBuffer(lk->kernel.body, Y, true)) return "the output is never stored";
+    if (touchesBuffer(lk->kernel.body, Y, false)) return "the output is loaded";
+    const auto inputs = makeInputs(bt.g, 5);
+    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    if (!ref) return "reference: " + ref.diagnostics().formatAll();
+    std::vector<ir::TensorData> storage = inputsOf(bt.g, *lk, *ref);
+    storage.emplace_back();
+    std::vector<ir::TensorData*> params;
+    for (auto& t : storage) params.push_back(&t);
+    auto st = evalKernel(lk->kernel, params);
+    if (!st) return "eval: " + st.diagnostics().formatAll();
+    auto cmp = runtime::compareTensors(storage.back(), *ref->value(lk->outputs[0]), runtime::CompareOptions{1e-5, 1e-4});
+    return cmp.ok ? std::string() : cmp.summary() + "\n" + printKernel(lk->kernel);
+}
+
+TEST(FusedConvCpu, DwPwRaggedAgainstReference) {
+    CpuChain d;
+    // 13 columns (pixel block 16, 3 padded columns), 11 rows (ragged last row tile), 20 filters
+    // (register blocks of 16: a ragged filter block), 6 channels.
+    d.N = 2, d.C = 6, d.H = 11, d.W = 13, d.K = 20;
+    EXPECT_EQ(checkCpu(d), "");
+    d.bias1 = d.bias2 = false, d.clip = false;
+    EXPECT_EQ(checkCpu(d, 1), "");
+    // Stride 2, 5x5 window with padding 2, wide rows (37 -> 19 columns).
+    d = CpuChain{};
+    d.N = 1, d.C = 9, d.H = 15, d.W = 37, d.K = 7, d.kernel = 5, d.pad = 2, d.stride = 2;
+    EXPECT_EQ(checkCpu(d), "");
+    // A map wider than 256 columns: two column tiles, the last one ragged.
+    d = CpuChain{};
+    d.N = 1, d.C = 3, d.H = 2, d.W = 300, d.K = 5;
+    EXPECT_EQ(checkCpu(d), "");
+}
+
+TEST(FusedConvCpu, DwPwFilterChunksWhenFewWorkers) {
+    // 1 x 3x3 output: one row tile, so the 40 filters are split into chunks for 4 threads.
+    CpuChain d;
+    d.N = 1, d.C = 5, d.H = 3, d.W = 3, d.K = 40;
+    CpuBuilt bt = buildChain(d);
+    LowerOptions lo;
+    lo.cpuThreads = 4;
+    auto lk = detail::lowerConvChain(bt.g, bt.spec, lo, "group 'g0'");
+    ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+    // 3 columns: pixel block 8, register tiles of 8 filters (40 = 5 x 8); rows halved to 1 (3
+    // tiles, < 2 x 4 workers), then filters 40 -> chunks of 24 (6 workers) -> 16 (3 chunks, 9).
+    EXPECT_EQ(lk->kernel.mappings, (std::vector<std::string>{"grid = spatial(1,3,1,3)"}));
+    EXPECT_EQ(checkCpu(d, 4), "");
+}
+
+TEST(FusedConvCpu, PwDwRaggedAgainstReference) {
+    CpuChain d;
+    d.kind = FusionKind::PwDw;
+    // 70 intermediate channels (chunks of 64: a ragged chunk), 9x10 map, stride 1.
+    d.N = 2, d.C = 5, d.Cm = 70, d.H = 9, d.W = 10;
+    EXPECT_EQ(checkCpu(d), "");
+    // Stride 2 on odd sizes, no biases, no ReLU6.
+    d.N = 1, d.C = 7, d.Cm = 12, d.H = 13, d.W = 17, d.stride = 2, d.bias1 = d.bias2 = false, d.clip = false;
+    EXPECT_EQ(checkCpu(d, 1), "");
+    // 5x5 window, padding 2.
+    d.kernel = 5, d.pad = 2, d.stride = 1, d.clip = true;
+    EXPECT_EQ(checkCpu(d), "");
+}
+
+TEST(FusedConvCpu, PwPwRaggedAgainstReference) {
+    CpuChain d;
+    d.kind = FusionKind::PwPw;
+    d.N = 2, d.C = 5, d.Cm = 19, d.K = 11, d.H = 5, d.W = 7;
+    EXPECT_EQ(checkCpu(d), "");
+    d.C = 33, d.Cm = 8, d.K = 3, d.H = 9, d.W = 18, d.bias1 = false;
+    EXPECT_EQ(checkCpu(d, 1), "");
+}
+
+TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
+    if (!tessera::test::haveCompiler()) GTEST_SKIP() << "no C++ compiler (c++) on PATH";
+    std::vector<CpuChain> chains(3);
+    chains[0].N = 2, chains[0].C = 10, chains[0].H = 11, chains[0].W = 13, chains[0].K = 21, chains[0].stride = 2;
+    chains[1].kind = FusionKind::PwDw, chains[1].C = 6, chains[1].Cm = 18, chains[1].H = 9, chains[1].W = 12;
+    chains[2].kind = FusionKind::PwPw, chains[2].C = 7, chains[2].Cm = 13, chains[2].K = 9, chains[2].H = 6, chains[2].W = 20;
+    for (const CpuChain& d : chains) {
+        CpuBuilt bt = buildChain(d);
+        auto lk = detail::lowerConvChain(bt.g, bt.spec, {}, "group 'g0'");
+        ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+        auto src = codegen::generateCpp({&lk->kernel});
+        tessera::test::CompiledModule mod(src.source, "-Wall -Wextra");
+        ASSERT_TRUE(mod.ok()) << mod.log();
+        auto fn = mod.entry(src.entryPoints[0]);
+        ASSERT_NE(fn, nullptr);
+        const auto inputs = makeInputs(bt.g, 7);
+        auto ref = runtime::evaluateAll(bt.g, inputs, {});
+        ASSERT_TRUE(ref.ok()) << ref.diagnostics().formatAll();
+        std::vector<ir::TensorData> storage = inputsOf(bt.g, *lk, *ref);
+        const BufferDecl& yb = lk->kernel.buffers[static_cast<std::size_t>(lk->kernel.params.back())];
+        ir::TensorData y;
+        y.dtype = yb.dtype;
+        y.dims = yb.shape;
+        y.bytes.assign(static_cast<std::size_t>(yb.bytes()), 0);
+        storage.push_back(y);
+        std::vector<void*> args;
+        for (auto& t : storage) args.push_back(t.bytes.data());
+        fn(args.data());
+        auto cmp = runtime::compareTensors(storage.back(), *ref->value(lk->outputs[0]), runtime::CompareOptions{1e-5, 1e-4});
+        EXPECT_TRUE(cmp.ok) << schedule::fusionKindName(d.kind) << ": " << cmp.summary();
+    }
+}
+
+}  // namespace
+}  // namespace tessera::lower::test
