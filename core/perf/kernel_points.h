@@ -29,6 +29,10 @@ struct KernelSample {
     /// Fusion group the kernel belongs to; empty when it has none (a view then colours it by
     /// opType).
     std::string group;
+    /// Kind of that fusion group as schedule::fusionKindName spells it ("dw-pw",
+    /// "prologue-epilogue", ...); empty for a kernel of one node or when the kind is unknown.
+    /// Views colour fused kernels by it ("fused dw-pw") rather than by their own name.
+    std::string fusionKind;
     double flops = 0.0;              ///< FLOPs of one execution (used for both AI and GFLOP/s)
     double seconds = 0.0;            ///< median time of one execution, > 0 for a plotted point
     double issuedBytes = 0.0;        ///< every global byte the kernel loads or stores (CARM)

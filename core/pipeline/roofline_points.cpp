@@ -17,6 +17,11 @@ std::vector<perf::KernelSample> kernelSamples(const RunReport& report, const Com
         s.issuedBytes = static_cast<double>(k.bytes);
         s.compulsoryBytes = static_cast<double>(k.compulsoryBytes);
         const int idx = cm.stepOfNode(k.name);
+        if (idx >= 0 && s.ops.size() > 1) {
+            const std::string& groupName = cm.steps[static_cast<std::size_t>(idx)].group;
+            for (const schedule::FusionGroup& g : cm.plan.groups)
+                if (g.name == groupName && g.kind != schedule::FusionKind::Single) s.fusionKind = schedule::fusionKindName(g.kind);
+        }
         if (idx >= 0 && cm.steps[static_cast<std::size_t>(idx)].kind == StepKind::Kernel) {
             const lower::KernelCounts& c = cm.steps[static_cast<std::size_t>(idx)].counts;
             const double global = static_cast<double>(c.loadBytes + c.storeBytes);

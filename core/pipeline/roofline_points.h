@@ -24,7 +24,8 @@
 /// - Reference steps (nodes run by the reference interpreter) are not kernels Tessera generated:
 ///   they have no counts and get no point.
 /// - Fusion group: a kernel that covers more than one node is its own group (named after the
-///   kernel); a kernel of one node has none (views colour it by op type).
+///   kernel); a kernel of one node has none (views colour it by op type). fusionKind is the kind
+///   of the plan group (CompiledModel::plan) the kernel's step computes, e.g. "dw-pw".
 ///
 /// Thread rules: pure functions; safe from any thread.
 

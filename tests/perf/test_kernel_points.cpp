@@ -40,7 +40,14 @@ void makeRun(pipeline::RunReport& report, pipeline::CompiledModel& cm, lower::Ta
     pipeline::CompiledStep ref;
     ref.name = "branch";
     ref.kind = pipeline::StepKind::Reference;
+    relu.group = "g1";
     cm.steps = {conv, ref, relu};
+    schedule::FusionGroup g1;
+    g1.name = "g1";
+    g1.kind = schedule::FusionKind::PrologueEpilogue;
+    g1.ops = {"relu", "add"};
+    g1.anchor = "relu";
+    cm.plan.groups = {g1};
 
     pipeline::KernelReport k1;
     k1.name = "conv";
@@ -95,6 +102,7 @@ TEST(KernelPoints, SamplesFromRunCpu) {
     const auto& c = samples[0];
     EXPECT_EQ(c.name, "conv");
     EXPECT_EQ(c.group, "");
+    EXPECT_EQ(c.fusionKind, "");
     EXPECT_DOUBLE_EQ(c.flops, 2e9);  // useful FLOPs win over issued ones
     EXPECT_DOUBLE_EQ(c.seconds, 0.01);
     EXPECT_DOUBLE_EQ(c.issuedBytes, 4e8);
@@ -109,6 +117,7 @@ TEST(KernelPoints, SamplesFromRunCpu) {
 
     const auto& r = samples[1];
     EXPECT_EQ(r.group, "relu");  // covers two nodes
+    EXPECT_EQ(r.fusionKind, "prologue-epilogue");  // the kind of its step's plan group
     EXPECT_DOUBLE_EQ(r.flops, 1e6);  // registry count unknown: issued FLOPs
     EXPECT_FALSE(r.exactCounts);
     EXPECT_DOUBLE_EQ(perf::sampleGflops(r), 10.0);
