@@ -209,14 +209,15 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     };
     auto guarded = [](const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; };
     // Ts[idx] = between(value) (through a let of the first conv's value).
-    auto storeT = [&](const std::vector<Expr>& idx, const Expr& value) -> Stmt {
+    // With `valid`: select(valid, between(value), 0).
+    auto storeT = [&](const std::vector<Expr>& idx, const Expr& value, const Expr& valid = Expr()) -> Stmt {
         const Var a = k.newVar("a", f32);
         auto bv = applyBetween(ck, info, varRef(a));
         if (!bv) {
             betweenErrors.append(bv.diagnostics());
             return nullptr;
         }
-        return let(a, value, store(Ts, idx, *bv));
+        return let(a, value, store(Ts, idx, valid ? select(valid, *bv, zero) : *bv));
     };
 
     struct Worker {
@@ -236,13 +237,6 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
         const Expr rest2 = rest1 / intImm(pl.tilesW);
         return let(vkc, w % intImm(pl.kChunks),
                    let(vtx, rest1 % intImm(pl.tilesW), let(vty, rest2 % intImm(pl.tilesH), let(vn, rest2 / intImm(pl.tilesH), b))));
-    };
-
-    // Index e clamped into [0, n - 1] where its range [lo, hi] may leave it.
-    auto clampIdx = [](Expr e, std::int64_t lo, std::int64_t hi, std::int64_t n) {
-        if (lo < 0) e = maxOf(e, intImm(0));
-        if (hi > n - 1) e = minOf(e, intImm(n - 1));
-        return e;
     };
 
     const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(pl.tilesH) + "," +
@@ -266,7 +260,15 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
             fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
                 const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
                 const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
-                return load(X, f32, {wk.n, c, clampIdx(ih, ihLo, ihHi, H1), clampIdx(iw, iwLo, iwHi, W1)});
+                // Masked (not clamped) loads: the row segments stay contiguous; the values outside
+                // the image are replaced by 0 at the store.
+                Expr inside;
+                if (ihLo < 0) inside = andMaybe(inside, ih >= intImm(0));
+                if (ihHi > H1 - 1) inside = andMaybe(inside, ih < intImm(H1));
+                if (iwLo < 0) inside = andMaybe(inside, iw >= intImm(0));
+                if (iwHi > W1 - 1) inside = andMaybe(inside, iw < intImm(W1));
+                const Expr x = load(X, f32, {wk.n, c, ih, iw});
+                return inside ? select(inside, x, zero) : x;
             };
             if (cClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return wk.k0 + m < intImm(Cm); };
             fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
@@ -277,9 +279,7 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
                 if (ihHi > H1 - 1) valid = andMaybe(valid, ih < intImm(H1));
                 if (iwLo < 0) valid = andMaybe(valid, iw >= intImm(0));
                 if (iwHi > W1 - 1) valid = andMaybe(valid, iw < intImm(W1));
-                Stmt st = storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {chan(m)}) : v);
-                if (!st) return nullptr;
-                return valid ? ifThen(valid, st, store(Ts, {m, r, col}, zero)) : st;
+                return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {chan(m)}) : v, valid);
             };
             Stmt fill = emitRegGemm(k, fillG);
             // Each output row of the tile: a vectorised tap sum over Ts.
@@ -370,10 +370,13 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
             auto chan = [&](const Expr& m) { return mClamp ? minOf(m, intImm(Cm - 1)) : m; };
             fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
             fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
-                Expr ih = wk.oh0 + r, iw = wk.ow0 + col;
+                // Rows past the map read row H1 - 1 (uniform over the segment); columns past it are
+                // masked loads (contiguous segments). Neither value is stored.
+                Expr ih = wk.oh0 + r;
+                const Expr iw = wk.ow0 + col;
                 if (H1 % pl.th != 0) ih = minOf(ih, intImm(H1 - 1));
-                if (colOut) iw = minOf(iw, intImm(W1 - 1));
-                return load(X, f32, {wk.n, c, ih, iw});
+                const Expr x = load(X, f32, {wk.n, c, ih, iw});
+                return colOut ? select(iw < intImm(W1), x, zero) : x;
             };
             if (mClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return m < intImm(Cm); };
             fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
