@@ -39,6 +39,7 @@
 #include <string>
 
 #include "core/lower/lower_fused_conv_common.h"
+#include "core/lower/lower_fused_conv_gpu.h"
 
 namespace tessera::lower::detail {
 
@@ -85,6 +86,8 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
     if (!validated) return validated.diagnostics();
     const ConvChainInfo& info = *validated;
     if (options.target != Target::Cuda) return lowerConvChainCpu(g, chain, info, options, where);
+    // dw-pw on CUDA: the GEMM form (lower_fused_conv_gpu.h); the tile kernel below for the others.
+    if (useDwPwGemm(options, chain)) return lowerDwPwGemm(g, chain, info, options, where);
     const ChainConv& A = info.A;
     const ChainConv& B = info.B;
     const ir::Node& nodeA = g.node(A.id);

@@ -34,6 +34,13 @@ namespace {
 using ir::Attribute;
 using schedule::FusionKind;
 
+/// Selects the tile kernel for CUDA dw-pw chains (instead of the GEMM form,
+/// lower_fused_conv_gpu.h) while alive.
+struct TileKernelForDwPw {
+    TileKernelForDwPw() { ::setenv("TESSERA_DWPW_GEMM", "off", 1); }
+    ~TileKernelForDwPw() { ::unsetenv("TESSERA_DWPW_GEMM"); }
+};
+
 Attribute I(std::int64_t v) { return Attribute::ofInt(v); }
 Attribute Is(std::vector<std::int64_t> v) { return Attribute::ofInts(std::move(v)); }
 
@@ -129,6 +136,7 @@ std::string check(const ChainDesc& d, Target target, schedule::FusionTile tile =
     const ir::TensorData* want = ref->value(lk->outputs[0]);
     if (!want) return "no reference output";
     runtime::CompareOptions co{1e-5, 1e-4};
+    storage.back().dims = want->dims;  // CUDA dw-pw (GEMM form) declares Y as its view [N, K, H*W]
     auto cmp = runtime::compareTensors(storage.back(), *want, co);
     return cmp.ok ? std::string() : cmp.summary() + "\n" + printKernel(lk->kernel);
 }
@@ -181,6 +189,7 @@ TEST(FusedConv, ChannelChunksAndFilterChunksWithRaggedEnds) {
 TEST(FusedConv, ThreadsNotAMultipleOfTheTile) {
     // 3 filters x 256 pixels: 384 threads of 1 filter x 2 pixels, so the tile fill spreads
     // (channel, pixel) items over the threads instead of keeping one pixel per thread.
+    TileKernelForDwPw tileKernel;
     ChainDesc d;
     d.N = 1, d.C = 3, d.H = 16, d.W = 16, d.K = 3, d.clip = true;
     LoweredKernel lk;
@@ -209,6 +218,7 @@ TEST(FusedConv, PwPwAgainstReference) {
 }
 
 TEST(FusedConv, ParamsOrderSourceOpsAndMappings) {
+    TileKernelForDwPw tileKernel;
     for (bool bias : {true, false}) {
         ChainDesc d;
         d.clip = true, d.bias1 = bias, d.bias2 = bias;
@@ -258,7 +268,9 @@ bool touches(const Stmt& s, int buf, bool stores) {
 }
 
 TEST(FusedConv, CudaKernelStructureForMobileNetShapes) {
-    // MobileNetV2 block 1: dw 3x3 over 32 x 112 x 112, ReLU6, pw 32 -> 16, batch 32 (not run).
+    // MobileNetV2 block 1: dw 3x3 over 32 x 112 x 112, ReLU6, pw 32 -> 16, batch 32 (not run);
+    // the tile kernel (the GEMM form: fused_conv_gemm_test.cpp).
+    TileKernelForDwPw tileKernel;
     ChainDesc d;
     d.N = 32, d.C = 32, d.H = 112, d.W = 112, d.K = 16, d.clip = true;
     Built bt = build(d);
@@ -348,6 +360,7 @@ TEST(FusedConv, HostCompiledCppMatchesInterpreter) {
 TEST(FusedConv, CudaSourceCompilesForSm90) {
     auto info = runtime::cuda::nvrtcInfo();
     if (!info.ok()) GTEST_SKIP() << "NVRTC is not loadable: " << info.diagnostics().formatAll();
+    TileKernelForDwPw tileKernel;  // the GEMM form: fused_conv_gemm_test.cpp
     ChainDesc d;
     d.N = 32, d.C = 96, d.H = 112, d.W = 112, d.K = 24, d.clip = true, d.stride = 2;
     Built bt = build(d);

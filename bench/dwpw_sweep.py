@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Tile sweep for the GEMM form of the fused DW->ReLU6->PW kernel (issue 6), on the device machine.
+
+For each MobileNetV2 DW(3x3)->ReLU6->PW block of bench/fusion_bench.py (BLOCKS) at batch 1 and 32,
+runs `tessera-cli run` with the block grouped into one dw-pw kernel under several tiles
+(environment TESSERA_DWPW_GEMM="rows,cols,bk"; "off" = the older tile kernel; "" = the default
+tile), checks each output against PyTorch (relative L2), and times PyTorch eager (cuDNN, TF32 off)
+on the same block. Prints one JSON line per block and a table (times in us).
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..]
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+cli, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.benchmark = True
+BLOCKS = [(32, 112, 1, 16), (96, 112, 2, 24), (144, 56, 1, 24), (144, 56, 2, 32), (192, 28, 1, 32),
+          (192, 28, 2, 64), (384, 14, 1, 64), (384, 14, 1, 96), (576, 14, 1, 96), (576, 14, 2, 160),
+          (960, 7, 1, 160), (960, 7, 1, 320)]
+batches = [1, 32]
+if "--batch" in sys.argv:
+    batches = [int(sys.argv[sys.argv.index("--batch") + 1])]
+sel = range(len(BLOCKS))
+if "--blocks" in sys.argv:
+    sel = [int(v) for v in sys.argv[sys.argv.index("--blocks") + 1].split(",")]
+
+
+def cuda_median(fn, min_ms=100):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times, total = [], 0.0
+    while total < min_ms or len(times) < 10:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        t = s.elapsed_time(e)
+        times.append(t)
+        total += t
+    return statistics.median(times) * 1e-3
+
+
+def pow2_at_least(v):
+    p = 1
+    while p < v:
+        p *= 2
+    return p
+
+
+def configs(k, cols, c):
+    rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
+    bk0 = 32 if c >= 256 else 16
+    out = ["off", ""]
+    for cc in ((64, 128, 256) if rows0 == 16 else (32, 64, 128) if rows0 == 32 else (16, 32, 64)):
+        out.append(f"{rows0},{cc},{bk0}")
+    alt = 8 if bk0 == 16 else 16
+    out.append(f"{rows0},{max(16, 4096 // rows0)},{alt}")
+    if k > 128:
+        out.append(f"128,64,{bk0 if bk0 < 32 else 16}")
+    seen, res = set(), []
+    for v in out:
+        if v not in seen:
+            seen.add(v)
+            res.append(v)
+    return res
+
+
+def make_block(path, n, c, h, s, k, rng):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    wd = (rng.standard_normal((c, 1, 3, 3)) * 0.3).astype(np.float32)
+    bd = (rng.standard_normal(c) * 0.1).astype(np.float32)
+    wp = (rng.standard_normal((k, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    bp = (rng.standard_normal(k) * 0.1).astype(np.float32)
+    ho = (h + 2 - 3) // s + 1
+    nodes = [
+        helper.make_node("Conv", ["x", "wd", "bd"], ["d"], name="dw", group=c, kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1], strides=[s, s]),
+        helper.make_node("Clip", ["d", "lo", "hi"], ["r"], name="relu6"),
+        helper.make_node("Conv", ["r", "wp", "bp"], ["y"], name="pw", kernel_shape=[1, 1]),
+    ]
+    inits = [numpy_helper.from_array(wd, "wd"), numpy_helper.from_array(bd, "bd"),
+             numpy_helper.from_array(wp, "wp"), numpy_helper.from_array(bp, "bp"),
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, h])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, k, ho, ho])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    return wd, bd, wp, bp, ho
+
+
+plan_path = os.path.join(work, "plan.json")
+with open(plan_path, "w") as f:
+    json.dump({"format": "tessera-fusion-plan", "version": 1, "planner": "user", "hardware": "h200",
+               "groups": [{"name": "block", "kind": "dw-pw", "ops": ["dw", "relu6", "pw"], "anchor": "dw",
+                           "prologue": [], "epilogue": [], "tile": {"h": 0, "w": 0, "depth": 0, "filters": 0},
+                           "predicted_bytes": -1, "predicted_bytes_saved": 0, "redundant_flops": 0,
+                           "reason": "sweep"}]}, f)
+rng = np.random.default_rng(0)
+rows = []
+for batch in batches:
+    for bi in sel:
+        c, h, s, k = BLOCKS[bi]
+        tag = f"b{batch}_c{c}_h{h}_s{s}_k{k}"
+        path = os.path.join(work, f"block_{tag}.onnx")
+        wd, bd, wp, bp, ho = make_block(path, batch, c, h, s, k, rng)
+        x = rng.standard_normal((batch, c, h, h)).astype(np.float32)
+        xp = os.path.join(work, f"x_{tag}.npy")
+        np.save(xp, x)
+        tx = torch.from_numpy(x).cuda()
+        twd, tbd, twp, tbp = (torch.from_numpy(v).cuda() for v in (wd, bd, wp, bp))
+        with torch.no_grad():
+            def block(inp):
+                return F.conv2d(torch.clamp(F.conv2d(inp, twd, tbd, stride=s, padding=1, groups=c), 0, 6), twp, tbp)
+            y_ref = block(tx).double().cpu().numpy()
+            t_eager = cuda_median(lambda: block(tx))
+        rec = {"batch": batch, "C": c, "H": h, "stride": s, "K": k, "eager_us": t_eager * 1e6, "tiles": {}}
+        for cfg in configs(k, batch * ho * ho, c):
+            env = dict(os.environ)
+            if cfg:
+                env["TESSERA_DWPW_GEMM"] = cfg
+            else:
+                env.pop("TESSERA_DWPW_GEMM", None)
+            out_dir = os.path.join(work, f"out_{tag}")
+            p = subprocess.run([cli, "run", path, "--target", "cuda", "--json", "--plan", plan_path, "--input",
+                                f"x={xp}", "--output-dir", out_dir], capture_output=True, text=True, env=env,
+                               timeout=120)
+            try:
+                j = json.loads(p.stdout)
+                t = sum(kk["time_s"] for kk in j["kernels"]) * 1e6
+                y = np.load(os.path.join(out_dir, "y.npy"))
+                err = float(np.linalg.norm(y - y_ref) / np.linalg.norm(y_ref))
+                rec["tiles"][cfg or "default"] = [round(t, 2), err, len(j["kernels"])]
+            except Exception as ex:  # noqa: BLE001
+                rec["tiles"][cfg or "default"] = [None, str(ex)[:80] + " " + p.stderr[-300:]]
+        print(json.dumps({"sweep": rec}), flush=True)
+        rows.append(rec)
+        del tx
+
+print("\n== tile sweep (us; eager = cuDNN warm; ratio = eager / best GEMM tile)")
+for r in rows:
+    ts = {kk: v[0] for kk, v in r["tiles"].items() if v[0] is not None}
+    bad = [kk for kk, v in r["tiles"].items() if v[0] is None or v[1] > 1e-4]
+    gem = {kk: v for kk, v in ts.items() if kk != "off"}
+    best = min(gem, key=gem.get) if gem else "-"
+    cells = " ".join(f"{kk}={v:.1f}" for kk, v in ts.items())
+    print(f"b{r['batch']:<2} c{r['C']:<3} h{r['H']:<3} s{r['stride']} k{r['K']:<3} eager {r['eager_us']:7.1f} | {cells} | "
+          f"best {best} x{r['eager_us'] / gem[best] if gem else 0:.2f} bad {bad}")
+for batch in batches:
+    for which in ("default", "best", "off"):
+        v = []
+        for r in rows:
+            if r["batch"] != batch:
+                continue
+            ts = {kk: vv[0] for kk, vv in r["tiles"].items() if vv[0] is not None}
+            if which == "best":
+                gem = [vv for kk, vv in ts.items() if kk != "off"]
+                t = min(gem) if gem else None
+            else:
+                t = ts.get(which)
+            if t:
+                v.append(r["eager_us"] / t)
+        if v:
+            print(f"batch {batch} {which}: geomean speedup over eager {float(np.exp(np.mean(np.log(v)))):.2f}x ({len(v)} blocks)")

@@ -1,0 +1,160 @@
+// The GEMM form of a fused depthwise -> pointwise chain on CUDA (lower_fused_conv_gpu.h).
+//
+//   Y[n, k, p] = B2[k] + sum_c W2[k, c] * T[n, c, p],   T = between(B1[c] + sum_taps W1[c, tap] * X[n, c, tap(p)])
+//
+// as emitGpuGemm's GEMM: A = W2 viewed [K, Cm] (k-contiguous staging), B[c, j] = T[j / P, c, j % P]
+// produced by the B-element hook (P = H2 * W2 output pixels per image), C = B2 viewed [K, 1]
+// (broadcast along the columns), Y viewed [N, K, P]. In the B staging consecutive threads take
+// consecutive columns (pixels), so each depthwise tap's X reads are coalesced along W, and a thread
+// keeps one column for the whole reduction (its pixel decode and padding guards are invariant).
+
+#include "core/lower/lower_fused_conv_gpu.h"
+
+#include "core/lower/lower_fused_conv_common.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+namespace tessera::lower::detail {
+
+namespace {
+
+std::int64_t ceilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t pow2AtLeast(std::int64_t v) {
+    std::int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+constexpr std::int64_t kSms = 132;                 // H200 SMs (the tile choice aims at 2 blocks per SM)
+constexpr std::int64_t kSharedBudget = 40 * 1024;  // bytes of static shared memory per block
+
+std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) { return 4 * t.bk * (t.rows() + 4 + t.cols() + 4); }
+
+}  // namespace
+
+std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk) {
+    if (rows < 1 || cols < 1 || (rows * cols) % 256 != 0) return std::nullopt;
+    const std::int64_t per = rows * cols / 256;
+    std::int64_t rm = 1;
+    while ((rm * 2) * (rm * 2) <= per && rows % (rm * 2) == 0) rm *= 2;
+    GpuGemmSpec::Tile t;
+    t.rm = rm;
+    t.rn = per / rm;
+    t.ty = rows / rm;
+    if (t.ty < 1 || 256 % t.ty != 0) return std::nullopt;
+    t.tx = 256 / t.ty;
+    t.bk = bk;
+    if (t.rows() != rows || t.cols() != cols || !gpuGemmTileValid(t)) return std::nullopt;
+    return t;
+}
+
+GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+    if (const char* env = std::getenv("TESSERA_DWPW_GEMM"); env && *env) {
+        std::istringstream in(env);
+        std::int64_t r = 0, c = 0, b = 0;
+        char s1 = 0, s2 = 0;
+        if (in >> r >> s1 >> c >> s2 >> b && s1 == ',' && s2 == ',')
+            if (auto t = gpuGemmTileOf(r, c, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
+    }
+    // Measured on the H200 (bench/RESULTS.md, issue 6 sweep): small tiles win. The step loop is
+    // bound by issuing the staging work (depthwise taps, index arithmetic) and by latency, so
+    // many blocks of 256 threads with 4-8 results per thread beat register-heavy tiles.
+    const std::int64_t rows = filters <= 128 ? std::max<std::int64_t>(16, pow2AtLeast(filters)) : 64;
+    const std::int64_t bk = channels >= 256 ? 32 : 16;
+    const std::int64_t rowTiles = ceilDiv(filters, rows);
+    std::int64_t cols = std::max<std::int64_t>(16, 1024 / rows);  // 4 results per thread (8 at 128 rows)
+    while (cols > 16 && rowTiles * ceilDiv(columns, cols) < 2 * kSms) cols /= 2;
+    for (std::int64_t b = bk; b >= 8; b /= 2)
+        if (auto t = gpuGemmTileOf(rows, cols, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
+    return GpuGemmSpec::Tile{};  // 128 x 128 x 8 (always valid)
+}
+
+bool useDwPwGemm(const LowerOptions& options, const ConvChainSpec& chain) {
+    if (options.target != Target::Cuda || chain.kind != schedule::FusionKind::DwPw) return false;
+    const char* env = std::getenv("TESSERA_DWPW_GEMM");
+    return !(env && std::string(env) == "off");
+}
+
+support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvChainSpec& chain, const ConvChainInfo& info,
+                                               const LowerOptions& options, const std::string& where) {
+    const ir::Node& nodeA = g.node(info.A.id);
+    const ir::Node& nodeB = g.node(info.B.id);
+    const std::int64_t N = info.N, Cm = info.Cm, H1 = info.H1, W1 = info.W1, K = info.K, H = info.H, W = info.W;
+    const std::int64_t P = H1 * W1;
+    const WindowGeom& ga = info.A.geom;
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
+    Kernel& k = ck.lk.kernel;
+    const DType f32 = DType::F32;
+    const Expr zero = floatImm(0.0, f32);
+
+    // GEMM views of the pointwise conv's operands, and flat-pixel views of the depthwise conv's
+    // (same dense layouts): a tap's address is then (n*C + c)*H*W + (xh*W + xw), whose column part
+    // a thread computes once for all its channels, where the 4-D form re-multiplies per tap.
+    const std::int64_t taps = ga.k[0] * ga.k[1];
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, info.C, H * W};
+    k.buffers[static_cast<std::size_t>(W1b)].shape = {Cm, taps};
+    k.buffers[static_cast<std::size_t>(W2b)].shape = {K, Cm};
+    if (B2b >= 0) k.buffers[static_cast<std::size_t>(B2b)].shape = {K, 1};
+    k.buffers[static_cast<std::size_t>(Yb)].shape = {N, K, P};
+
+    GpuGemmSpec gs;
+    gs.a = W2b;
+    gs.y = Yb;
+    gs.M = K;
+    gs.N = N * P;
+    gs.K = Cm;
+    gs.colGroup = P;
+    if (B2b >= 0) {
+        gs.c = B2b;
+        gs.cShape = {K, 1};
+    }
+    gs.tile = dwPwGemmTile(K, N * P, Cm);
+    support::DiagnosticList betweenErrors;
+    gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
+        const Expr n = N == 1 ? intImm(0) : j / intImm(P);
+        const Expr p = N == 1 ? j : j % intImm(P);
+        const Expr oh = p / intImm(W1), ow = p % intImm(W1);
+        Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
+        for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
+            for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
+                const Expr xh = oh * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
+                const Expr xw = ow * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
+                // Guards only for taps that can leave the input (padding, a window past the end).
+                Expr inside;
+                auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
+                if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
+                if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
+                if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
+                if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+                Expr xv = load(X, f32, {n, c, xh * intImm(W) + xw});
+                if (inside) xv = select(inside, xv, zero);
+                const Expr term = load(W1b, f32, {c, intImm(kh * ga.k[1] + kw)}) * xv;
+                sum = sum ? sum + term : term;
+            }
+        auto v = applyBetween(ck, info, sum ? sum : zero);
+        if (!v) {
+            betweenErrors.append(v.diagnostics());
+            return zero;
+        }
+        return *v;
+    };
+    k.body = emitGpuGemm(k, gs);
+    if (betweenErrors.hasErrors()) return betweenErrors;
+    const GpuGemmSpec::Tile& t = gs.tile;
+    k.notes.push_back("fused dw-pw chain in GEMM form: " + nodeA.name + " -> " + nodeB.name + "; M = " + std::to_string(K) +
+                      " filters, N = " + std::to_string(N) + " x " + std::to_string(P) + " pixels, reduction over " +
+                      std::to_string(Cm) + " intermediate channels; the depthwise conv (+ between ops) computed in the "
+                      "B-tile staging, never stored to global memory");
+    k.notes.push_back("tile " + std::to_string(t.rows()) + " filters x " + std::to_string(t.cols()) + " pixels x " +
+                      std::to_string(t.bk) + " channels; each intermediate value computed " +
+                      std::to_string(ceilDiv(K, t.rows())) + "x");
+    return std::move(ck.lk);
+}
+
+}  // namespace tessera::lower::detail

@@ -1,0 +1,53 @@
+#pragma once
+/// @file
+/// The GEMM form of a fused depthwise -> pointwise chain on CUDA (issue 6; internal to
+/// core/lower, called by lowerConvChain in lower_fused_conv.cpp).
+///
+/// The pointwise conv is a GEMM with M = K filters, N = images x output pixels (the images laid
+/// end to end along the columns, GpuGemmSpec::colGroup) and a reduction over the Cm intermediate
+/// channels; its B operand, the intermediate T[n, c, pixel] = between(depthwise conv + bias), is
+/// produced inside the GEMM's B-tile staging (GpuGemmSpec::bElement, Hidet's prologue fusion)
+/// instead of being loaded, so T never reaches global memory. The pointwise bias is the GEMM's C
+/// operand broadcast per row. Each T element is computed once per block row of filters
+/// (ceil(K / tile rows) times; once when the tile covers all K filters).
+///
+/// Thread rules: pure functions (as lower.h).
+
+#include <cstdint>
+#include <optional>
+
+#include "core/lower/lower_fused.h"
+#include "core/lower/lower_heavy.h"
+
+namespace tessera::lower::detail {
+
+struct ConvChainInfo;
+
+/// The GEMM tile for a dw-pw chain whose pointwise conv has `filters` (M) outputs per pixel,
+/// `columns` (N = images x output pixels) and `channels` (the reduction) intermediate channels:
+/// the rows cover the filters in one block row up to 128 (a power of two >= filters, at least 16;
+/// above 128, 64-row tiles), the columns give 4 results per thread (16 columns at 128 rows: 8),
+/// halved (down to 16) while there are fewer than 2 blocks per SM of a 132-SM H200, and BK is 32
+/// for long reductions (>= 256 channels), else 16. The environment variable
+/// TESSERA_DWPW_GEMM="rows,cols,bk" overrides it (a tuning aid for benchmarks; an invalid
+/// override is ignored). Always gpuGemmTileValid.
+GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
+
+/// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per
+/// thread split as evenly as a power of two allows (rows per thread <= cols per thread); nullopt
+/// when no valid tile (gpuGemmTileValid) has that shape.
+std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk);
+
+/// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
+/// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not
+/// "off" (benchmarks compare with the tile kernel that way).
+bool useDwPwGemm(const LowerOptions& options, const ConvChainSpec& chain);
+
+/// The fused dw-pw kernel in GEMM form, for a chain validateConvChain accepted (kind dw-pw).
+/// Params as beginChainKernel adds them (lowerConvChain's order); second's W, B and Y are
+/// declared as the GEMM views [K, Cm], [K, 1] and [N, K, H2*W2] (same dense layout). Every
+/// element of Y is stored once; Y is never loaded.
+support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvChainSpec& chain, const ConvChainInfo& info,
+                                               const LowerOptions& options, const std::string& where);
+
+}  // namespace tessera::lower::detail

@@ -1,0 +1,280 @@
+// The GEMM form of fused dw-pw chains on CUDA (core/lower/lower_fused_conv_gpu.cpp): the tile
+// helpers (gpuGemmTileOf, dwPwGemmTile for MobileNetV2's shapes), small chains with K >= 64 and
+// ragged sizes run with the kernel-IR interpreter against the reference interpreter's unfused
+// graph (several tiles through the TESSERA_DWPW_GEMM override), the kernel's structure (params,
+// output stored only, GEMM views), and where NVRTC loads, the CUDA C compiled for sm_90 with the
+// accumulators in registers and no spills.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "core/codegen/cuda/cuda_codegen.h"
+#include "core/ir/shape_inference.h"
+#include "core/lower/kernel_eval.h"
+#include "core/lower/lower_fused.h"
+#include "core/lower/lower_fused_conv_gpu.h"
+#include "core/runtime/compare.h"
+#include "core/runtime/cuda/nvrtc.h"
+#include "core/runtime/reference_interpreter.h"
+#include "core/test_ir_helpers.h"
+#include "lower/test_lower_basic_util.h"
+
+namespace tessera::lower::test {
+namespace {
+
+using ir::Attribute;
+using detail::GpuGemmSpec;
+
+/// Sets TESSERA_DWPW_GEMM for its lifetime (restores "unset" after).
+struct EnvTile {
+    explicit EnvTile(const char* v) { ::setenv("TESSERA_DWPW_GEMM", v, 1); }
+    ~EnvTile() { ::unsetenv("TESSERA_DWPW_GEMM"); }
+};
+
+struct Dw {
+    std::int64_t N = 1, C = 8, H = 7, W = 7, K = 64;
+    std::int64_t kernel = 3, stride = 1, pad = 1;
+    bool bias1 = true, bias2 = true, clip = true;
+};
+
+struct Built {
+    ir::Graph g;
+    detail::ConvChainSpec spec;
+};
+
+Built build(const Dw& d) {
+    ir::test::Builder b;
+    b.input("X", "f32[" + std::to_string(d.N) + "," + std::to_string(d.C) + "," + std::to_string(d.H) + "," +
+                     std::to_string(d.W) + "]");
+    b.init("dw_W", makeData(ir::DType::F32, {d.C, 1, d.kernel, d.kernel}, 21));
+    std::vector<std::string> ins{"X", "dw_W"};
+    if (d.bias1) {
+        b.init("dw_B", makeData(ir::DType::F32, {d.C}, 22));
+        ins.push_back("dw_B");
+    }
+    Built r;
+    r.spec.kind = schedule::FusionKind::DwPw;
+    r.spec.first = b.node("Conv", "dw", ins, {"T"},
+                          {{"kernel_shape", Attribute::ofInts({d.kernel, d.kernel})},
+                           {"group", Attribute::ofInt(d.C)},
+                           {"strides", Attribute::ofInts({d.stride, d.stride})},
+                           {"pads", Attribute::ofInts({d.pad, d.pad, d.pad, d.pad})}});
+    std::string mid = "T";
+    if (d.clip) {
+        b.init("lo", ir::TensorData::fromFloats({0.0f}, {}));
+        b.init("hi", ir::TensorData::fromFloats({6.0f}, {}));
+        r.spec.between.push_back(b.node("Clip", "relu6", {"T", "lo", "hi"}, {"T6"}));
+        mid = "T6";
+    }
+    b.init("pw_W", makeData(ir::DType::F32, {d.K, d.C, 1, 1}, 23));
+    std::vector<std::string> ins2{mid, "pw_W"};
+    if (d.bias2) {
+        b.init("pw_B", makeData(ir::DType::F32, {d.K}, 24));
+        ins2.push_back("pw_B");
+    }
+    r.spec.second = b.node("Conv", "pw", ins2, {"Y"}, {{"kernel_shape", Attribute::ofInts({1, 1})}});
+    b.output("Y");
+    auto si = ir::inferShapes(b.g, "test");
+    EXPECT_FALSE(si.diagnostics.hasErrors()) << si.diagnostics.formatAll();
+    r.g = std::move(b.g);
+    return r;
+}
+
+LowerOptions cudaOptions() {
+    LowerOptions lo;
+    lo.target = Target::Cuda;
+    return lo;
+}
+
+support::Expected<LoweredKernel> lowerIt(const Built& bt) {
+    return detail::lowerConvChain(bt.g, bt.spec, cudaOptions(), "group 'g0'");
+}
+
+/// Lowers through lowerConvChain (CUDA), runs the kernel with the interpreter and compares with
+/// the reference interpreter. "" when it matches; *out receives the kernel.
+std::string check(const Dw& d, LoweredKernel* out = nullptr) {
+    Built bt = build(d);
+    auto lk = lowerIt(bt);
+    if (!lk) return "lowering: " + lk.diagnostics().formatAll();
+    if (out) *out = *lk;
+    const auto inputs = makeInputs(bt.g, 5);
+    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    if (!ref) return "reference: " + ref.diagnostics().formatAll();
+    std::vector<ir::TensorData> storage;
+    for (ir::ValueId v : lk->inputs) {
+        if (const ir::TensorData* t = ref->value(v)) storage.push_back(*t);
+        else if (bt.g.value(v).data) storage.push_back(*bt.g.value(v).data);
+        else return "no data for " + bt.g.value(v).name;
+    }
+    storage.emplace_back();
+    std::vector<ir::TensorData*> params;
+    for (auto& t : storage) params.push_back(&t);
+    auto st = evalKernel(lk->kernel, params);
+    if (!st) return "eval: " + st.diagnostics().formatAll();
+    const ir::TensorData* want = ref->value(lk->outputs[0]);
+    if (!want) return "no reference output";
+    ir::TensorData got = storage.back();
+    got.dims = want->dims;  // the kernel declares Y as its GEMM view [N, K, H*W]
+    auto cmp = runtime::compareTensors(got, *want, runtime::CompareOptions{1e-5, 1e-4});
+    return cmp.ok ? std::string() : cmp.summary();
+}
+
+std::string tileText(const GpuGemmSpec::Tile& t) {
+    return std::to_string(t.ty) + "x" + std::to_string(t.tx) + " threads, " + std::to_string(t.rm) + "x" +
+           std::to_string(t.rn) + " each, bk " + std::to_string(t.bk);
+}
+
+TEST(FusedConvGemm, TileOfSplitsResultsPerThread) {
+    auto t = detail::gpuGemmTileOf(128, 128, 8);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "16x16 threads, 8x8 each, bk 8");  // the template's default tile
+    t = detail::gpuGemmTileOf(16, 256, 16);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "4x64 threads, 4x4 each, bk 16");
+    t = detail::gpuGemmTileOf(64, 32, 32);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "32x8 threads, 2x4 each, bk 32");
+    t = detail::gpuGemmTileOf(16, 16, 16);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "16x16 threads, 1x1 each, bk 16");
+    EXPECT_FALSE(detail::gpuGemmTileOf(16, 16, 8));   // 16 x 8 B elements: fewer than the 256 threads
+    EXPECT_FALSE(detail::gpuGemmTileOf(48, 64, 16));  // rows not a power of two
+    EXPECT_FALSE(detail::gpuGemmTileOf(512, 64, 8));  // rows above 256
+    EXPECT_FALSE(detail::gpuGemmTileValid(GpuGemmSpec::Tile{16, 16, 3, 8, 8}));  // 3 rows per thread
+}
+
+TEST(FusedConvGemm, UsedForDwPwOnCudaOnly) {
+    detail::ConvChainSpec spec;
+    EXPECT_TRUE(detail::useDwPwGemm(cudaOptions(), spec));
+    EXPECT_FALSE(detail::useDwPwGemm(LowerOptions{}, spec));
+    spec.kind = schedule::FusionKind::PwDw;
+    EXPECT_FALSE(detail::useDwPwGemm(cudaOptions(), spec));
+    spec.kind = schedule::FusionKind::DwPw;
+    EnvTile off("off");
+    EXPECT_FALSE(detail::useDwPwGemm(cudaOptions(), spec));
+}
+
+TEST(FusedConvGemm, LargeKAgainstReference) {
+    Dw d;
+    d.N = 2, d.C = 24, d.H = 9, d.W = 9, d.K = 64;
+    EXPECT_EQ(check(d), "");
+    d.K = 96, d.stride = 2, d.bias1 = false;
+    EXPECT_EQ(check(d), "");
+}
+
+TEST(FusedConvGemm, RaggedSizesAndTilesAgainstReference) {
+    // Ragged everything: 33 channels (not a multiple of BK), 3 images of 7x7 -> 4x4 (stride 2,
+    // columns straddle images and tiles), 130 filters (> 128: 64-row tiles, the last ragged).
+    Dw d;
+    d.N = 3, d.C = 33, d.H = 7, d.W = 7, d.K = 130, d.stride = 2, d.bias2 = false;
+    EXPECT_EQ(check(d), "");
+    d.K = 20, d.stride = 1, d.clip = false, d.bias2 = true;
+    for (const char* tile : {"16,16,16", "32,64,8", "16,256,16", "64,32,32", "128,128,8"}) {
+        EnvTile env(tile);
+        LoweredKernel lk;
+        EXPECT_EQ(check(d, &lk), "") << tile;
+        EXPECT_NE(lk.kernel.notes.back().find("tile " + std::string(tile).substr(0, std::string(tile).find(',')) + " filters"),
+                  std::string::npos)
+            << lk.kernel.notes.back();
+    }
+    // 5x5 window, pad 2, no bias anywhere.
+    d.kernel = 5, d.pad = 2, d.bias1 = d.bias2 = false, d.K = 17, d.H = 6, d.W = 11;
+    EXPECT_EQ(check(d), "");
+}
+
+TEST(FusedConvGemm, KernelStructure) {
+    Dw d;
+    d.N = 2, d.C = 24, d.H = 9, d.W = 9, d.K = 64;
+    LoweredKernel lk;
+    ASSERT_EQ(check(d, &lk), "");
+    std::vector<std::string> names;
+    std::vector<std::vector<std::int64_t>> shapes;
+    for (int p : lk.kernel.params) {
+        names.push_back(lk.kernel.buffers[static_cast<std::size_t>(p)].name);
+        shapes.push_back(lk.kernel.buffers[static_cast<std::size_t>(p)].shape);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"X", "dw_W", "dw_B", "pw_W", "pw_B", "Y"}));
+    EXPECT_EQ(shapes, (std::vector<std::vector<std::int64_t>>{{2, 24, 81}, {24, 9}, {24}, {64, 24}, {64, 1}, {2, 64, 81}}));
+    EXPECT_EQ(lk.kernel.sourceOps, (std::vector<std::string>{"dw", "relu6", "pw"}));
+    // 64 filters x 162 columns: 64-row tiles of 16 columns (4 results per thread), 11 blocks.
+    EXPECT_EQ(lk.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,11)", "block = repeat(1,1).spatial(32,8).repeat(2,2)"}));
+    auto m = codegen::generateCuda({&lk.kernel});
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    EXPECT_EQ(m->launches[0].gridX, 11);
+    EXPECT_EQ(m->launches[0].blockX, 256);
+    EXPECT_EQ(m->launches[0].sharedBytes, 4 * 16 * (64 + 4 + 16 + 4));
+}
+
+TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
+    // (C, H, stride, K) of MobileNetV2's DW -> PW blocks at batch 1 and 32: rows x cols x bk.
+    struct Case {
+        std::int64_t n, c, h, s, k;
+        const char* want;
+    };
+    const std::vector<Case> cases = {
+        {32, 32, 112, 1, 16, "16x64x16"}, {32, 144, 56, 1, 24, "32x32x16"}, {32, 384, 14, 1, 64, "64x16x32"},
+        {32, 384, 14, 1, 96, "128x16x32"}, {32, 960, 7, 1, 160, "64x16x32"}, {32, 960, 7, 1, 320, "64x16x32"},
+        {1, 32, 112, 1, 16, "16x32x16"},  {1, 96, 112, 2, 24, "32x16x16"},  {1, 960, 7, 1, 160, "64x16x32"},
+    };
+    for (const Case& c : cases) {
+        const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
+        const GpuGemmSpec::Tile t = detail::dwPwGemmTile(c.k, c.n * ho * ho, c.c);
+        EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk), c.want)
+            << "b" << c.n << " c" << c.c << " h" << c.h << " k" << c.k;
+    }
+}
+
+TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
+    auto info = runtime::cuda::nvrtcInfo();
+    if (!info.ok()) GTEST_SKIP() << "NVRTC is not loadable: " << info.diagnostics().formatAll();
+    struct Case {
+        Dw d;
+        const char* what;
+    };
+    std::vector<Case> cases(3);
+    cases[0].d.N = 32, cases[0].d.C = 32, cases[0].d.H = cases[0].d.W = 112, cases[0].d.K = 16;
+    cases[0].what = "b32 32x112x112 -> 16";
+    cases[1].d.N = 32, cases[1].d.C = 960, cases[1].d.H = cases[1].d.W = 7, cases[1].d.K = 160;
+    cases[1].what = "b32 960x7x7 -> 160";
+    cases[2].d.N = 32, cases[2].d.C = 96, cases[2].d.H = cases[2].d.W = 112, cases[2].d.K = 24, cases[2].d.stride = 2;
+    cases[2].what = "b32 96x112x112 s2 -> 24";
+    for (const Case& c : cases) {
+        Built bt = build(c.d);
+        auto lk = lowerIt(bt);
+        ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+        auto m = codegen::generateCuda({&lk->kernel});
+        ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+        if (const char* dump = std::getenv("TESSERA_FUSED_GEMM_DUMP"))  // by hand
+            std::ofstream(std::string(dump) + "." + std::to_string(&c - cases.data()) + ".cu") << m->source.source;
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("tessera-fused-gemm-" + std::to_string(std::hash<std::string>{}(m->source.source)));
+        runtime::cuda::CudaCompileOptions o;
+        o.arch = "sm_90";
+        o.cacheDir = dir.string();
+        o.extraOptions = {"--ptxas-options=-v"};
+        auto r = runtime::cuda::compileCuda(m->source.source, o);
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+        ASSERT_TRUE(r.ok()) << c.what << ": " << r.diagnostics().formatAll();
+        EXPECT_NE(r->ptx.find("ld.shared"), std::string::npos) << c.what;
+        EXPECT_NE(r->ptx.find("bar.sync"), std::string::npos) << c.what;
+        EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << c.what << ": accumulators in local memory";
+        std::smatch spill;
+        ASSERT_TRUE(std::regex_search(r->log, spill, std::regex(R"((\d+) bytes spill stores)"))) << r->log;
+        EXPECT_EQ(spill[1].str(), "0") << c.what << "\n" << r->log;
+        std::smatch regs;
+        if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
+            std::cout << "[ ptxas    ] fused dw-pw GEMM form " << c.what << ": " << regs[0].str() << "\n";
+    }
+}
+
+}  // namespace
+}  // namespace tessera::lower::test
