@@ -878,6 +878,8 @@ void MainWindow::createRooflineDock()
     // One chart mode for both tabs (setMode emits only on a change, so this does not loop).
     connect(m_roofline, &views::RooflineView::modeChanged, m_energy, &views::EnergyView::setMode);
     connect(m_energy, &views::EnergyView::modeChanged, m_roofline, &views::RooflineView::setMode);
+    // The Performance tab's precision box chooses the roofs of both (the energy roof's peak).
+    connect(m_roofline, &views::RooflineView::precisionChanged, m_energy, &views::EnergyView::setPrecision);
     QAction* toggle = m_rooflineDock->toggleViewAction();
     toggle->setText(tr("&Roofline"));
     m_viewMenu->addAction(toggle);

@@ -4,40 +4,23 @@
 #include <cmath>
 
 #include <QComboBox>
-#include <QFileInfo>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QMouseEvent>
-#include <QTimer>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
-
-#include "views/roofline/plot_common.h"
 
 namespace tessera::views {
 
 namespace {
 
-constexpr int kTickMs = 33;           // ~30 Hz drain
 constexpr std::size_t kMaxTrail = 16;  // previous positions kept per kernel
-constexpr int kDefaultExportWidth = 1000, kDefaultExportHeight = 650;
 
 const char* kDefaultMissingHint =
     "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
-
-QString modeTag(perf::RooflineMode mode) {
-    switch (mode) {
-    case perf::RooflineMode::Carm: return "CARM";
-    case perf::RooflineMode::Dram: return "DRAM";
-    case perf::RooflineMode::Hierarchical: return "hierarchical";
-    }
-    return {};
-}
 
 /// "FP32 ADD peak" + "FP32 MUL peak" -> "FP32 ADD/MUL peak" (shared words kept once).
 std::string mergedName(const std::string& a, const std::string& b) {
@@ -90,156 +73,95 @@ double decadeCeil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 const QColor kBandwidthColour(40, 70, 120);
 const QColor kComputeColour(150, 40, 40);
 
+/// A roof's label without its value: "L2" for "L2 518 GB/s", "FP32 ADD/MUL" for
+/// "FP32 ADD/MUL 64.6 GFLOP/s" (perf::roofLabel's text up to the value).
+QString briefLabel(const perf::Roof& r) {
+    const QString full = q(perf::roofLabel(r));
+    const int cut = full.lastIndexOf(' ', full.lastIndexOf(' ') - 1);
+    return cut > 0 ? full.left(cut) : full;
+}
+
 }  // namespace
 
-RooflineView::RooflineView(QWidget* parent) : QWidget(parent), m_missingHint(kDefaultMissingHint) {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(2, 2, 2, 2);
-    layout->setSpacing(2);
-
-    auto* bar = new QHBoxLayout;
-    auto* modeLabel = new QLabel(tr("Intensity:"), this);
-    m_modeBox = new QComboBox(this);
-    m_modeBox->setObjectName("rooflineMode");
-    m_modeBox->addItem(tr("CARM (all bytes issued)"), static_cast<int>(perf::RooflineMode::Carm));
-    m_modeBox->addItem(tr("Classic (DRAM bytes)"), static_cast<int>(perf::RooflineMode::Dram));
-    m_modeBox->addItem(tr("Hierarchical (per level)"), static_cast<int>(perf::RooflineMode::Hierarchical));
-    m_modeBox->setToolTip(tr("Which arithmetic intensity the dots use (semantics \u00a72.4)"));
-    modeLabel->setBuddy(m_modeBox);
-    bar->addWidget(modeLabel);
-    bar->addWidget(m_modeBox);
-    bar->addStretch(1);
-    layout->addLayout(bar);
+RooflineView::RooflineView(QWidget* parent)
+    : KernelChart("roofline", tr("Which arithmetic intensity the dots use (semantics \u00a72.4)"),
+                  "Tessera roofline chart", parent),
+      m_missingHint(kDefaultMissingHint) {
+    m_precisionLabel = new QLabel(tr("Precision:"), this);
+    m_precisionBox = new QComboBox(this);
+    m_precisionBox->setObjectName("rooflinePrecision");
+    m_precisionBox->setToolTip(tr("Compute precision of the flat roofs (the profile's measured precisions)"));
+    m_precisionLabel->setBuddy(m_precisionBox);
+    m_bar->insertWidget(2, m_precisionLabel);
+    m_bar->insertWidget(3, m_precisionBox);
 
     m_banner = new QLabel(this);
     m_banner->setObjectName("rooflineBanner");
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setStyleSheet("QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }");
-    layout->addWidget(m_banner);
+    m_layout->insertWidget(1, m_banner);  // between the tool bar and the plot
 
-    m_plot = new QCustomPlot(this);
-    m_plot->setObjectName("rooflinePlot");
-    m_plot->setMinimumSize(320, 240);
-    m_plot->setMouseTracking(true);
-    layout->addWidget(m_plot, 1);
-
-    m_plot->plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 10, QFont::Bold));
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    m_plot->plotLayout()->insertRow(1);
-    m_subtitle = new QCPTextElement(m_plot, QString(), QFont(font().family(), 9));
-    m_subtitle->setTextColor(QColor(90, 90, 90));
-    m_plot->plotLayout()->addElement(1, 0, m_subtitle);
-
-    roofline_detail::setUpLogLogAxes(m_plot);
-    m_plot->xAxis->setLabel(tr("Arithmetic intensity (FLOP/byte)"));
     m_plot->yAxis->setLabel(tr("Performance (GFLOP/s)"));
-
     m_plot->addLayer("trails", m_plot->layer("grid"), QCustomPlot::limAbove);
     m_plot->addLayer("roofs", m_plot->layer("trails"), QCustomPlot::limAbove);
-    m_plot->addLayer("selected", m_plot->layer("main"), QCustomPlot::limAbove);
-
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(QFont(font().family(), 8));
-    m_plot->legend->setBrush(QColor(255, 255, 255, 220));
-    m_plot->legend->setIconSize(8, 8);
-    m_plot->legend->setWrap(3);  // three columns: a short legend in a small dock
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setRowSpacing(0);
-    m_plot->legend->setColumnSpacing(6);
+    m_plot->addLayer("roofLabels", m_plot->layer("roofs"), QCustomPlot::limAbove);
     // Top left: above every bandwidth roof, where no kernel can be.
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
-    m_timer = new QTimer(this);
-    m_timer->setInterval(kTickMs);
-    connect(m_timer, &QTimer::timeout, this, &RooflineView::drain);
-
     connect(m_plot, &QCustomPlot::afterLayout, this, &RooflineView::placeLabels);
-    connect(m_plot, &QCustomPlot::afterReplot, this, [this] {
-        ++m_replots;
-        emit replotted();
-    });
-    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
-        const QString k = hitTest(e->pos());
-        if (k.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(e->globalPosition().toPoint(), tooltipText(k), m_plot);
-    });
-    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
-        if (e->button() != Qt::LeftButton) return;
-        const QString k = hitTest(e->pos());
-        if (k.isEmpty()) return;
-        setSelectedKernel(k);
-        emit kernelSelected(k);
-    });
-    connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int index) {
+    connect(m_precisionBox, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (index < 0) return;
-        setMode(static_cast<perf::RooflineMode>(m_modeBox->itemData(index).toInt()));
+        const QString p = m_precisionBox->itemData(index).toString();
+        if (p == m_precision) return;
+        setPrecision(p);
+        emit precisionChanged(p);
     });
 
+    fillPrecisions();
     rebuild();
 }
 
 RooflineView::~RooflineView() = default;
 
 void RooflineView::setProfile(std::optional<perf::MachineProfile> profile, const QString& missingHint) {
-    m_profile = std::move(profile);
+    setProfileState(std::move(profile));
     m_missingHint = missingHint.isEmpty() ? QString(kDefaultMissingHint) : missingHint;
+    fillPrecisions();
     rebuild();
 }
 
-void RooflineView::setThreads(int threads) {
-    if (threads == m_threads) return;
-    m_threads = threads;
-    rebuild();
-}
-
-void RooflineView::setPrecision(const QString& precision) {
-    if (precision == m_precision) return;
-    m_precision = precision;
-    rebuild();
-}
-
-void RooflineView::setMode(perf::RooflineMode mode) {
-    const int index = m_modeBox->findData(static_cast<int>(mode));
-    if (m_modeBox->currentIndex() != index) {
-        const QSignalBlocker block(m_modeBox);
-        m_modeBox->setCurrentIndex(index);
+void RooflineView::fillPrecisions() {
+    const QStringList list = m_profile ? roofline_detail::profilePrecisions(*m_profile) : QStringList();
+    QString chosen = m_precision;
+    if (!list.isEmpty() && !list.contains(chosen.toLower())) chosen = list.contains("fp32") ? "fp32" : list.front();
+    {
+        const QSignalBlocker block(m_precisionBox);
+        m_precisionBox->clear();
+        for (const QString& p : list) m_precisionBox->addItem(p.toUpper(), p);
+        m_precisionBox->setCurrentIndex(m_precisionBox->findData(chosen.toLower()));
     }
-    if (mode == m_mode) return;
-    m_mode = mode;
-    rebuild();
-    emit modeChanged(mode);
+    m_precisionBox->setVisible(!list.isEmpty());
+    m_precisionLabel->setVisible(!list.isEmpty());
+    if (chosen != m_precision) {
+        m_precision = chosen;  // the caller redraws
+        emit precisionChanged(chosen);
+    }
+}
+
+QStringList RooflineView::precisions() const {
+    QStringList out;
+    for (int i = 0; i < m_precisionBox->count(); ++i) out << m_precisionBox->itemData(i).toString();
+    return out;
 }
 
 void RooflineView::addPoints(const std::vector<perf::KernelSample>& samples) {
     m_pending.insert(m_pending.end(), samples.begin(), samples.end());
-    if (!m_timer->isActive()) m_timer->start();
+    scheduleDrain();
 }
 
-void RooflineView::clearPoints() {
-    m_pending.clear();
-    m_clearPending = true;
-    if (!m_timer->isActive()) m_timer->start();
-}
-
-void RooflineView::flush() {
-    m_timer->stop();
-    if (m_pending.empty() && !m_clearPending) return;
-    drain();
-}
-
-void RooflineView::drain() {
-    if (m_pending.empty() && !m_clearPending) {
-        m_timer->stop();
-        return;
-    }
-    if (m_clearPending) {
-        m_kernels.clear();
-        m_clearPending = false;
-    }
+void RooflineView::applyPending(bool clearFirst) {
+    if (clearFirst) m_kernels.clear();
     for (perf::KernelSample& s : m_pending) {
         auto it = std::find_if(m_kernels.begin(), m_kernels.end(), [&](const Kernel& k) { return k.sample.name == s.name; });
         if (it == m_kernels.end()) {
@@ -255,14 +177,23 @@ void RooflineView::drain() {
         it->sample = std::move(s);
     }
     m_pending.clear();
-    rebuild();  // the one replot of this tick
+}
+
+std::vector<const perf::KernelSample*> RooflineView::samples() const {
+    std::vector<const perf::KernelSample*> out;
+    for (const Kernel& k : m_kernels) out.push_back(&k.sample);
+    return out;
 }
 
 std::vector<perf::Roof> RooflineView::drawnRoofs() const { return perf::roofsForMode(m_roofs, m_mode); }
 
 void RooflineView::rebuild() {
-    m_roofs = m_profile ? perf::chartRoofs(m_profile->roofs, m_threads, m_precision.toStdString())
-                        : std::vector<perf::Roof>{};
+    m_roofs = profileRoofs();
+    {
+        const QSignalBlocker block(m_precisionBox);  // setPrecision() from outside: the box follows
+        const int index = m_precisionBox->findData(m_precision.toLower());
+        if (index >= 0) m_precisionBox->setCurrentIndex(index);
+    }
 
     m_title->setText(modeTitle(m_mode));
     const QString definition = q(perf::modeDefinition(m_mode));
@@ -283,10 +214,9 @@ void RooflineView::rebuild() {
         m_banner->show();
     }
 
-    m_plot->clearItems();
-    m_plot->clearPlottables();
+    clearChart();
     m_roofLabels.clear();
-    m_legendGraphs.clear();
+    m_placed.clear();
     updateRanges();
     rebuildRoofs();
     rebuildDots();
@@ -295,10 +225,7 @@ void RooflineView::rebuild() {
 
 std::vector<QPointF> RooflineView::positionsOf(const perf::KernelSample& s) const {
     std::vector<QPointF> out;
-    const double y = perf::sampleGflops(s);
-    if (!(y > 0)) return out;
-    for (const perf::SampleDot& d : perf::sampleDots(s, m_mode))
-        if (std::isfinite(d.ai) && d.ai > 0) out.emplace_back(d.ai, y);
+    for (const PlottedDot& d : dotsOf(s, perf::sampleGflops(s))) out.push_back(d.at);
     return out;
 }
 
@@ -411,8 +338,9 @@ void RooflineView::rebuildRoofs() {
         g->setSelectable(QCP::stNone);
 
         auto* text = new QCPItemText(m_plot);
-        text->setLayer("roofs");
+        text->setLayer("roofLabels");
         text->setText(line.label);
+        text->setBrush(QColor(255, 255, 255, 210));  // readable where it must cross another line
         text->setFont(labelFont);
         text->setColor(colour);
         text->setPadding(QMargins(1, 0, 1, 3));  // clear of the line it labels
@@ -441,7 +369,8 @@ void RooflineView::rebuildRoofs() {
         }
         text->position->setType(QCPItemPosition::ptPlotCoords);
         text->position->setCoords(anchor);
-        m_roofLabels.push_back({text, anchor, line.bandwidth, r.value, line.bandwidth ? line.end.x() : line.start.x()});
+        m_roofLabels.push_back({text, anchor, line.bandwidth, r.value, line.bandwidth ? line.end.x() : line.start.x(),
+                                d.label, briefLabel(r), static_cast<int>(m_roofLines.size())});
         m_roofLines.push_back(line);
         m_roofGraphs.push_back(g);
     }
@@ -459,37 +388,11 @@ void RooflineView::rebuildRoofs() {
     }
 }
 
-QColor RooflineView::colourFor(const QString& key) {
-    auto it = m_colours.find(key);
-    if (it != m_colours.end()) return it->second;
-    static const QColor palette[] = {QColor("#4e79a7"), QColor("#f28e2b"), QColor("#59a14f"), QColor("#e15759"),
-                                     QColor("#b07aa1"), QColor("#76b7b2"), QColor("#edc948"), QColor("#9c755f"),
-                                     QColor("#ff9da7"), QColor("#bab0ac")};
-    const std::size_t n = m_colours.size();
-    QColor c = n < std::size(palette) ? palette[n] : QColor::fromHsv(static_cast<int>((n * 47) % 360), 160, 200);
-    m_colours[key] = c;
-    return c;
-}
-
-QString RooflineView::colourKey(const QString& kernel) const {
-    for (const Kernel& k : m_kernels)
-        if (q(k.sample.name) == kernel)
-            return k.sample.group.empty() ? "op " + q(k.sample.opType) : "group " + q(k.sample.group);
-    return {};
-}
-
 void RooflineView::rebuildDots() {
     const bool joined = m_mode == perf::RooflineMode::Hierarchical;
-    std::vector<QString> legendKeys;
     for (Kernel& k : m_kernels) {
-        k.curve = nullptr;
         k.trail = nullptr;
-        const QString name = q(k.sample.name);
-        const QString key = colourKey(name);
-        const QColor colour = colourFor(key);
-        if (std::find(legendKeys.begin(), legendKeys.end(), key) == legendKeys.end()) legendKeys.push_back(key);
-        const bool selected = name == m_selected;
-
+        const QColor colour = colourFor(roofline_detail::colourKeyOf(k.sample));
         if (!k.history.empty()) {
             auto* trail = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
             trail->setLayer("trails");
@@ -507,36 +410,21 @@ void RooflineView::rebuildDots() {
             trail->setSelectable(QCP::stNone);
             k.trail = trail;
         }
-
-        auto* curve = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
-        curve->setLayer(selected ? "selected" : "main");
-        curve->removeFromLegend();
-        curve->setName(name);
-        curve->setLineStyle(joined ? QCPCurve::lsLine : QCPCurve::lsNone);
-        curve->setPen(QPen(colour, 1.2));
-        const QPen outline = selected ? QPen(Qt::black, 2.0) : QPen(colour.darker(140), 1.0);
-        curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, outline, colour, selected ? 12 : 7));
-        curve->setSelectable(QCP::stNone);
-        int t = 0;
-        for (const QPointF& p : positionsOf(k.sample)) curve->addData(t++, p.x(), p.y());
-        k.curve = curve;
+        plotKernel(k.sample, dotsOf(k.sample, perf::sampleGflops(k.sample)));
     }
-    for (const QString& key : legendKeys) {
-        auto* g = m_plot->addGraph();
-        g->setLineStyle(QCPGraph::lsNone);
-        const QColor colour = colourFor(key);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QPen(colour.darker(140), 1.0), colour, 7));
-        g->setName(key.startsWith("op ") ? key.mid(3) : tr("fused: %1").arg(key.mid(6)));
-        g->setSelectable(QCP::stNone);
-        m_legendGraphs.push_back(g);
-    }
-    m_plot->legend->setVisible(!legendKeys.empty());
+    finishKernels();
 }
 
 void RooflineView::placeLabels() {
     // Slanted labels follow the pixel slope of y = B x, which depends on the axis rect's aspect,
-    // and slide along their line to the first place (from the left) where they cover no kernel
-    // dot and no other label. Positions are pixels here, so this runs after every layout.
+    // so positions are pixels here and this runs after every layout. Each label slides along its
+    // line (slanted: from the left; flat: from the right) over candidate places. A place is
+    // allowed when the label's box lies in the plot, along its own line's extent, and overlaps
+    // neither the legend nor a label placed before; among those the first of least cost is
+    // taken, a cost of 10 per kernel dot or ridge marker covered and 1 per sample (every 4 px)
+    // of another roof line crossed. When the full text has no allowed place the value is
+    // dropped; when that has none either the label is hidden.
+    m_placed.clear();
     QCPAxis* xa = m_plot->xAxis;
     QCPAxis* ya = m_plot->yAxis;
     const QCPRange xr = xa->range(), yr = ya->range();
@@ -547,48 +435,44 @@ void RooflineView::placeLabels() {
     const QPointF up(dir.y(), -dir.x());  // the text's "up" on screen
     const QRectF area = m_plot->axisRect()->rect();
 
-    // What a label must not cover: kernel dots and ridge markers (with a margin), and the roof
-    // lines other than its own (sampled every 4 pixels).
     struct Obstacle {
         QPointF at;
         double margin;
-        int line;  ///< index into m_roofLines, -1 for markers
+        int line;     ///< index into m_roofLines, -1 for markers
+        double cost;
     };
     std::vector<Obstacle> obstacles;
     for (const Kernel& k : m_kernels)
         for (const QPointF& p : positionsOf(k.sample))
-            obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1});
-    for (const QPointF& p : m_ridges) obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1});
+            obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1, 10});
+    for (const QPointF& p : m_ridges)
+        obstacles.push_back({QPointF(xa->coordToPixel(p.x()), ya->coordToPixel(p.y())), 5, -1, 10});
     for (std::size_t i = 0; i < m_roofLines.size(); ++i) {
         const QPointF a(xa->coordToPixel(m_roofLines[i].start.x()), ya->coordToPixel(m_roofLines[i].start.y()));
         const QPointF b(xa->coordToPixel(m_roofLines[i].end.x()), ya->coordToPixel(m_roofLines[i].end.y()));
         const int steps = std::clamp(static_cast<int>(std::hypot(b.x() - a.x(), b.y() - a.y()) / 4), 1, 2000);
         for (int j = 0; j <= steps; ++j)
-            obstacles.push_back({a + (b - a) * (static_cast<double>(j) / steps), 1, static_cast<int>(i)});
+            obstacles.push_back({a + (b - a) * (static_cast<double>(j) / steps), 1, static_cast<int>(i), 1});
     }
+    const bool legend = m_plot->legend->visible();
+    const QRectF legendRect = legend ? QRectF(m_plot->legend->outerRect()).adjusted(-3, -3, 3, 3) : QRectF();
+    const QPolygonF legendBox(legendRect);
 
-    struct Box {
-        QPointF origin;  ///< bottom-left corner, pixels
-        double w, h;
-        QPointF dir, up;  ///< the box's unit axes (along the text, towards its top)
-        bool contains(const QPointF& p, QPointF d, QPointF n, double margin) const {
-            const QPointF r = p - origin;
-            const double u = r.x() * d.x() + r.y() * d.y(), v = r.x() * n.x() + r.y() * n.y();
-            return u >= -margin && u <= w + margin && v >= -margin && v <= h + margin;
-        }
-    };
-    std::vector<Box> placed;
+    std::vector<QPolygonF> placed;
     const double logSpan = std::log10(xr.upper / xr.lower);
-    for (std::size_t li = 0; li < m_roofLabels.size(); ++li) {
-        const RoofLabel& l = m_roofLabels[li];
+    for (const RoofLabel& l : m_roofLabels) {
         l.item->setRotation(l.slanted ? angle : 0.0);
-        if (!(dx > 0) || !(l.value > 0)) continue;
+        PlacedLabel record{QString(), l.full, QPolygonF()};
+        if (!(dx > 0) || !(l.value > 0)) {
+            l.item->setVisible(false);
+            m_placed.push_back(record);
+            continue;
+        }
         // Slanted labels sit left-aligned on their line, flat ones right-aligned above (or, when
         // top-aligned, below) theirs.
         const bool below = !l.slanted && (l.item->positionAlignment() & Qt::AlignTop);
         const QPointF d = l.slanted ? dir : QPointF(1, 0), n = l.slanted ? up : QPointF(0, below ? 1 : -1);
         const QFontMetricsF fm(l.item->font());
-        const double w = fm.horizontalAdvance(l.item->text()) + 4, h = fm.height() + 3;
         auto pointAt = [&](double f) {
             if (l.slanted) {
                 const double x = xr.lower * std::pow(10.0, logSpan * f);
@@ -596,78 +480,55 @@ void RooflineView::placeLabels() {
             }
             return QPointF(xr.upper / std::pow(10.0, logSpan * f), l.value);
         };
-        std::optional<QPointF> best, firstValid;
-        for (double f = 0.01; f <= 0.9 && !best; f += 0.02) {
-            const QPointF at = pointAt(f);
-            const QPointF anchor(xa->coordToPixel(at.x()), ya->coordToPixel(at.y()));
-            const Box box{l.slanted ? anchor : anchor - d * w, w, h, d, n};
-            // Inside the plot, and within the line's extent.
-            const QPointF farEnd = box.origin + d * w, top = box.origin + n * h;
-            if (!area.contains(box.origin) || !area.contains(farEnd) || !area.contains(top)) continue;
-            if (l.slanted ? farEnd.x() > xa->coordToPixel(l.xLimit) : box.origin.x() < xa->coordToPixel(l.xLimit))
-                continue;
-            if (!firstValid) firstValid = at;
-            if (m_plot->legend->visible()) {
-                const QRectF legend = QRectF(m_plot->legend->outerRect()).adjusted(-3, -3, 3, 3);
-                bool hit = false;
-                for (const QPointF& c : {box.origin, box.origin + d * w, box.origin + n * h, box.origin + d * w + n * h})
-                    hit = hit || legend.contains(c);
-                for (const QPointF& c : {legend.topLeft(), legend.topRight(), legend.bottomLeft(), legend.bottomRight()})
-                    hit = hit || box.contains(c, d, n, 0);
-                if (hit) continue;
+        bool done = false;
+        for (const QString& text : {l.full, l.brief}) {
+            const double w = fm.horizontalAdvance(text) + 4, h = fm.height() + 3;
+            std::optional<QPointF> best;
+            QPolygonF bestBox;
+            double bestCost = INFINITY;
+            for (double f = 0.005; f <= 0.95 && bestCost > 0; f += 0.01) {
+                const QPointF at = pointAt(f);
+                const QPointF anchor(xa->coordToPixel(at.x()), ya->coordToPixel(at.y()));
+                const QPointF origin = l.slanted ? anchor : anchor - d * w;  // the box's corner on the line
+                const QPolygonF box({origin, origin + d * w, origin + d * w + n * h, origin + n * h});
+                bool inside = true;
+                for (const QPointF& c : box) inside = inside && area.contains(c);
+                if (!inside) continue;
+                // Within the line's extent.
+                if (l.slanted ? (origin + d * w).x() > xa->coordToPixel(l.xLimit) : origin.x() < xa->coordToPixel(l.xLimit))
+                    continue;
+                // Never over the legend or another label (1 px apart at least).
+                const QPolygonF grown({origin - d - n, origin + d * (w + 1) - n, origin + d * (w + 1) + n * (h + 1),
+                                       origin - d + n * (h + 1)});
+                if (legend && grown.intersects(legendBox)) continue;
+                if (std::any_of(placed.begin(), placed.end(), [&](const QPolygonF& p) { return grown.intersects(p); }))
+                    continue;
+                double cost = 0;
+                for (const Obstacle& o : obstacles) {
+                    if (o.line == l.line) continue;
+                    const QPointF r = o.at - origin;
+                    const double u = r.x() * d.x() + r.y() * d.y(), v = r.x() * n.x() + r.y() * n.y();
+                    if (u >= -o.margin && u <= w + o.margin && v >= -o.margin && v <= h + o.margin) cost += o.cost;
+                }
+                if (cost < bestCost) {
+                    bestCost = cost;
+                    best = at;
+                    bestBox = box;
+                }
             }
-            bool clear = std::none_of(obstacles.begin(), obstacles.end(), [&](const Obstacle& o) {
-                return o.line != static_cast<int>(li) && box.contains(o.at, d, n, o.margin);
-            });
-            // Approximate for boxes of different angles: corners of one inside the other.
-            for (const Box& other : placed) {
-                for (const QPointF& c : {box.origin, box.origin + d * w, box.origin + n * h, box.origin + d * w + n * h})
-                    clear = clear && !other.contains(c, other.dir, other.up, 1);
-                for (const QPointF& c : {other.origin, other.origin + other.dir * other.w, other.origin + other.up * other.h,
-                                         other.origin + other.dir * other.w + other.up * other.h})
-                    clear = clear && !box.contains(c, d, n, 1);
-            }
-            if (clear) best = at;
+            if (!best) continue;
+            l.item->setText(text);
+            l.item->setVisible(true);
+            l.item->position->setCoords(*best);
+            placed.push_back(bestBox);
+            record.text = text;
+            record.box = bestBox;
+            done = true;
+            break;
         }
-        const QPointF at = best ? *best : firstValid ? *firstValid : l.anchor;
-        l.item->position->setCoords(at);
-        const QPointF anchor(xa->coordToPixel(at.x()), ya->coordToPixel(at.y()));
-        placed.push_back({l.slanted ? anchor : anchor - d * w, w, h, d, n});
+        if (!done) l.item->setVisible(false);
+        m_placed.push_back(record);
     }
-}
-
-QString RooflineView::hitTest(const QPoint& pixel, double radius) const {
-    QString best;
-    double bestD = radius * radius;
-    for (const Kernel& k : m_kernels) {
-        for (const QPointF& p : positionsOf(k.sample)) {
-            const double px = m_plot->xAxis->coordToPixel(p.x()), py = m_plot->yAxis->coordToPixel(p.y());
-            const double d = (px - pixel.x()) * (px - pixel.x()) + (py - pixel.y()) * (py - pixel.y());
-            if (d <= bestD) {
-                bestD = d;
-                best = q(k.sample.name);
-            }
-        }
-    }
-    return best;
-}
-
-void RooflineView::setSelectedKernel(const QString& name) {
-    if (name == m_selected) return;
-    m_selected = name;
-    bool known = false;
-    for (const Kernel& k : m_kernels) known = known || q(k.sample.name) == name;
-    // Restyle in place (no full rebuild): the previous and the new selection.
-    for (Kernel& k : m_kernels) {
-        if (!k.curve) continue;
-        const QString kn = q(k.sample.name);
-        const bool selected = kn == m_selected;
-        const QColor colour = m_colours.count(colourKey(kn)) ? m_colours.at(colourKey(kn)) : QColor(Qt::gray);
-        const QPen outline = selected ? QPen(Qt::black, 2.0) : QPen(colour.darker(140), 1.0);
-        k.curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, outline, colour, selected ? 12 : 7));
-        k.curve->setLayer(selected ? "selected" : "main");
-    }
-    if (known || name.isEmpty()) m_plot->replot();
 }
 
 QString RooflineView::tooltipText(const QString& kernel) const {
@@ -681,14 +542,7 @@ QString RooflineView::tooltipText(const QString& kernel) const {
     QStringList lines;
     lines << q(s.name);
     lines << tr("ops: %1").arg(ops.isEmpty() ? q(s.opType) : ops.join(", "));
-    const auto dots = perf::sampleDots(s, m_mode);
-    if (m_mode == perf::RooflineMode::Hierarchical) {
-        QStringList parts;
-        for (const auto& d : dots) parts << q(d.level) + " " + q(perf::formatSignificant(d.ai));
-        lines << tr("AI: %1 FLOP/byte (%2)").arg(parts.join(", "), modeTag(m_mode));
-    } else {
-        lines << tr("AI: %1 FLOP/byte (%2)").arg(q(perf::formatSignificant(dots.front().ai)), modeTag(m_mode));
-    }
+    lines << roofline_detail::aiLines(s, m_mode);
     lines << tr("performance: %1 GFLOP/s").arg(q(perf::formatSignificant(perf::sampleGflops(s))));
     if (m_roofs.empty()) {
         lines << tr("bound: no measured roofs");
@@ -706,8 +560,6 @@ QString RooflineView::tooltipText(const QString& kernel) const {
     if (!s.exactCounts) lines << tr("(byte counts bounded: data-dependent control flow)");
     return lines.join('\n');
 }
-
-QString RooflineView::title() const { return m_title->text() + '\n' + m_subtitle->text(); }
 
 QString RooflineView::bannerText() const { return m_banner->isHidden() ? QString() : m_banner->text(); }
 
@@ -727,16 +579,6 @@ std::vector<RooflineView::RoofLine> RooflineView::roofLines() const {
 
 std::vector<QPointF> RooflineView::ridgePoints() const { return m_ridges; }
 
-std::vector<QPointF> RooflineView::dotPositions(const QString& kernel) const {
-    std::vector<QPointF> out;
-    for (const Kernel& k : m_kernels) {
-        if (q(k.sample.name) != kernel || !k.curve) continue;
-        for (auto it = k.curve->data()->constBegin(); it != k.curve->data()->constEnd(); ++it)
-            out.emplace_back(it->key, it->value);
-    }
-    return out;
-}
-
 std::vector<QPointF> RooflineView::trailPositions(const QString& kernel) const {
     std::vector<QPointF> out;
     for (const Kernel& k : m_kernels) {
@@ -747,20 +589,6 @@ std::vector<QPointF> RooflineView::trailPositions(const QString& kernel) const {
     return out;
 }
 
-QStringList RooflineView::kernelNames() const {
-    QStringList out;
-    for (const Kernel& k : m_kernels) out << q(k.sample.name);
-    return out;
-}
-
-bool RooflineView::exportTo(const QString& path, int width, int height, QString* error) {
-    flush();
-    if (width <= 0 || height <= 0) {
-        const bool laidOut = m_plot->isVisible() && m_plot->width() > 100 && m_plot->height() > 100;
-        width = laidOut ? m_plot->width() : kDefaultExportWidth;
-        height = laidOut ? m_plot->height() : kDefaultExportHeight;
-    }
-    return roofline_detail::exportPlot(m_plot, path, width, height, m_title->text(), "Tessera roofline chart", error);
-}
+std::vector<RooflineView::PlacedLabel> RooflineView::roofLabels() const { return m_placed; }
 
 }  // namespace tessera::views

@@ -13,15 +13,35 @@
 ///   "FP32 FMA 539 GFLOP/s"; compute ceilings within 3 % of each other share one line, e.g.
 ///   "FP32 ADD/MUL 265 GFLOP/s"; ceilings under the peak are dashed); ridge points (each bandwidth
 ///   roof x the highest compute roof) are marked with a diamond.
+/// - Roof labels are placed after every layout (their angle follows the axis rect's aspect): each
+///   slides along its line to the first place, from the left (slanted) or the right (flat), where
+///   it overlaps no other label and no legend, preferring places that cover no kernel dot and
+///   cross no other roof line; a white box behind the text keeps it readable where it must
+///   cross a line. When the full label fits nowhere, the value is dropped ("L2" instead of
+///   "L2 518 GB/s"); when even that does not fit, the label is hidden (roofLabels() and
+///   roofLines() keep the full text). Labels never overlap each other.
 /// - Kernel dots: the y is the kernel's GFLOP/s, the x its AI in the selected mode (one dot in
-///   CARM and DRAM mode, one dot per level joined by a line in hierarchical mode). Colour: the
-///   kernel's fusion group when it has one, else its op type (a legend lists the colours). When a
-///   kernel comes again with a different position (another schedule, another run), its previous
-///   positions stay as a faint trail.
+///   CARM and DRAM mode; in hierarchical mode one dot per memory level, joined by a line, each
+///   level with its own marker: L1 disc, shared square, L2 triangle, L3 diamond, DRAM/HBM
+///   inverted triangle; the legend lists the markers as "L1 level", "DRAM level", the tooltip
+///   names them and, on hover, the level of the dot under the cursor). When a kernel comes again
+///   with a different position (another schedule, another run), its previous positions stay as
+///   a faint trail.
+/// - Colours (shared with EnergyView, views/roofline/plot_common.h): a fused kernel is coloured by
+///   its fusion kind, "fused dw-pw", "fused pw-dw", "fused pw-pw", "fused prologue-epilogue" (a
+///   plan of MobileNetV2 has dozens of fused kernels: one colour each would flood the legend, and
+///   the kind is what tells their shape of fusion apart), "fused" when the kind is unknown; a
+///   kernel of one node by its op type ("Conv", "Clip"). The legend, top left above every
+///   slanted roof where no kernel can be, lists only the keys that have at least one dot on the
+///   chart (a Flatten of 0 FLOPs has none, so no entry).
 /// - The title names the chart ("Cache-aware roofline (CARM)", ...); the subtitle the AI
 ///   definition of the mode (perf::modeDefinition), then the profile (or that none is measured),
-///   the thread count and the number of kernels. The legend sits top left, above every slanted
-///   roof, where no kernel can be.
+///   the thread count and the number of kernels.
+/// - Precision: a box beside Intensity lists the precisions of the profile's compute roofs
+///   (roofline_detail::profilePrecisions: fp64, fp32, tf32, bf16, fp16 ...; CUDA profiles have
+///   tensor-core roofs in fp16/bf16/tf32); the flat roofs drawn are those of the chosen one
+///   (default fp32; when a new profile lacks the chosen precision, fp32, else its first). Hidden
+///   without a profile. precisionChanged() follows the box.
 /// - No roofs (setProfile(nullopt)): a banner above the chart says how to measure them; dots are
 ///   still plotted.
 ///
@@ -31,7 +51,7 @@
 ///
 /// Interaction: hovering a dot shows tooltipText(); clicking one selects it (kernelSelected());
 /// setSelectedKernel() highlights a kernel without emitting. The mode combo box and setMode()
-/// switch the chart (modeChanged()).
+/// switch the chart (modeChanged()). Shared with EnergyView through their base KernelChart.
 ///
 /// The view never starts jobs: the main window (or the report command) feeds it samples.
 /// Thread rules: UI thread only (a QWidget).
@@ -48,18 +68,17 @@
 #include "core/perf/kernel_points.h"
 #include "core/perf/machine_profile.h"
 
+#include "views/roofline/plot_common.h"
+
 class QComboBox;
-class QCustomPlot;
 class QCPCurve;
 class QCPGraph;
 class QCPItemText;
-class QCPTextElement;
 class QLabel;
-class QTimer;
 
 namespace tessera::views {
 
-class RooflineView : public QWidget {
+class RooflineView : public KernelChart {
     Q_OBJECT
 public:
     /// One drawn roof line, in data coordinates (for tests and exports).
@@ -69,105 +88,79 @@ public:
         QPointF end;       ///< of the right end
         bool bandwidth = true;
     };
+    /// A roof label as laid out, in pixels of the plot: its text as shown ("" when hidden), the
+    /// full label and the four corners of its (rotated) box.
+    struct PlacedLabel {
+        QString text;
+        QString full;
+        QPolygonF box;
+    };
 
     explicit RooflineView(QWidget* parent = nullptr);
     ~RooflineView() override;
 
-    /// The machine's measured roofs; nullopt = none measured (the banner shows `missingHint`, by
-    /// default the CPU measuring command). Redraws on the next tick.
+    /// The machine's roofs; nullopt = none measured (the banner shows `missingHint`, by
+    /// default the CPU measuring command). Fills the precision box. Redraws on the next tick.
     void setProfile(std::optional<perf::MachineProfile> profile, const QString& missingHint = {});
-    /// Thread count the kernels ran with: roofs measured with it are drawn (perf::chartRoofs).
-    void setThreads(int threads);
-    /// Compute precision of the flat roofs (default "fp32").
-    void setPrecision(const QString& precision);
-    void setMode(perf::RooflineMode mode);
-    perf::RooflineMode mode() const { return m_mode; }
 
     /// Queues samples; they are drawn on the next timer tick (30 Hz). A sample whose name is
     /// already shown replaces it, and its previous position joins the kernel's trail when it moved.
     void addPoints(const std::vector<perf::KernelSample>& samples);
-    /// Removes every kernel and trail (on the next tick).
-    void clearPoints();
-    /// Drains the queue and redraws now (one replot).
-    void flush();
-
-    /// Writes the chart to `path`; the format is the extension: .png, .svg or .pdf. width/height
-    /// 0 = the widget's plot size, or 1000 x 650 when it has never been laid out. False with
-    /// `error` set when the extension is unknown or writing failed.
-    bool exportTo(const QString& path, int width = 0, int height = 0, QString* error = nullptr);
 
     /// Tooltip of a kernel as shown on hover, e.g.
     /// "conv\nops: conv\nAI: 5 FLOP/byte (CARM)\nperformance: 200 GFLOP/s\nbound: 539 GFLOP/s\n
     /// % of bound: 37.1 %\nbinding roof: FP32 FMA peak"; empty for an unknown kernel. Without
-    /// roofs (or when the analysis fails) the bound lines say why instead.
-    QString tooltipText(const QString& kernel) const;
+    /// roofs (or when the analysis fails) the bound lines say why instead. Hierarchical mode
+    /// adds "markers: ● L1, ▼ DRAM" after the AI line.
+    QString tooltipText(const QString& kernel) const override;
+    int pendingCount() const override { return static_cast<int>(m_pending.size()); }
 
-    // Read-only state, for tests and the main window.
-    QCustomPlot* plot() const { return m_plot; }
-    QString title() const;           ///< the title line, then the subtitle lines ('\n' between)
+    // Read-only state, for tests and the main window (more in KernelChart).
     QString bannerText() const;      ///< empty when roofs are measured
     std::vector<RoofLine> roofLines() const;
     std::vector<QPointF> ridgePoints() const;
-    /// Current dot positions (AI, GFLOP/s) of a kernel as plotted; empty when unknown.
-    std::vector<QPointF> dotPositions(const QString& kernel) const;
     /// Previous positions of a kernel (oldest first), as plotted in its trail.
     std::vector<QPointF> trailPositions(const QString& kernel) const;
-    QString selectedKernel() const { return m_selected; }
-    QStringList kernelNames() const;
-    int replotCount() const { return m_replots; }
-    int pendingCount() const { return static_cast<int>(m_pending.size()); }
-    /// The colour key of a kernel: "group <name>" or "op <type>".
-    QString colourKey(const QString& kernel) const;
-
-public slots:
-    /// Highlights `name` (empty clears); does not emit kernelSelected.
-    void setSelectedKernel(const QString& name);
+    /// The precisions the precision box offers (empty and hidden without a profile).
+    QStringList precisions() const;
+    /// Roof labels as laid out by the last layout.
+    std::vector<PlacedLabel> roofLabels() const;
 
 signals:
-    /// The user clicked a kernel's dot.
-    void kernelSelected(const QString& name);
-    void modeChanged(perf::RooflineMode mode);
-    /// After every replot of the chart.
-    void replotted();
+    /// The precision box changed the precision (not emitted by setPrecision).
+    void precisionChanged(const QString& precision);
+
+protected:
+    bool hasPending() const override { return !m_pending.empty(); }
+    void discardPending() override { m_pending.clear(); }
+    void applyPending(bool clearFirst) override;
+    void rebuild() override;
+    std::vector<const perf::KernelSample*> samples() const override;
 
 private:
     struct Kernel {
         perf::KernelSample sample;
         std::vector<perf::KernelSample> history;  ///< earlier samples that sat elsewhere
-        QCPCurve* curve = nullptr;
         QCPCurve* trail = nullptr;
     };
 
-    void drain();
-    void rebuild();
     void rebuildRoofs();
     void rebuildDots();
     void updateRanges();
     void placeLabels();
+    void fillPrecisions();
     std::vector<QPointF> positionsOf(const perf::KernelSample& s) const;
-    QColor colourFor(const QString& key);
-    QString hitTest(const QPoint& pixel, double radius = 8.0) const;
     std::vector<perf::Roof> drawnRoofs() const;
 
-    QCustomPlot* m_plot = nullptr;
-    QComboBox* m_modeBox = nullptr;
+    QComboBox* m_precisionBox = nullptr;
+    QLabel* m_precisionLabel = nullptr;
     QLabel* m_banner = nullptr;
-    QCPTextElement* m_title = nullptr;
-    QCPTextElement* m_subtitle = nullptr;
-    QTimer* m_timer = nullptr;
 
-    std::optional<perf::MachineProfile> m_profile;
     QString m_missingHint;
-    int m_threads = 0;
-    QString m_precision = "fp32";
-    perf::RooflineMode m_mode = perf::RooflineMode::Carm;
     std::vector<perf::Roof> m_roofs;  ///< perf::chartRoofs of the profile
 
     std::vector<perf::KernelSample> m_pending;
-    bool m_clearPending = false;
     std::vector<Kernel> m_kernels;  ///< in order of first arrival
-    std::map<QString, QColor> m_colours;
-    QString m_selected;
 
     std::vector<RoofLine> m_roofLines;
     std::vector<QCPGraph*> m_roofGraphs;  ///< one per m_roofLines entry
@@ -178,10 +171,11 @@ private:
         bool slanted;
         double value = 0;        ///< slanted: the roof's GB/s (the line is y = value * x); flat: GFLOP/s
         double xLimit = 0;       ///< slanted: where the line ends (its ridge); flat: where it starts
+        QString full, brief;     ///< the label, and the label without its value
+        int line = -1;           ///< index into m_roofLines
     };
     std::vector<RoofLabel> m_roofLabels;
-    std::vector<QCPGraph*> m_legendGraphs;
-    int m_replots = 0;
+    std::vector<PlacedLabel> m_placed;
 };
 
 }  // namespace tessera::views
