@@ -74,6 +74,45 @@ const RooflineView::RoofLine* lineNamed(const std::vector<RooflineView::RoofLine
     return nullptr;
 }
 
+/// A fused dw-pw kernel: 4e9 FLOPs in 10 ms = 400 GFLOP/s, CARM AI 10.
+KernelSample dwpw() {
+    KernelSample s = conv();
+    s.name = "dw_pw";
+    s.ops = {"dw", "pw"};
+    s.group = "dw_pw";
+    s.fusionKind = "dw-pw";
+    s.flops = 4e9;
+    return s;
+}
+
+/// A kernel of no FLOPs (Flatten): no dot in any mode.
+KernelSample flatten() {
+    KernelSample s;
+    s.name = "flatten";
+    s.opType = "Flatten";
+    s.ops = {"flatten"};
+    s.seconds = 1e-6;
+    s.issuedBytes = 4e3;
+    s.compulsoryBytes = 4e3;
+    s.levelBytes = {{"L1", 4e3}, {"DRAM", 4e3}};
+    return s;
+}
+
+/// A CUDA-like profile: CUDA-core fp32/fp64 peaks and tensor-core fp16/bf16/tf32 peaks.
+MachineProfile gpuProfile() {
+    MachineProfile p;
+    p.fingerprint = "Test GPU";
+    p.target = "cuda:0";
+    p.roofs = {tessera::perf::bandwidthRoof("HBM copy bandwidth", "HBM", 4000.0, 1, "copy 1 GiB"),
+               tessera::perf::bandwidthRoof("L2 copy bandwidth", "L2", 10000.0, 1, "copy 32 MiB"),
+               tessera::perf::computeRoof("FP32 FMA peak", "fp32", 60000.0, 1, "fma cuda-core"),
+               tessera::perf::computeRoof("FP64 FMA peak", "fp64", 30000.0, 1, "fma cuda-core"),
+               tessera::perf::computeRoof("FP16 tensor peak", "FP16", 900000.0, 1, "mma tensor"),
+               tessera::perf::computeRoof("BF16 tensor peak", "bf16", 880000.0, 1, "mma tensor"),
+               tessera::perf::computeRoof("TF32 tensor peak", "tf32", 450000.0, 1, "mma tensor")};
+    return p;
+}
+
 /// conv at 0.5 J per run (50 W over its 10 ms): 2e9 / 1e9 / 0.5 = 4 GFLOP/J.
 KernelEnergy convEnergy(double joules = 0.5) { return {conv(), joules, joules / 0.01}; }
 /// relu at 10 mJ per run (100 W over 0.1 ms): 1e6 / 1e9 / 1e-2 = 0.1 GFLOP/J.
@@ -98,6 +137,10 @@ private slots:
     void noProfileShowsBannerAndDots();
     void clickSelectsAndSlotHighlights();
     void exportsPngSvgPdf();
+    void legendListsOnlyKeysWithDots();
+    void hierarchicalDotsCarryTheirLevel();
+    void precisionBoxListsTheProfilesPrecisions();
+    void roofLabelsNeverOverlap();
     // EnergyView (the "Energy" tab beside the roofline).
     void energyDotsAndBestLine();
     void energyPlaceholderWithoutEnergy();
@@ -310,6 +353,182 @@ void RooflineViewTest::exportsPngSvgPdf() {
         QVERIFY(v.exportTo(qEnvironmentVariable("TESSERA_ROOFLINE_SHOT"), 900, 560));
     QVERIFY(!v.exportTo(dir.filePath("r.bmp"), 0, 0, &error));
     QVERIFY(error.contains(".bmp"));
+}
+
+void RooflineViewTest::legendListsOnlyKeysWithDots() {
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({flatten(), conv(), relu(), dwpw()});
+    v.flush();
+    // Flatten has 0 FLOPs, so no dot and no entry; fused kernels go by their kind.
+    QVERIFY(v.dotPositions("flatten").empty());
+    QCOMPARE(v.colourKey("flatten"), QString("op Flatten"));
+    QCOMPARE(v.colourKey("dw_pw"), QString("fused dw-pw"));
+    QCOMPARE(v.legendEntries(), QStringList({"Conv", "fused", "fused dw-pw"}));
+    // A second dw-pw kernel adds no entry.
+    KernelSample second = dwpw();
+    second.name = "dw_pw_2";
+    v.addPoints({second});
+    v.flush();
+    QCOMPARE(v.legendEntries(), QStringList({"Conv", "fused", "fused dw-pw"}));
+    // Only Flatten: no legend at all.
+    v.clearPoints();
+    v.addPoints({flatten()});
+    v.flush();
+    QVERIFY(v.legendEntries().isEmpty());
+    QVERIFY(!v.plot()->legend->visible());
+
+    // The energy chart: only kernels with energy have dots, so only their keys.
+    EnergyView e;
+    e.addPoints({noEnergy("pool"), reluEnergy(), KernelEnergy{flatten(), 1e-3, 10}});
+    e.flush();
+    QCOMPARE(e.legendEntries(), QStringList({"fused"}));
+    // Colours follow the order of arrival in both charts: conv's key came first in each.
+    QCOMPARE(e.colourKey("pool"), QString("op Conv"));
+}
+
+void RooflineViewTest::hierarchicalDotsCarryTheirLevel() {
+    RooflineView v;
+    v.setThreads(2);
+    v.setProfile(profile());
+    v.addPoints({conv(), relu()});
+    v.flush();
+    // CARM: one disc, no level.
+    auto dots = v.plottedDots("conv");
+    QCOMPARE(dots.size(), std::size_t(1));
+    QVERIFY(dots[0].level.isEmpty());
+    QCOMPARE(dots[0].shape, QCPScatterStyle::ssDisc);
+    QCOMPARE(v.legendEntries(), QStringList({"Conv", "fused"}));
+
+    v.setMode(RooflineMode::Hierarchical);
+    dots = v.plottedDots("conv");
+    QCOMPARE(dots.size(), std::size_t(2));
+    QCOMPARE(dots[0].level, QString("L1"));
+    QCOMPARE(dots[1].level, QString("DRAM"));
+    QVERIFY(near(dots[0].at.x(), 4.0) && near(dots[1].at.x(), 40.0));
+    QCOMPARE(dots[0].shape, QCPScatterStyle::ssDisc);
+    QCOMPARE(dots[1].shape, QCPScatterStyle::ssTriangleInverted);
+    QCOMPARE(v.plottedDots("relu")[1].level, QString("DRAM"));
+    // The legend names the markers after the colours, levels from the core outwards.
+    QCOMPARE(v.legendEntries(), QStringList({"Conv", "fused", "L1 level", "DRAM level"}));
+    QVERIFY(v.tooltipText("conv").contains(QString("markers: \u25cf L1, \u25bc DRAM")));
+    // A CUDA kernel's levels: shared square, L2 triangle, HBM inverted triangle.
+    KernelSample k = conv();
+    k.name = "gemm";
+    k.levelBytes = {{"shared", 1e9}, {"L2", 5e8}, {"HBM", 5e7}};
+    v.addPoints({k});
+    v.flush();
+    dots = v.plottedDots("gemm");
+    QCOMPARE(dots.size(), std::size_t(3));
+    QCOMPARE(dots[0].shape, QCPScatterStyle::ssSquare);
+    QCOMPARE(dots[1].shape, QCPScatterStyle::ssTriangle);
+    QCOMPARE(dots[2].shape, QCPScatterStyle::ssTriangleInverted);
+    QCOMPARE(v.legendEntries(), QStringList({"Conv", "fused", "L1 level", "shared level", "L2 level", "DRAM level", "HBM level"}));
+    // Selecting keeps the markers (bigger, outlined).
+    v.setSelectedKernel("gemm");
+    QCOMPARE(v.plottedDots("gemm")[1].shape, QCPScatterStyle::ssTriangle);
+
+    // The energy chart marks levels the same way.
+    EnergyView e;
+    e.setMode(RooflineMode::Hierarchical);
+    e.addPoints({convEnergy()});
+    e.flush();
+    const auto ed = e.plottedDots("conv");
+    QCOMPARE(ed.size(), std::size_t(2));
+    QCOMPARE(ed[0].level, QString("L1"));
+    QCOMPARE(ed[1].shape, QCPScatterStyle::ssTriangleInverted);
+    QCOMPARE(e.legendEntries(), QStringList({"Conv", "L1 level", "DRAM level"}));
+}
+
+void RooflineViewTest::precisionBoxListsTheProfilesPrecisions() {
+    RooflineView v;
+    auto* box = v.findChild<QComboBox*>("rooflinePrecision");
+    QVERIFY(box);
+    // No profile: nothing to choose.
+    QVERIFY(v.precisions().isEmpty());
+    QVERIFY(box->isHidden());
+    // A CPU profile of fp32 only.
+    v.setThreads(2);
+    v.setProfile(profile());
+    QCOMPARE(v.precisions(), QStringList({"fp32"}));
+    QVERIFY(!box->isHidden());
+    // A GPU profile: widest first, the tensor-core precisions included.
+    QSignalSpy changed(&v, &RooflineView::precisionChanged);
+    v.setThreads(1);
+    v.setProfile(gpuProfile());
+    QCOMPARE(v.precisions(), QStringList({"fp64", "fp32", "tf32", "bf16", "fp16"}));
+    QCOMPARE(v.precision(), QString("fp32"));  // the default
+    QCOMPARE(box->currentText(), QString("FP32"));
+    QCOMPARE(changed.count(), 0);
+    auto flat = [&] {
+        QStringList out;
+        for (const auto& l : v.roofLines())
+            if (!l.bandwidth) out << l.label;
+        return out;
+    };
+    QCOMPARE(flat(), QStringList({"FP32 FMA 60000 GFLOP/s"}));
+    // The box switches the flat roofs to the tensor-core peak and says so.
+    box->setCurrentIndex(box->findData("fp16"));
+    QCOMPARE(v.precision(), QString("fp16"));
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.at(0).at(0).toString(), QString("fp16"));
+    QCOMPARE(flat(), QStringList({"FP16 tensor 900000 GFLOP/s"}));
+    // setPrecision from outside moves the box without emitting.
+    v.setPrecision("tf32");
+    QCOMPARE(box->currentText(), QString("TF32"));
+    QCOMPARE(changed.count(), 1);
+    // Back to a profile without tf32: fp32 again, announced.
+    v.setProfile(profile());
+    QCOMPARE(v.precision(), QString("fp32"));
+    QCOMPARE(changed.count(), 2);
+    v.setProfile(std::nullopt);
+    QVERIFY(v.precisions().isEmpty());
+    QVERIFY(box->isHidden());
+}
+
+void RooflineViewTest::roofLabelsNeverOverlap() {
+    // The roofs of a crowded CPU profile (L1 to DRAM within 1.6 decades, ADD and MUL 5 % apart)
+    // in a small dock: the labels must not overlap each other, whatever they have to give up.
+    MachineProfile p = profile();
+    p.roofs = {tessera::perf::bandwidthRoof("L1 triad bandwidth", "L1", 1006.0, 2, "triad 45 KiB"),
+               tessera::perf::bandwidthRoof("L2 copy bandwidth", "L2", 518.0, 2, "copy 1022 KiB"),
+               tessera::perf::bandwidthRoof("L3 copy bandwidth", "L3", 191.0, 2, "copy 17 MiB"),
+               tessera::perf::bandwidthRoof("DRAM copy bandwidth", "DRAM", 27.7, 2, "copy 256 MiB"),
+               tessera::perf::computeRoof("FP32 FMA peak", "fp32", 550.0, 2, "fma avx512"),
+               tessera::perf::computeRoof("FP32 ADD peak", "fp32", 64.6, 2, "add avx512"),
+               tessera::perf::computeRoof("FP32 MUL peak", "fp32", 61.3, 2, "mul avx512")};
+    for (const QSize size : {QSize(560, 360), QSize(900, 560), QSize(420, 300)}) {
+        RooflineView v;
+        v.resize(size);
+        v.setThreads(2);
+        v.setProfile(p);
+        KernelSample slow = conv();
+        slow.name = "add";
+        slow.opType = "Add";
+        slow.seconds = 1e3;  // 0.002 GFLOP/s: stretches the y axis over 8 decades
+        v.addPoints({conv(), relu(), slow});
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.flush();
+        v.plot()->replot();
+        const auto labels = v.roofLabels();
+        QCOMPARE(labels.size(), std::size_t(7));
+        int shown = 0;
+        for (std::size_t i = 0; i < labels.size(); ++i) {
+            if (labels[i].text.isEmpty()) continue;
+            ++shown;
+            QVERIFY(labels[i].full.startsWith(labels[i].text));  // the full label or its start
+            for (std::size_t j = i + 1; j < labels.size(); ++j)
+                if (!labels[j].text.isEmpty())
+                    QVERIFY2(!labels[i].box.intersects(labels[j].box),
+                             qPrintable(QString("%1 x %2 at %3x%4").arg(labels[i].text, labels[j].text)
+                                            .arg(size.width()).arg(size.height())));
+        }
+        QVERIFY2(shown >= 5, qPrintable(QString("%1 labels shown at %2x%3").arg(shown).arg(size.width()).arg(size.height())));
+        // The peak keeps its full label.
+        QCOMPARE(labels[4].text, QString("FP32 FMA 550 GFLOP/s"));
+    }
 }
 
 void RooflineViewTest::energyDotsAndBestLine() {
