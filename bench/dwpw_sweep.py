@@ -7,7 +7,11 @@ runs `tessera-cli run` with the block grouped into one dw-pw kernel under severa
 tile), checks each output against PyTorch (relative L2), and times PyTorch eager (cuDNN, TF32 off)
 on the same block. Prints one JSON line per block and a table (times in us).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..]
+With --final: the default tile and a few alternatives only, "off" left out, plus the DRAM floor
+(compulsory bytes / the device-to-device copy bandwidth measured in the run) and torch.compile
+(default mode, warm) for blocks 0, 2 and 10 (fusion_bench.py --quick's three).
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final]
 """
 import json
 import os
@@ -61,7 +65,21 @@ def pow2_at_least(v):
     return p
 
 
+final = "--final" in sys.argv
+
+
 def configs(k, cols, c):
+    if final:
+        rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
+        bk0 = 32 if c >= 256 else 16
+        out = [""]
+        if k > 128:
+            out += [f"128,16,{bk0}", f"32,32,{bk0}"]
+        elif rows0 >= 64:
+            out += [f"{rows0},16,16" if bk0 == 32 else f"{rows0},32,{bk0}"]
+        else:
+            out += [f"{rows0},{2048 // rows0},{bk0}"]
+        return out
     rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
     bk0 = 32 if c >= 256 else 16
     out = ["off", ""]
@@ -112,6 +130,13 @@ with open(plan_path, "w") as f:
                            "reason": "sweep"}]}, f)
 rng = np.random.default_rng(0)
 rows = []
+copy_bw = None
+if final:
+    a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+    b = torch.empty_like(a)
+    copy_bw = 2 * 4 * (1 << 28) / cuda_median(lambda: b.copy_(a))
+    print("d2d copy GB/s", copy_bw * 1e-9, flush=True)
+    del a, b
 for batch in batches:
     for bi in sel:
         c, h, s, k = BLOCKS[bi]
@@ -128,7 +153,18 @@ for batch in batches:
                 return F.conv2d(torch.clamp(F.conv2d(inp, twd, tbd, stride=s, padding=1, groups=c), 0, 6), twp, tbp)
             y_ref = block(tx).double().cpu().numpy()
             t_eager = cuda_median(lambda: block(tx))
+            t_comp = None
+            if final and bi in (0, 2, 10):
+                try:
+                    cb = torch.compile(block)
+                    t_comp = cuda_median(lambda: cb(tx))
+                except Exception as ex:  # noqa: BLE001
+                    print("torch.compile failed:", ex, flush=True)
         rec = {"batch": batch, "C": c, "H": h, "stride": s, "K": k, "eager_us": t_eager * 1e6, "tiles": {}}
+        if t_comp:
+            rec["compile_us"] = t_comp * 1e6
+        if copy_bw:
+            rec["floor_us"] = 4 * (x.size + wd.size + bd.size + wp.size + bp.size + batch * k * ho * ho) / copy_bw * 1e6
         for cfg in configs(k, batch * ho * ho, c):
             env = dict(os.environ)
             if cfg:
@@ -158,7 +194,9 @@ for r in rows:
     gem = {kk: v for kk, v in ts.items() if kk != "off"}
     best = min(gem, key=gem.get) if gem else "-"
     cells = " ".join(f"{kk}={v:.1f}" for kk, v in ts.items())
-    print(f"b{r['batch']:<2} c{r['C']:<3} h{r['H']:<3} s{r['stride']} k{r['K']:<3} eager {r['eager_us']:7.1f} | {cells} | "
+    extra = f" compile {r['compile_us']:.1f}" if r.get("compile_us") else ""
+    extra += f" floor {r['floor_us']:.1f}" if r.get("floor_us") else ""
+    print(f"b{r['batch']:<2} c{r['C']:<3} h{r['H']:<3} s{r['stride']} k{r['K']:<3} eager {r['eager_us']:7.1f}{extra} | {cells} | "
           f"best {best} x{r['eager_us'] / gem[best] if gem else 0:.2f} bad {bad}")
 for batch in batches:
     for which in ("default", "best", "off"):
