@@ -125,6 +125,209 @@ struct CpuChainPlan {
     std::int64_t tilesH = 1, tilesW = 1, kChunks = 1;
 };
 
+/// Floats of the Local B panel of a dw-pw worker (128 KiB: inside a 1-2 MiB L2).
+constexpr std::int64_t kPanelBudget = 32768;
+/// GEMM tile of the dw-pw path: the CPU MatMul template's default (lower_matmul.cpp), tm filters x
+/// tn pixels with acc[tm][tn] in registers.
+constexpr std::int64_t kGemmTm = 8;
+constexpr std::int64_t kGemmTn = 64;
+/// Maps at least this wide run the GEMM per tile row (stores at affine indices); narrower ones
+/// over the flattened pixels of whole-row tiles (fuller vectors; stores split j into row, column).
+constexpr std::int64_t kMinRowPixels = 16;
+
+/// dw-pw on the CPU through the MatMul/Gemm template (emitGemmTile, axpy form):
+///   Y[n, k, p] = B2[k] + sum_c W2[k, c] * Bp[c, p - p0]   (A = W2 as [K, C], B = the panel)
+/// Each worker owns one image n, a pixel tile (th whole rows of the map, or one segment of tw
+/// columns of a wider row; p0 its first flattened pixel) and a chunk of Kc filters. The B operand
+/// is the depthwise conv + bias + between ops at (channel c, pixel p), computed once per worker
+/// into the Local panel Bp[Cm][th * tw] (per channel: the zero-padded input rows under the tile in
+/// Xs, then the taps as vectorised row sums), so the template's `for c: for ii: for jj` reads it
+/// with unit stride and no recomputation across the filter blocks; each element of Y is stored
+/// once.
+support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const ConvChainSpec& chain,
+                                                  const ConvChainInfo& info, const LowerOptions& options,
+                                                  const std::string& where) {
+    const ChainConv& A = info.A;
+    const ir::Node& nodeA = g.node(A.id);
+    const ir::Node& nodeB = g.node(info.B.id);
+    const std::int64_t N = info.N, H = info.H, W = info.W, Cm = info.Cm;
+    const std::int64_t K = info.K, H2 = info.H2, W2 = info.W2;
+    const std::int64_t threads = std::max(1, options.cpuThreads);
+
+    // ---- plan ----
+    std::int64_t tw = std::min<std::int64_t>(W2, 256);
+    std::int64_t th = std::max<std::int64_t>(1, std::min(H2, kTargetPixels / tw));
+    while (Cm * th * tw > kPanelBudget && th > 1) --th;
+    while (Cm * th * tw > kPanelBudget && tw > 16) tw = std::max<std::int64_t>(16, chainRoundUp(tw / 2, 16));
+    if (tw < W2) th = 1;
+    const std::int64_t tilesW = chainCeilDiv(W2, tw);
+    std::int64_t Kc = K, kChunks = 1;
+    auto workerCount = [&] { return N * chainCeilDiv(H2, th) * tilesW * kChunks; };
+    // Enough workers for the threads: fewer rows per tile first, then chunks of filters (each
+    // chunk recomputes the cheap depthwise panel).
+    while (workerCount() < 2 * threads && th > 1) th = (th + 1) / 2;
+    while (workerCount() < 2 * threads && Kc > kGemmTm) {
+        Kc = chainRoundUp(chainCeilDiv(Kc, 2), kGemmTm);
+        kChunks = chainCeilDiv(K, Kc);
+    }
+    const std::int64_t tilesH = chainCeilDiv(H2, th);
+    const std::int64_t PT = th * tw;  // panel columns (pixels of the tile)
+    const std::int64_t workers = N * tilesH * tilesW * kChunks;
+
+    // ---- kernel and parameters ----
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    LoweredKernel& lk = ck.lk;
+    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
+    Kernel& k = lk.kernel;
+    const DType f32 = DType::F32;
+    const Expr zero = floatImm(0.0, f32);
+
+    BufferDecl pd;
+    pd.name = "Bp";
+    pd.dtype = f32;
+    pd.scope = MemoryScope::Local;
+    pd.shape = {Cm, PT};
+    const int Bp = k.addBuffer(pd);
+    const WindowGeom& ga = A.geom;
+    const std::int64_t xrh = (th - 1) * ga.s[0] + (ga.k[0] - 1) * ga.d[0] + 1;
+    const std::int64_t xrw = (tw - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
+    const std::int64_t xhHi = (tilesH - 1) * th * ga.s[0] - ga.pb[0] + xrh - 1;
+    const std::int64_t xwHi = (tilesW - 1) * tw * ga.s[1] - ga.pb[1] + xrw - 1;
+    BufferDecl xd;
+    xd.name = "Xs";
+    xd.dtype = f32;
+    xd.scope = MemoryScope::Local;
+    xd.shape = {xrh, xrw};
+    const int Xs = k.addBuffer(xd);
+
+    auto andMaybe = [](const Expr& a, const Expr& b) -> Expr {
+        if (!a) return b;
+        if (!b) return a;
+        return a && b;
+    };
+    support::DiagnosticList betweenErrors;
+
+    const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
+    const Expr n = varRef(vn), oh0 = varRef(vty) * intImm(th), ow0 = varRef(vtx) * intImm(tw);
+    const Expr k0 = varRef(vkc) * intImm(Kc);
+
+    // Panel: per channel the zero-padded input region (rows and columns past the map get finite
+    // values whose results are never stored), then the taps, bias and between ops.
+    Stmt fill = loopOver(k, "c", intImm(Cm), ForKind::Serial, [&](const Expr& c) -> Stmt {
+        Stmt copy = loopOver(k, "rr", intImm(xrh), ForKind::Serial, [&](const Expr& rr) {
+            return loopOver(k, "cc", intImm(xrw), ForKind::Vectorize, [&](const Expr& cc) {
+                const Expr xh = oh0 * intImm(ga.s[0]) - intImm(ga.pb[0]) + rr;
+                const Expr xw = ow0 * intImm(ga.s[1]) - intImm(ga.pb[1]) + cc;
+                Expr inside;
+                if (ga.pb[0] > 0) inside = andMaybe(inside, xh >= intImm(0));
+                if (xhHi > H - 1) inside = andMaybe(inside, xh < intImm(H));
+                if (ga.pb[1] > 0) inside = andMaybe(inside, xw >= intImm(0));
+                if (xwHi > W - 1) inside = andMaybe(inside, xw < intImm(W));
+                Expr x = load(X, f32, {n, c, xh, xw});
+                if (inside) x = select(inside, x, zero);
+                return store(Xs, {rr, cc}, x);
+            });
+        });
+        Stmt taps = loopOver(k, "r", intImm(th), ForKind::Serial, [&](const Expr& r) {
+            return loopOver(k, "col", intImm(tw), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
+                Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
+                for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
+                    for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
+                        const Expr term = load(W1b, f32, {c, intImm(0), intImm(kh), intImm(kw)}) *
+                                          load(Xs, f32, {r * intImm(ga.s[0]) + intImm(kh * ga.d[0]),
+                                                         col * intImm(ga.s[1]) + intImm(kw * ga.d[1])});
+                        sum = sum ? sum + term : term;
+                    }
+                const Var a = k.newVar("a", f32);
+                auto bv = applyBetween(ck, info, varRef(a));
+                if (!bv) {
+                    betweenErrors.append(bv.diagnostics());
+                    return nullptr;
+                }
+                return let(a, sum, store(Bp, {c, r * intImm(tw) + col}, *bv));
+            });
+        });
+        if (!taps) return nullptr;
+        return seq({copy, taps});
+    });
+    if (!fill) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
+    fill = allocate(Xs, fill);
+
+    // The GEMM over the panel: full and ragged tiles with constant extents. Row mode (maps at
+    // least kMinRowPixels wide): per tile row r, column blocks of that row, B[c, j] = Bp[c, r*tw + j]
+    // and Y stored at (oh0 + r, ow0 + j). Flat mode (narrower maps, whole rows per tile): column
+    // blocks over all th*W2 pixels of the tile, stored at (oh0 + j / W2, j % W2).
+    const bool flat = tw == W2 && W2 < kMinRowPixels && th > 1;
+    const bool kClamp = K % Kc != 0;
+    const std::int64_t cols = flat ? PT : tw;
+    const std::int64_t tn = std::min(cols, kGemmTn), tm = std::min(Kc, kGemmTm);
+    auto tile = [&](const Expr& r, const Expr& i0, std::int64_t mExt, const Expr& j0, std::int64_t nExt) {
+        GemmTileSpec s;
+        s.K = Cm;
+        s.acc = f32;
+        s.a = [&](const Expr& i, const Expr& c) {
+            return load(W2b, f32, {kClamp ? minOf(i, intImm(K - 1)) : i, c, intImm(0), intImm(0)});
+        };
+        s.b = [&, r](const Expr& c, const Expr& j) { return load(Bp, f32, {c, r ? r * intImm(tw) + j : j}); };
+        s.store = [&, r](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
+            Expr gd;
+            if (kClamp) gd = andMaybe(gd, i < intImm(K));
+            Expr oh = r ? oh0 + r : oh0, ow = ow0 + j;
+            if (flat) {
+                oh = oh0 + j / intImm(W2);
+                ow = j % intImm(W2);
+                if (H2 % th != 0) gd = andMaybe(gd, oh < intImm(H2));
+            } else if (W2 % tw != 0) {
+                gd = andMaybe(gd, ow < intImm(W2));
+            }
+            Stmt st = store(Yb, {n, i, oh, ow}, B2b >= 0 ? v + load(B2b, f32, {i}) : v);
+            return gd ? ifThen(gd, st) : st;
+        };
+        return emitGemmTile(k, s, i0, j0, intImm(mExt), intImm(nExt), mExt, nExt);
+    };
+    auto filterBlocks = [&](const Expr& r, const Expr& j0, std::int64_t nExt) -> Stmt {
+        std::vector<Stmt> parts;
+        if (Kc / tm > 0)
+            parts.push_back(loopOver(k, "mb", intImm(Kc / tm), ForKind::Serial,
+                                     [&](const Expr& mb) { return tile(r, k0 + mb * intImm(tm), tm, j0, nExt); }));
+        if (Kc % tm) parts.push_back(tile(r, k0 + intImm(Kc / tm * tm), Kc % tm, j0, nExt));
+        return seq(std::move(parts));
+    };
+    auto columnBlocks = [&](const Expr& r) -> Stmt {
+        std::vector<Stmt> parts;
+        if (cols / tn > 0)
+            parts.push_back(loopOver(k, "jb", intImm(cols / tn), ForKind::Serial,
+                                     [&](const Expr& jb) { return filterBlocks(r, jb * intImm(tn), tn); }));
+        if (cols % tn) parts.push_back(filterBlocks(r, intImm(cols / tn * tn), cols % tn));
+        return seq(std::move(parts));
+    };
+    Stmt gemm = flat ? columnBlocks(Expr())
+                     : loopOver(k, "r", intImm(th), ForKind::Serial, [&](const Expr& r) -> Stmt {
+                           Stmt row = columnBlocks(r);
+                           return H2 % th != 0 ? ifThen(oh0 + r < intImm(H2), row) : row;
+                       });
+
+    Stmt body = allocate(Bp, seq({fill, gemm}));
+    const Var wv = k.newVar("w");
+    const Expr w = varRef(wv);
+    const Expr rest1 = w / intImm(kChunks);
+    const Expr rest2 = rest1 / intImm(tilesW);
+    body = let(vkc, w % intImm(kChunks),
+               let(vtx, rest1 % intImm(tilesW), let(vty, rest2 % intImm(tilesH), let(vn, rest2 / intImm(tilesH), body))));
+    const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(tilesH) + "," +
+                                 std::to_string(tilesW) + "," + std::to_string(kChunks) + ")";
+    k.body = forLoop(wv, intImm(workers), body, ForKind::Parallel, 0, "grid = " + gridText);
+    k.mappings.push_back("grid = " + gridText);
+    k.notes.push_back("fused dw-pw chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " + chainDimsText(A.ys) +
+                      " computed per tile into the GEMM's B panel");
+    k.notes.push_back("tile " + std::to_string(th) + "x" + std::to_string(tw) + " output pixels, Kc = " + std::to_string(Kc) +
+                      " output channels per worker; B panel [" + std::to_string(Cm) + "," + std::to_string(PT) +
+                      "]; GEMM tiles " + std::to_string(tm) + " x " + std::to_string(tn) + " (MatMul template, axpy form)");
+    return std::move(lk);
+}
+
 }  // namespace
 
 support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
@@ -142,6 +345,7 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     const std::int64_t s2h = B.geom.s[0], s2w = B.geom.s[1], k2h = B.geom.k[0], k2w = B.geom.k[1];
     const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
     const std::int64_t threads = std::max(1, options.cpuThreads);
+    if (firstDw) return lowerDwPwGemmCpu(g, chain, info, options, where);
 
     // ---- plan ----
     CpuChainPlan pl;

@@ -77,6 +77,22 @@ protected:
         w.blank();
     }
 
+    /// Stack arrays of at least kRestrictViewMinBytes (staging tiles, GEMM panels) are declared
+    /// `T name_arr[N];` and used through `T* __restrict__ name = name_arr;`: GCC does not tell two
+    /// vectorised stack arrays apart and otherwise keeps a tile's accumulator array (smaller, left
+    /// a plain array so that it can be scalarised) in memory, one load and store per FMA.
+    static constexpr std::int64_t kRestrictViewMinBytes = 4096;
+    void emitAllocateDecl(int buffer, const std::string& name) override {
+        const lower::BufferDecl& b = kernel().buffers[static_cast<std::size_t>(buffer)];
+        if (isScalarTemp(buffer) || b.perThread || b.bytes() < kRestrictViewMinBytes || b.bytes() > kHeapThresholdBytes) {
+            CEmitter::emitAllocateDecl(buffer, name);
+            return;
+        }
+        const std::string arr = localIds().unique(name + "_arr");
+        CEmitter::emitAllocateDecl(buffer, arr);
+        writer().line(storageType(b.dtype) + "* " + restrictQualifier() + " " + name + " = " + arr + ";");
+    }
+
     void emitFor(const StmtNode& s) override {
         if (!isParallelLoop(s.forKind)) {
             CEmitter::emitFor(s);

@@ -23,6 +23,10 @@
 /// extent is not constant). Vectorize -> `#pragma omp simd` (`#pragma GCC ivdep` without OpenMP):
 /// a Vectorize loop promises independent iterations.
 ///
+/// Temporaries: Allocate'd buffers are scalars, stack arrays, or heap arrays above 64 KiB; stack
+/// arrays of 4 KiB and more are used through a `T* __restrict__` view of the array (so GCC keeps
+/// the accumulators of a tile reading them in registers).
+///
 /// Arithmetic: f32/f16/bf16 compute in float, f64 in double, integers in their C types (integer
 /// Div/Mod are C's, truncating; FloorDiv/FloorMod use helpers). Min/Max are `b < a ? b : a` and
 /// `a < b ? b : a` (ONNX does not require NaN propagation; a NaN first operand propagates).
