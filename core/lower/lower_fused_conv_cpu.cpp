@@ -140,7 +140,7 @@ constexpr std::int64_t kMinRowPixels = 16;
 /// Each worker owns one image n, a pixel tile (th whole rows of the map, or one segment of tw
 /// columns of a wider row; p0 its first flattened pixel) and a chunk of Kc filters. The B operand
 /// is the depthwise conv + bias + between ops at (channel c, pixel p), computed once per worker
-/// into the Local panel Bp[Cm][th * tw] (per channel: the zero-padded input rows under the tile in
+/// into the Local panel Bp[Cm][th * cp] (cp: tw padded to 16 on maps at least kMinRowPixels wide; per channel: the zero-padded input rows under the tile in
 /// Xs, then the taps as vectorised row sums), so the template's `for c: for ii: for jj` reads it
 /// with unit stride and no recomputation across the filter blocks; each element of Y is stored
 /// once.
@@ -156,9 +156,13 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
 
     // ---- plan ----
     std::int64_t tw = std::min<std::int64_t>(W2, 256);
-    std::int64_t th = std::max<std::int64_t>(1, std::min(H2, kTargetPixels / tw));
-    while (Cm * th * tw > kPanelBudget && th > 1) --th;
-    while (Cm * th * tw > kPanelBudget && tw > 16) tw = std::max<std::int64_t>(16, chainRoundUp(tw / 2, 16));
+    // Row mode pads each panel row to cp columns (a multiple of 16: whole vectors, constant
+    // extents); the padded columns are computed and never stored.
+    const bool flat = W2 < kMinRowPixels;
+    auto padOf = [&](std::int64_t cols) { return flat ? cols : chainRoundUp(cols, 16); };
+    std::int64_t th = std::max<std::int64_t>(1, std::min(H2, kTargetPixels / padOf(tw)));
+    while (Cm * th * padOf(tw) > kPanelBudget && th > 1) --th;
+    while (Cm * th * padOf(tw) > kPanelBudget && tw > 16) tw = std::max<std::int64_t>(16, chainRoundUp(tw / 2, 16));
     if (tw < W2) th = 1;
     const std::int64_t tilesW = chainCeilDiv(W2, tw);
     std::int64_t Kc = K, kChunks = 1;
@@ -171,7 +175,8 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
         kChunks = chainCeilDiv(K, Kc);
     }
     const std::int64_t tilesH = chainCeilDiv(H2, th);
-    const std::int64_t PT = th * tw;  // panel columns (pixels of the tile)
+    const std::int64_t cp = padOf(tw);
+    const std::int64_t PT = th * cp;  // panel columns
     const std::int64_t workers = N * tilesH * tilesW * kChunks;
 
     // ---- kernel and parameters ----
@@ -192,7 +197,7 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
     const int Bp = k.addBuffer(pd);
     const WindowGeom& ga = A.geom;
     const std::int64_t xrh = (th - 1) * ga.s[0] + (ga.k[0] - 1) * ga.d[0] + 1;
-    const std::int64_t xrw = (tw - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
+    const std::int64_t xrw = (cp - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
     const std::int64_t xhHi = (tilesH - 1) * th * ga.s[0] - ga.pb[0] + xrh - 1;
     const std::int64_t xwHi = (tilesW - 1) * tw * ga.s[1] - ga.pb[1] + xrw - 1;
     BufferDecl xd;
@@ -231,7 +236,7 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
             });
         });
         Stmt taps = loopOver(k, "r", intImm(th), ForKind::Serial, [&](const Expr& r) {
-            return loopOver(k, "col", intImm(tw), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
+            return loopOver(k, "col", intImm(cp), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
                 Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
                 for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
                     for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
@@ -246,7 +251,7 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
                     betweenErrors.append(bv.diagnostics());
                     return nullptr;
                 }
-                return let(a, sum, store(Bp, {c, r * intImm(tw) + col}, *bv));
+                return let(a, sum, store(Bp, {c, r * intImm(cp) + col}, *bv));
             });
         });
         if (!taps) return nullptr;
@@ -259,9 +264,8 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
     // least kMinRowPixels wide): per tile row r, column blocks of that row, B[c, j] = Bp[c, r*tw + j]
     // and Y stored at (oh0 + r, ow0 + j). Flat mode (narrower maps, whole rows per tile): column
     // blocks over all th*W2 pixels of the tile, stored at (oh0 + j / W2, j % W2).
-    const bool flat = tw == W2 && W2 < kMinRowPixels && th > 1;
     const bool kClamp = K % Kc != 0;
-    const std::int64_t cols = flat ? PT : tw;
+    const std::int64_t cols = flat ? PT : cp;
     const std::int64_t tn = std::min(cols, kGemmTn), tm = std::min(Kc, kGemmTm);
     auto tile = [&](const Expr& r, const Expr& i0, std::int64_t mExt, const Expr& j0, std::int64_t nExt) {
         GemmTileSpec s;
@@ -270,7 +274,7 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
         s.a = [&](const Expr& i, const Expr& c) {
             return load(W2b, f32, {kClamp ? minOf(i, intImm(K - 1)) : i, c, intImm(0), intImm(0)});
         };
-        s.b = [&, r](const Expr& c, const Expr& j) { return load(Bp, f32, {c, r ? r * intImm(tw) + j : j}); };
+        s.b = [&, r](const Expr& c, const Expr& j) { return load(Bp, f32, {c, r ? r * intImm(cp) + j : j}); };
         s.store = [&, r](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
             Expr gd;
             if (kClamp) gd = andMaybe(gd, i < intImm(K));
@@ -279,8 +283,9 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
                 oh = oh0 + j / intImm(W2);
                 ow = j % intImm(W2);
                 if (H2 % th != 0) gd = andMaybe(gd, oh < intImm(H2));
-            } else if (W2 % tw != 0) {
-                gd = andMaybe(gd, ow < intImm(W2));
+            } else {
+                if (cp > tw) gd = andMaybe(gd, j < intImm(tw));
+                if (W2 % tw != 0) gd = andMaybe(gd, ow < intImm(W2));
             }
             Stmt st = store(Yb, {n, i, oh, ow}, B2b >= 0 ? v + load(B2b, f32, {i}) : v);
             return gd ? ifThen(gd, st) : st;
