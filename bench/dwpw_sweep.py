@@ -11,7 +11,10 @@ With --final: the default tile and a few alternatives only, "off" left out, plus
 (compulsory bytes / the device-to-device copy bandwidth measured in the run) and torch.compile
 (default mode, warm) for blocks 0, 2 and 10 (fusion_bench.py --quick's three).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final]
+With --prefetch: the default tile without and with register prefetch ("pf", environment
+TESSERA_DWPW_PREFETCH=1), and prefetch with twice the columns ("pf:rows,cols,bk").
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final] [--prefetch]
 """
 import json
 import os
@@ -68,7 +71,15 @@ def pow2_at_least(v):
 final = "--final" in sys.argv
 
 
+prefetch = "--prefetch" in sys.argv
+
+
 def configs(k, cols, c):
+    if prefetch:
+        rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
+        bk0 = 32 if c >= 256 else 16
+        cc = max(16, 1024 // rows0)
+        return ["", "pf", f"pf:{rows0},{2 * cc},{bk0}"]
     if final:
         rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
         bk0 = 32 if c >= 256 else 16
@@ -167,8 +178,13 @@ for batch in batches:
             rec["floor_us"] = 4 * (x.size + wd.size + bd.size + wp.size + bp.size + batch * k * ho * ho) / copy_bw * 1e6
         for cfg in configs(k, batch * ho * ho, c):
             env = dict(os.environ)
-            if cfg:
-                env["TESSERA_DWPW_GEMM"] = cfg
+            env.pop("TESSERA_DWPW_PREFETCH", None)
+            tile = cfg
+            if cfg.startswith("pf"):
+                env["TESSERA_DWPW_PREFETCH"] = "1"
+                tile = cfg[3:]
+            if tile:
+                env["TESSERA_DWPW_GEMM"] = tile
             else:
                 env.pop("TESSERA_DWPW_GEMM", None)
             out_dir = os.path.join(work, f"out_{tag}")

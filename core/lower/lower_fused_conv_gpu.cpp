@@ -72,6 +72,14 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
     return GpuGemmSpec::Tile{};  // 128 x 128 x 8 (always valid)
 }
 
+bool dwPwGemmPrefetch(std::int64_t channels) {
+    const char* env = std::getenv("TESSERA_DWPW_PREFETCH");
+    if (env && *env) return std::string(env) != "0";
+    // H200 (bench/RESULTS.md, issue 6 run C): -6..-18% on the blocks with >= 384 channels (12+
+    // steps of 32), neutral within noise on two; not measured on the short reductions.
+    return channels >= 384;
+}
+
 bool useDwPwGemm(const LowerOptions& options, const ConvChainSpec& chain) {
     if (options.target != Target::Cuda || chain.kind != schedule::FusionKind::DwPw) return false;
     const char* env = std::getenv("TESSERA_DWPW_GEMM");
@@ -115,6 +123,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         gs.cShape = {K, 1};
     }
     gs.tile = dwPwGemmTile(K, N * P, Cm);
+    gs.prefetch = dwPwGemmPrefetch(Cm);
     support::DiagnosticList betweenErrors;
     gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
         const Expr n = N == 1 ? intImm(0) : j / intImm(P);

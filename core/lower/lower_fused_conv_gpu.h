@@ -38,6 +38,12 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
 /// when no valid tile (gpuGemmTileValid) has that shape.
 std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk);
 
+/// Whether the GEMM form of a chain with `channels` intermediate channels (the reduction)
+/// prefetches the next step into registers (GpuGemmSpec::prefetch): for long reductions
+/// (>= 384 channels, where it measured faster on the H200). The environment variable
+/// TESSERA_DWPW_PREFETCH overrides it ("0": off, anything else: on; a benchmarking switch).
+bool dwPwGemmPrefetch(std::int64_t channels);
+
 /// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
 /// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not
 /// "off" (benchmarks compare with the tile kernel that way).

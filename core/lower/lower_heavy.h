@@ -115,6 +115,11 @@ struct GpuGemmSpec {
     /// colGroup still decides Y's layout). The expression may read any buffer of the kernel; it
     /// is evaluated once per (k, j) per block row of M tiles, i.e. ceil(M / tile.rows()) times.
     std::function<Expr(const Expr& k, const Expr& j)> bElement;
+    /// Register prefetch: step k0 + 1's tile elements are loaded (and B produced) into per-thread
+    /// registers while step k0 is computed from shared memory, then stored to shared memory at the
+    /// top of the next step (one extra register per staged element). Off: the plain
+    /// load-barrier-compute-barrier loop described above.
+    bool prefetch = false;
 };
 
 /// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands

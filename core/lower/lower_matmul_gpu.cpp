@@ -176,6 +176,16 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     reg.name = "b";
     reg.shape = {kTN};
     const int bReg = k.addBuffer(reg);
+    int preA = -1, preB = -1;
+    if (s.prefetch) {
+        BufferDecl pre = accDecl;
+        pre.name = "pa";
+        pre.shape = {kThreads, kBM * kBK / kThreads};
+        preA = k.addBuffer(pre);
+        pre.name = "pb";
+        pre.shape = {kThreads, kBN * kBK / kThreads};
+        preB = k.addBuffer(pre);
+    }
 
     const std::string blockText = "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")";
     // A phase: every thread of the block runs body(t) (kernel_ir.h: Threads loops).
@@ -236,27 +246,39 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         // Stage one operand tile of `rows` x kBK (rows = m or n) at k offset k0 into `dst`[kk][row].
         // kContiguous: the operand's k dimension is contiguous in memory, so consecutive threads
         // take consecutive kk (8 per row); otherwise consecutive rows.
-        auto stage = [&](const Expr& t, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
-                         std::int64_t rows, std::int64_t extent,
-                         const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
+        // Element r of thread t's share of a tile: its (row, kk) in the tile.
+        auto coords = [&](const Expr& t, const Expr& r, bool kContiguous, std::int64_t rows, Expr* row, Expr* kk) {
+            if (kContiguous) {
+                *kk = t % intImm(kBK);
+                *row = t / intImm(kBK) + r * intImm(kThreads / kBK);
+            } else {
+                *row = t % intImm(rows);
+                *kk = t / intImm(rows) + r * intImm(kThreads / rows);
+            }
+        };
+        // The guarded global value of each element of thread t's share, given to `sink`.
+        using Sink = std::function<Stmt(const Expr& r, const Expr& kk, const Expr& row, const Expr& v)>;
+        auto stageWith = [&](const Expr& t, const Expr& kBase, bool kContiguous, const Expr& base, std::int64_t rows,
+                             std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at,
+                             const Sink& sink) {
             const std::int64_t perThread = rows * kBK / kThreads;  // 4
             return unrolled("r", perThread, [&](const Expr& r) {
                 Expr row, kk;
-                if (kContiguous) {
-                    kk = t % intImm(kBK);
-                    row = t / intImm(kBK) + r * intImm(kThreads / kBK);
-                } else {
-                    row = t % intImm(rows);
-                    kk = t / intImm(rows) + r * intImm(kThreads / rows);
-                }
+                coords(t, r, kContiguous, rows, &row, &kk);
                 const Expr gRow = base + row, gK = kBase + kk;
                 Expr cond;
                 if (extent % rows != 0) cond = gRow < intImm(extent);
                 if (s.K % kBK != 0) cond = andMaybe(cond, gK < intImm(s.K));
                 Expr v = at(gRow, gK);
                 if (cond) v = select(cond, v, zero);
-                return store(dst, {kk, row}, v);
+                return sink(r, kk, row, v);
             });
+        };
+        auto stage = [&](const Expr& t, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
+                         std::int64_t rows, std::int64_t extent,
+                         const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
+            return stageWith(t, kBase, kContiguous, base, rows, extent, at,
+                             [&](const Expr&, const Expr& kk, const Expr& row, const Expr& v) { return store(dst, {kk, row}, v); });
         };
 
         const Var k0 = k.newVar("k0");
@@ -265,7 +287,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             return seq({stage(t, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
                         stage(t, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); })});
         });
-        Stmt compute = threads([&](const Expr& t) {
+        auto computeBody = [&](const Expr& t) {
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
                 Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
                     auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
@@ -286,9 +308,38 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                 });
                 return allocate(aReg, allocate(bReg, steps));
             });
-        });
+        };
+        Stmt compute = threads(computeBody);
         Stmt mainLoop = forLoop(k0, intImm(ceilDiv(s.K, kBK)), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial,
                                 0, "k in steps of " + std::to_string(kBK));
+        Stmt prologue;
+        if (s.prefetch) {
+            // Register prefetch: step k0 + 1's elements are loaded (and B produced) into per-thread
+            // registers in the same phase that computes step k0 from shared memory, so their
+            // latency overlaps the FMAs; the next iteration moves them to shared memory.
+            const std::int64_t steps = ceilDiv(s.K, kBK);
+            auto fetchGlobal = [&](const Expr& t, const Expr& kB) {
+                return seq({stageWith(t, kB, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); },
+                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preA, {t, r}, v); }),
+                            stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
+                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {t, r}, v); })});
+            };
+            auto toShared = [&](const Expr& t, int dst, int reg, bool kContiguous, std::int64_t rows) {
+                return unrolled("r", rows * kBK / kThreads, [&](const Expr& r) {
+                    Expr row, kk;
+                    coords(t, r, kContiguous, rows, &row, &kk);
+                    return store(dst, {kk, row}, load(reg, accT, {t, r}));
+                });
+            };
+            prologue = threads([&](const Expr& t) { return fetchGlobal(t, intImm(0)); });
+            const Var k1 = k.newVar("k0");
+            Stmt put = threads([&](const Expr& t) { return seq({toShared(t, As, preA, !s.transA, kBM), toShared(t, Bs, preB, s.transB, kBN)}); });
+            Stmt next = threads([&](const Expr& t) {
+                return seq({ifThen(varRef(k1) + 1 < intImm(steps), fetchGlobal(t, (varRef(k1) + 1) * intImm(kBK))), computeBody(t)});
+            });
+            mainLoop = forLoop(k1, intImm(steps), seq({put, barrier(), next, barrier()}), ForKind::Serial, 0,
+                               "k in steps of " + std::to_string(kBK) + ", the next step prefetched into registers");
+        }
 
         // Epilogue: one thread's 8 x 8 results.
         auto result = [&](const Expr& i, const Expr& j, const Expr& v) {
@@ -325,6 +376,8 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                 });
             });
         });
+        if (s.prefetch)
+            return allocate(As, allocate(Bs, allocate(acc, allocate(preA, allocate(preB, seq({init, prologue, mainLoop, out}))))));
         return allocate(As, allocate(Bs, allocate(acc, seq({init, mainLoop, out}))));
     });
 

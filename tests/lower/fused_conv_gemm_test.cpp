@@ -190,6 +190,32 @@ TEST(FusedConvGemm, RaggedSizesAndTilesAgainstReference) {
     EXPECT_EQ(check(d), "");
 }
 
+TEST(FusedConvGemm, RegisterPrefetchAgainstReference) {
+    // Several steps (40 channels: 3 steps of 16, the last ragged), 2 steps of 32, one step.
+    ::setenv("TESSERA_DWPW_PREFETCH", "1", 1);
+    Dw d;
+    d.N = 3, d.C = 40, d.H = 7, d.W = 7, d.K = 20, d.stride = 2;
+    LoweredKernel lk;
+    EXPECT_EQ(check(d, &lk), "");
+    EXPECT_NE(printKernel(lk.kernel).find("the next step prefetched into registers"), std::string::npos);
+    d.C = 64, d.K = 130, d.stride = 1;
+    {
+        EnvTile env("64,16,32");
+        EXPECT_EQ(check(d), "");
+    }
+    d.C = 9;
+    EXPECT_EQ(check(d), "");
+    ::unsetenv("TESSERA_DWPW_PREFETCH");
+    EXPECT_EQ(check(d, &lk), "");
+    EXPECT_EQ(printKernel(lk.kernel).find("prefetched"), std::string::npos);
+    // Default: prefetch from 384 channels on.
+    EXPECT_FALSE(detail::dwPwGemmPrefetch(192));
+    EXPECT_TRUE(detail::dwPwGemmPrefetch(384));
+    ::setenv("TESSERA_DWPW_PREFETCH", "0", 1);
+    EXPECT_FALSE(detail::dwPwGemmPrefetch(960));
+    ::unsetenv("TESSERA_DWPW_PREFETCH");
+}
+
 TEST(FusedConvGemm, KernelStructure) {
     Dw d;
     d.N = 2, d.C = 24, d.H = 9, d.W = 9, d.K = 64;
@@ -245,8 +271,10 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
     cases[1].d.N = 32, cases[1].d.C = 960, cases[1].d.H = cases[1].d.W = 7, cases[1].d.K = 160;
     cases[1].what = "b32 960x7x7 -> 160";
     cases[2].d.N = 32, cases[2].d.C = 96, cases[2].d.H = cases[2].d.W = 112, cases[2].d.K = 24, cases[2].d.stride = 2;
-    cases[2].what = "b32 96x112x112 s2 -> 24";
+    cases[2].what = "b32 96x112x112 s2 -> 24 (register prefetch)";
     for (const Case& c : cases) {
+        // The third case with register prefetch (GpuGemmSpec::prefetch).
+        if (&c == &cases[2]) ::setenv("TESSERA_DWPW_PREFETCH", "1", 1);
         Built bt = build(c.d);
         auto lk = lowerIt(bt);
         ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
@@ -270,6 +298,7 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         std::smatch spill;
         ASSERT_TRUE(std::regex_search(r->log, spill, std::regex(R"((\d+) bytes spill stores)"))) << r->log;
         EXPECT_EQ(spill[1].str(), "0") << c.what << "\n" << r->log;
+        ::unsetenv("TESSERA_DWPW_PREFETCH");
         std::smatch regs;
         if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
             std::cout << "[ ptxas    ] fused dw-pw GEMM form " << c.what << ": " << regs[0].str() << "\n";
