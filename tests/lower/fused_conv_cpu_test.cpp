@@ -175,6 +175,48 @@ TEST(FusedConvCpu, DwPwFilterChunksWhenFewWorkers) {
     EXPECT_EQ(checkCpu(d, 4), "");
 }
 
+TEST(FusedConvCpu, DwPwGemmPathRowAndFlatModes) {
+    // The dw-pw path is the MatMul template over a B panel (lowerDwPwGemmCpu): row mode (maps
+    // >= 16 wide, rows padded to 16), flat mode (narrower maps), ragged filter blocks (K % 8),
+    // ragged column blocks (rows wider than 64), stride 2, batch 2, with and without biases/Clip.
+    CpuChain d;
+    d.N = 2, d.C = 7, d.H = 9, d.W = 18, d.K = 13;  // row mode: 18 -> 32 padded columns
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d.bias1 = false, d.clip = false;
+    EXPECT_EQ(checkCpu(d, 2), "");
+    d = CpuChain{};
+    d.N = 2, d.C = 11, d.H = 7, d.W = 7, d.K = 19, d.bias2 = false;  // flat mode, 49 pixels per image
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d.stride = 2;  // 4x4 output
+    EXPECT_EQ(checkCpu(d, 2), "");
+    d = CpuChain{};
+    d.N = 1, d.C = 4, d.H = 5, d.W = 150, d.K = 9, d.stride = 2;  // 75 columns: blocks of 64 + 16
+    EXPECT_EQ(checkCpu(d, 1), "");
+}
+
+TEST(FusedConvCpu, DwPwGemmPathPlanAndTemplate) {
+    // MobileNetV2-like block (32 channels, 56x56, 64 filters) on one thread: 4-row tiles, the B
+    // panel [32, 4 x 64], the template's 8 x 64 tiles; the kernel names the path in its notes.
+    CpuChain d;
+    d.N = 1, d.C = 32, d.H = 56, d.W = 56, d.K = 64;
+    CpuBuilt bt = buildChain(d);
+    LowerOptions lo;
+    lo.cpuThreads = 1;
+    auto lk = detail::lowerConvChain(bt.g, bt.spec, lo, "group 'g0'");
+    ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+    EXPECT_EQ(lk->kernel.mappings, (std::vector<std::string>{"grid = spatial(1,14,1,1)"}));
+    ASSERT_FALSE(lk->kernel.notes.empty());
+    EXPECT_EQ(lk->kernel.notes.back(),
+              "tile 4x56 output pixels, Kc = 64 output channels per worker; B panel [32,256]; GEMM tiles 8 x 64 "
+              "(MatMul template, axpy form)");
+    // The output keeps its logical shape (lowerGroup appends epilogues at Y's indices).
+    const BufferDecl& yb = lk->kernel.buffers[static_cast<std::size_t>(lk->kernel.params.back())];
+    EXPECT_EQ(yb.shape, (std::vector<std::int64_t>{1, 64, 56, 56}));
+    // The generated C++ reads the panel through a __restrict__ view (accumulators kept in registers).
+    auto src = codegen::generateCpp({&lk->kernel});
+    EXPECT_NE(src.source.find("float* __restrict__ t_Bp = t_Bp_arr;"), std::string::npos);
+}
+
 TEST(FusedConvCpu, PwDwRaggedAgainstReference) {
     CpuChain d;
     d.kind = FusionKind::PwDw;
@@ -200,8 +242,13 @@ TEST(FusedConvCpu, PwPwRaggedAgainstReference) {
 
 TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
     if (!tessera::test::haveCompiler()) GTEST_SKIP() << "no C++ compiler (c++) on PATH";
-    std::vector<CpuChain> chains(3);
+    std::vector<CpuChain> chains(5);
     chains[0].N = 2, chains[0].C = 10, chains[0].H = 11, chains[0].W = 13, chains[0].K = 21, chains[0].stride = 2;
+    // dw-pw GEMM path: row mode (40 columns padded to 48) with ragged filter blocks, no biases.
+    chains[3].N = 2, chains[3].C = 12, chains[3].H = 10, chains[3].W = 40, chains[3].K = 27;
+    chains[3].bias1 = chains[3].bias2 = false;
+    // flat mode, stride 2 (15x15 -> 8x8), Clip between.
+    chains[4].N = 1, chains[4].C = 20, chains[4].H = 15, chains[4].W = 15, chains[4].K = 16, chains[4].stride = 2;
     chains[1].kind = FusionKind::PwDw, chains[1].C = 6, chains[1].Cm = 18, chains[1].H = 9, chains[1].W = 12;
     chains[2].kind = FusionKind::PwPw, chains[2].C = 7, chains[2].Cm = 13, chains[2].K = 9, chains[2].H = 6, chains[2].W = 20;
     for (const CpuChain& d : chains) {
