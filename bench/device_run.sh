@@ -105,5 +105,5 @@ EOF3
 fi
 if [ "$what" = fusion ]; then
   echo "== fusion bench (issue 6)"
-  PYTHONUNBUFFERED=1 timeout 560 python3 bench/fusion_bench.py "$cli" /tmp/fusionbench ${2:-} ${3:-} 2>&1 | tee "$out/fusion_bench.log" | tail -60
+  PYTHONUNBUFFERED=1 timeout ${FUSION_TIMEOUT:-560} python3 bench/fusion_bench.py "$cli" /tmp/fusionbench ${2:-} ${3:-} 2>&1 | tee "$out/fusion_bench.log" | tail -60
 fi
