@@ -76,7 +76,8 @@ protected:
         auto cm = pipeline::compileModel(m, in, co);
         EXPECT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
         if (!cm.ok()) return {};
-        EXPECT_TRUE(cm->warnings.items().empty()) << cm->warnings.formatAll();
+        // No group may be split (other warnings, e.g. a DSL `stage` the CUDA target does not honour, are fine).
+        EXPECT_EQ(cm->warnings.formatAll().find("not fused"), std::string::npos) << cm->warnings.formatAll();
         if (fused) *fused = cm->plan.fusedGroupCount();
         pipeline::RunOptions ro;
         ro.check = true;
