@@ -333,6 +333,267 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
     return std::move(lk);
 }
 
+/// Floats of the Local panel of a pw-dw worker (128 KiB: inside the 1 MiB L2 of a core).
+constexpr std::int64_t kPwDwPanelBudget = 32768;
+/// GEMM tile width of the pw-dw panel fill: 8 x 32 accumulators (16 vector registers) leave
+/// room for the B vectors (8 x 64 spilled them on a 32-register AVX-512 machine).
+constexpr std::int64_t kPwDwTn = 32;
+
+/// pw-dw on the CPU through the MatMul/Gemm template (emitGemmTile, axpy form). Each worker owns
+/// one image n, a tile of th output rows (whole rows) and a block of CB (= the template's 8)
+/// intermediate channels c0..c0+CB-1. The tile needs rows [oh0*s - p, oh0*s - p + rh) of T; the
+/// panel holds the rhc = min(rh, H) image rows starting at a = clamp(oh0*s - p, 0, H - rhc), and
+/// one zero row after them (the depthwise padding above and below the map), rows of PW columns:
+///   Pn[i][r*PW + pl + col] = between(B1[c0 + i] + sum_c W1[c0 + i, c] * X[n, c, (a + r)*W + col])
+/// computed by the template with A = W1 as [Cm, C], B = input rows (X viewed [N, C, H*W]) and the
+/// bias added at its store; never a masked load. Row mode (maps >= kMinRowPixels wide): per panel
+/// row, column tiles of kPwDwTn over the W columns (the last one ragged), the row padded by zero
+/// columns (pl = the left padding, PW >= pl + W covers the right taps), so the depthwise conv
+/// needs no guards. Flat mode (narrower maps): PW = W, pl = 0, the rhc rows are one contiguous
+/// operand of rhc*W columns. Then the depthwise conv reads the panel: per channel and output row,
+/// tap row kh maps to panel row ih - a (the zero row when ih is outside the image); the output
+/// columns whose taps lie inside the panel row are one vectorised loop (all of them in row mode),
+/// the border columns of flat mode a scalar loop with guarded taps; each element of Y is stored
+/// once. Only the k - s halo
+/// rows per tile are recomputed (the tile height minimises the computed rows within the panel
+/// budget); channel blocks share no work, so they give the threads their parallelism.
+support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const ConvChainSpec& chain,
+                                                  const ConvChainInfo& info, const LowerOptions& options,
+                                                  const std::string& where) {
+    const ChainConv& A = info.A;
+    const ChainConv& B = info.B;
+    const ir::Node& nodeA = g.node(A.id);
+    const ir::Node& nodeB = g.node(B.id);
+    const std::int64_t N = info.N, C = info.C, H = info.H, W = info.W, Cm = info.Cm;
+    const std::int64_t H2 = info.H2, W2 = info.W2;
+    const WindowGeom& gb = B.geom;
+    const std::int64_t s0 = gb.s[0], s1 = gb.s[1], d0 = gb.d[0], d1 = gb.d[1], p0 = gb.pb[0], p1 = gb.pb[1];
+    const std::int64_t k0h = gb.k[0], k1w = gb.k[1];
+    const std::int64_t threads = std::max(1, options.cpuThreads);
+
+    // ---- plan ----
+    const bool flat = W < kMinRowPixels;
+    const std::int64_t pl = flat ? 0 : p1;
+    const std::int64_t PW = flat ? W : std::max(pl + W, (W2 - 1) * s1 + (k1w - 1) * d1 + 1);
+    const std::int64_t CB = std::min(Cm, kGemmTm);
+    const std::int64_t cBlocks = chainCeilDiv(Cm, CB);
+    auto regionRows = [&](std::int64_t th) { return std::min(H, (th - 1) * s0 + (k0h - 1) * d0 + 1); };
+    auto panelFloats = [&](std::int64_t th) { return CB * (regionRows(th) + 1) * PW; };
+    // The tile height computing the fewest panel rows over the map (plus one row per tile for its
+    // fixed costs) with a panel inside the budget.
+    std::int64_t th = 1, bestCost = -1;
+    for (std::int64_t t = 1; t <= H2; ++t) {
+        if (t > 1 && panelFloats(t) > kPwDwPanelBudget) break;
+        const std::int64_t cost = chainCeilDiv(H2, t) * (regionRows(t) + 1);
+        if (bestCost < 0 || cost < bestCost) bestCost = cost, th = t;
+    }
+    while (N * chainCeilDiv(H2, th) * cBlocks < 2 * threads && th > 1) th = (th + 1) / 2;
+    const std::int64_t tilesH = chainCeilDiv(H2, th);
+    const std::int64_t rhc = regionRows(th);
+    const std::int64_t workers = N * tilesH * cBlocks;
+    // Output columns whose taps all lie in the panel row: [owLo, owLo + nInner).
+    const std::int64_t owLo = flat ? std::min(W2, chainCeilDiv(p1, s1)) : 0;
+    const std::int64_t hiNum = W - 1 + p1 - (k1w - 1) * d1;
+    const std::int64_t owHi = flat ? (hiNum < 0 ? -1 : std::min(W2 - 1, hiNum / s1)) : W2 - 1;
+    const std::int64_t nInner = std::max<std::int64_t>(0, owHi - owLo + 1);
+    // The vectorised loop runs whole vectors into a row buffer when nInner is not a multiple of
+    // 16 (GCC runs a remainder scalar). With a column stride > 1 GCC peels the last iteration of
+    // the strided tap loads (peeling for gaps): one extra iteration keeps the vectors whole. The
+    // panel is long enough for its reads (zero slack after the zero row).
+    const std::int64_t nVec = chainRoundUp(nInner, 16) + (s1 > 1 && nInner > 0 ? 1 : 0);
+    const std::int64_t panelLen =
+        std::max((rhc + 1) * PW, rhc * PW + (owLo + nVec - 1) * s1 + (k1w - 1) * d1 - p1 + pl + 1);
+
+    // ---- kernel and parameters ----
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    LoweredKernel& lk = ck.lk;
+    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
+    Kernel& k = lk.kernel;
+    const DType f32 = DType::F32;
+    const Expr zero = floatImm(0.0, f32);
+    // X viewed [N, C, H*W] (same dense layout): the region rows are one contiguous GEMM operand.
+    // Conv chains take no prologue, so no rewrite indexes X by its logical shape.
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, C, H * W};
+
+    BufferDecl pd;
+    pd.name = "Pn";
+    pd.dtype = f32;
+    pd.scope = MemoryScope::Local;
+    pd.shape = {CB, panelLen};
+    const int Pn = k.addBuffer(pd);
+    int Yr = -1;  // row buffer of the depthwise conv's vectorised loop (when nVec > nInner)
+    if (nVec > nInner) {
+        BufferDecl yd;
+        yd.name = "Yr";
+        yd.dtype = f32;
+        yd.scope = MemoryScope::Local;
+        yd.shape = {nVec};
+        Yr = k.addBuffer(yd);
+    }
+    support::DiagnosticList betweenErrors;
+
+    const Var vcb = k.newVar("cb"), vty = k.newVar("ty"), vn = k.newVar("n"), va = k.newVar("a");
+    const Expr n = varRef(vn), oh0 = varRef(vty) * intImm(th), c0 = varRef(vcb) * intImm(CB), a = varRef(va);
+    const bool cClamp = Cm % CB != 0;
+    auto chan = [&](const Expr& i) { return cClamp ? minOf(i, intImm(Cm - 1)) : i; };
+
+    // The GEMM into the panel: rows i = intermediate channels c0 + i (clamped past Cm: computed,
+    // never stored to Y), columns j = the region's pixels.
+    // Flat mode: r null, j over the rhc*W pixels; row mode: j over the columns of panel row r.
+    auto tile = [&](const Expr& r, const Expr& j0, std::int64_t nExt) -> Stmt {
+        GemmTileSpec s;
+        s.K = C;
+        s.acc = f32;
+        s.a = [&](const Expr& i, const Expr& c) { return load(W1b, f32, {chan(c0 + i), c, intImm(0), intImm(0)}); };
+        s.b = [&, r](const Expr& c, const Expr& j) { return load(X, f32, {n, c, (r ? a + r : a) * intImm(W) + j}); };
+        s.store = [&, r](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
+            const Var t = k.newVar("t", f32);
+            auto bv = applyBetween(ck, info, varRef(t));
+            if (!bv) {
+                betweenErrors.append(bv.diagnostics());
+                return nullptr;
+            }
+            const Expr col = r ? r * intImm(PW) + intImm(pl) + j : j;
+            return let(t, B1b >= 0 ? v + load(B1b, f32, {chan(c0 + i)}) : v, store(Pn, {i, col}, *bv));
+        };
+        return emitGemmTile(k, s, intImm(0), j0, intImm(CB), intImm(nExt), CB, nExt);
+    };
+    // Column tiles (start, width). Flat: kPwDwTn wide over the rhc*W pixels, the last one ragged.
+    // Row mode: the row's whole vectors (W rounded up to 16) spread evenly over tiles of at most
+    // kPwDwTn; when W is not a multiple of 16 the last tile is shifted left to end at W, so it
+    // recomputes a few panel columns instead of reading past the row (no masked loads).
+    std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
+    if (flat) {
+        const std::int64_t P = rhc * W, tn = std::min(P, kPwDwTn);
+        for (std::int64_t j = 0; j < P; j += tn) tiles.push_back({j, std::min(tn, P - j)});
+    } else {
+        const std::int64_t vecs = chainCeilDiv(W, 16), maxV = kPwDwTn / 16;
+        const std::int64_t nt = chainCeilDiv(vecs, maxV);
+        std::vector<std::int64_t> v(static_cast<std::size_t>(nt), vecs / nt);
+        for (std::int64_t t = 0; t < vecs % nt; ++t) ++v[static_cast<std::size_t>(t)];
+        if (vecs * 16 > W && nt == 1) v = {1, vecs - 1};
+        std::int64_t j = 0;
+        for (std::int64_t vt : v) {
+            tiles.push_back({std::min(j, W - 16 * vt), 16 * vt});
+            j += 16 * vt;
+        }
+    }
+    const std::int64_t tn = tiles.front().second;
+    auto columnTiles = [&](const Expr& r) -> Stmt {
+        std::vector<Stmt> parts;
+        for (std::size_t t = 0; t < tiles.size();) {
+            // Equal full-width tiles at regular starts: one loop.
+            std::size_t e = t + 1;
+            while (e < tiles.size() && tiles[e].second == tiles[t].second &&
+                   tiles[e].first == tiles[t].first + static_cast<std::int64_t>(e - t) * tiles[t].second)
+                ++e;
+            const std::int64_t j0 = tiles[t].first, w = tiles[t].second;
+            if (e - t > 1)
+                parts.push_back(loopOver(k, "jb", intImm(static_cast<std::int64_t>(e - t)), ForKind::Serial,
+                                         [&](const Expr& jb) { return tile(r, intImm(j0) + jb * intImm(w), w); }));
+            else
+                parts.push_back(tile(r, intImm(j0), w));
+            t = e;
+        }
+        return seq(std::move(parts));
+    };
+    Stmt gemm = flat ? columnTiles(Expr()) : loopOver(k, "r", intImm(rhc), ForKind::Serial, columnTiles);
+    if (betweenErrors.hasErrors()) return betweenErrors;
+    // Zeros: the pad columns of every row (row mode) and the zero row rhc.
+    Stmt zeroRow = loopOver(k, "i", intImm(CB), ForKind::Serial, [&](const Expr& i) -> Stmt {
+        std::vector<Stmt> parts;
+        if (PW > W)
+            parts.push_back(loopOver(k, "r", intImm(rhc), ForKind::Serial, [&](const Expr& r) -> Stmt {
+                std::vector<Stmt> cols;
+                if (pl > 0)
+                    cols.push_back(loopOver(k, "col", intImm(pl), ForKind::Serial,
+                                            [&](const Expr& col) { return store(Pn, {i, r * intImm(PW) + col}, zero); }));
+                if (PW > pl + W)
+                    cols.push_back(loopOver(k, "col", intImm(PW - pl - W), ForKind::Serial, [&](const Expr& col) {
+                        return store(Pn, {i, r * intImm(PW) + intImm(pl + W) + col}, zero);
+                    }));
+                return seq(std::move(cols));
+            }));
+        parts.push_back(loopOver(k, "col", intImm(panelLen - rhc * PW), ForKind::Vectorize,
+                                 [&](const Expr& col) { return store(Pn, {i, intImm(rhc * PW) + col}, zero); }));
+        return seq(std::move(parts));
+    });
+
+    // The depthwise conv over the panel, each output element stored once.
+    Stmt dw = loopOver(k, "i", intImm(CB), ForKind::Serial, [&](const Expr& i) -> Stmt {
+        const Expr cg = c0 + i;
+        Stmt rows = loopOver(k, "r", intImm(th), ForKind::Serial, [&](const Expr& r) -> Stmt {
+            const Expr oh = oh0 + r;
+            std::vector<Var> rowBase;  // panel offset of tap row kh
+            for (std::int64_t kh = 0; kh < k0h; ++kh) rowBase.push_back(k.newVar("rb"));
+            // One output column; `guard`: taps may fall outside [0, W) (border columns).
+            // `toRow`: into the row buffer Yr at index `ow - owLo` instead of Y.
+            auto column = [&](const Expr& ow, bool guard, bool toRow = false) -> Stmt {
+                Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
+                for (std::int64_t kh = 0; kh < k0h; ++kh)
+                    for (std::int64_t kw = 0; kw < k1w; ++kw) {
+                        const Expr iw = ow * intImm(s1) + intImm(kw * d1 - p1);
+                        Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) *
+                                    load(Pn, f32, {i, varRef(rowBase[static_cast<std::size_t>(kh)]) + ow * intImm(s1) +
+                                                          intImm(kw * d1 - p1 + pl)});
+                        if (guard) term = select(iw >= intImm(0) && iw < intImm(W), term, zero);
+                        sum = sum ? sum + term : term;
+                    }
+                return toRow ? store(Yr, {ow - intImm(owLo)}, sum) : store(Yb, {n, cg, oh, ow}, sum);
+            };
+            std::vector<Stmt> parts;
+            if (owLo > 0)
+                parts.push_back(loopOver(k, "col", intImm(owLo), ForKind::Serial, [&](const Expr& col) { return column(col, true); }));
+            if (nInner > 0 && nVec == nInner)
+                parts.push_back(loopOver(k, "col", intImm(nVec), ForKind::Vectorize,
+                                         [&](const Expr& col) { return column(intImm(owLo) + col, false); }));
+            if (nVec > nInner) {
+                // Whole vectors into the row buffer, then its first nInner values to Y (a guarded
+                // store in the tap loop made GCC split the loop and run the taps' tail scalar).
+                parts.push_back(loopOver(k, "col", intImm(nVec), ForKind::Vectorize,
+                                         [&](const Expr& col) { return column(intImm(owLo) + col, false, true); }));
+                parts.push_back(loopOver(k, "col", intImm(nInner), ForKind::Vectorize, [&](const Expr& col) {
+                    return store(Yb, {n, cg, oh, intImm(owLo) + col}, load(Yr, f32, {col}));
+                }));
+            }
+            if (owLo + nInner < W2)
+                parts.push_back(loopOver(k, "col", intImm(W2 - owLo - nInner), ForKind::Serial,
+                                         [&](const Expr& col) { return column(intImm(owLo + nInner) + col, true); }));
+            Stmt px = seq(std::move(parts));
+            for (std::int64_t kh = k0h; kh-- > 0;) {
+                const Expr ih = oh * intImm(s0) + intImm(kh * d0 - p0);
+                px = let(rowBase[static_cast<std::size_t>(kh)],
+                         select(ih >= intImm(0) && ih < intImm(H), ih - a, intImm(rhc)) * intImm(PW), px);
+            }
+            return H2 % th != 0 ? ifThen(oh < intImm(H2), px) : px;
+        });
+        return cClamp ? ifThen(cg < intImm(Cm), rows) : rows;
+    });
+
+    Stmt body = allocate(Pn, seq({gemm, zeroRow, nVec > nInner ? allocate(Yr, dw) : dw}));
+    // a = clamp(oh0 * s - p, 0, H - rhc): the first image row of the panel.
+    body = let(va, maxOf(minOf(oh0 * intImm(s0) - intImm(p0), intImm(H - rhc)), intImm(0)), body);
+    const Var wv = k.newVar("w");
+    const Expr w = varRef(wv);
+    const Expr rest = w / intImm(cBlocks);
+    body = let(vcb, w % intImm(cBlocks), let(vty, rest % intImm(tilesH), let(vn, rest / intImm(tilesH), body)));
+    const std::string gridText =
+        "spatial(" + std::to_string(N) + "," + std::to_string(tilesH) + "," + std::to_string(cBlocks) + ")";
+    k.body = forLoop(wv, intImm(workers), body, ForKind::Parallel, 0, "grid = " + gridText);
+    k.mappings.push_back("grid = " + gridText);
+    k.notes.push_back("fused pw-dw chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " + chainDimsText(A.ys) +
+                      " computed per tile and channel block into a panel by the GEMM template");
+    k.notes.push_back("tile " + std::to_string(th) + "x" + std::to_string(W2) + " output pixels x " + std::to_string(CB) +
+                      " channels; panel [" + std::to_string(CB) + "," + std::to_string(rhc + 1) + " x " + std::to_string(PW) +
+                      "] (" + std::to_string(rhc) + " input rows + a zero row); GEMM " + (flat ? "over the flattened rows" : "per row") +
+                      ", tiles " + std::to_string(CB) + " x " +
+                      std::to_string(tn) + " (MatMul template, axpy form); " + std::to_string(nInner) +
+                      " inner columns vectorised");
+    return std::move(lk);
+}
+
 }  // namespace
 
 support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
@@ -351,6 +612,10 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
     const std::int64_t threads = std::max(1, options.cpuThreads);
     if (firstDw) return lowerDwPwGemmCpu(g, chain, info, options, where);
+    // pw-dw through the template while one channel block's panel for a single output row fits
+    // (4x the budget); wider maps take the register-tiled path below (column tiles).
+    if (secondDw && std::min(Cm, kGemmTm) * (std::min(H, (k2h - 1) * d2h + 1) + 1) * W <= 4 * kPwDwPanelBudget)
+        return lowerPwDwGemmCpu(g, chain, info, options, where);
 
     // ---- plan ----
     CpuChainPlan pl;
