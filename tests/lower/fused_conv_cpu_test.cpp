@@ -231,6 +231,88 @@ TEST(FusedConvCpu, PwDwRaggedAgainstReference) {
     EXPECT_EQ(checkCpu(d), "");
 }
 
+/// The kernel of chain `d` lowered for `threads` CPU workers (fails the test on an error).
+LoweredKernel lowerCpu(const CpuChain& d, int threads) {
+    CpuBuilt bt = buildChain(d);
+    LowerOptions lo;
+    lo.cpuThreads = threads;
+    auto lk = detail::lowerConvChain(bt.g, bt.spec, lo, "group 'g0'");
+    EXPECT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+    return lk ? std::move(*lk) : LoweredKernel{};
+}
+
+TEST(FusedConvCpu, PwDwGemmPathAgainstReference) {
+    // The pw-dw path is the MatMul template into a per-tile panel (lowerPwDwGemmCpu): ragged
+    // channel blocks (Cm % 8), row mode with a shifted last column tile (W % 16 != 0), flat mode
+    // (W < 16), stride 2 on odd sizes, 5x5 windows, batch 2, with and without biases and Clip,
+    // several row tiles (clamped panel rows at the top and bottom of the map).
+    CpuChain d;
+    d.kind = FusionKind::PwDw;
+    d.N = 2, d.C = 5, d.Cm = 21, d.H = 19, d.W = 19, d.stride = 2;  // row mode: tiles at 0 and 3
+    EXPECT_EQ(checkCpu(d, 1), "");
+    EXPECT_EQ(checkCpu(d, 2), "");
+    d.bias1 = d.bias2 = false, d.clip = false;
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d = CpuChain{};
+    d.kind = FusionKind::PwDw;
+    d.C = 3, d.Cm = 8, d.H = 17, d.W = 23, d.kernel = 5, d.pad = 2;  // 5x5, stride 1
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d.stride = 2, d.bias2 = false;  // 5x5, stride 2: 9x12 output
+    EXPECT_EQ(checkCpu(d, 2), "");
+    d = CpuChain{};
+    d.kind = FusionKind::PwDw;
+    d.N = 2, d.C = 6, d.Cm = 13, d.H = 9, d.W = 7, d.stride = 2;  // flat mode, border columns
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d.kernel = 5, d.pad = 2, d.stride = 1, d.bias1 = false;  // flat, 5x5: two border columns each side
+    EXPECT_EQ(checkCpu(d, 2), "");
+    // A tall map: several row tiles (the plan's height from the panel budget), ragged last tile.
+    d = CpuChain{};
+    d.kind = FusionKind::PwDw;
+    d.C = 4, d.Cm = 9, d.H = 101, d.W = 130;
+    const LoweredKernel lk = lowerCpu(d, 1);
+    ASSERT_EQ(lk.kernel.mappings.size(), 1u);
+    EXPECT_EQ(lk.kernel.mappings[0], "grid = spatial(1,4,2)");
+    EXPECT_EQ(checkCpu(d, 1), "");
+    // Few channels and rows for 4 threads: rows halved until there are 8 workers.
+    d = CpuChain{};
+    d.kind = FusionKind::PwDw;
+    d.C = 3, d.Cm = 6, d.H = 8, d.W = 16;
+    const LoweredKernel lk4 = lowerCpu(d, 4);
+    EXPECT_EQ(lk4.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,8,1)"}));
+    EXPECT_EQ(checkCpu(d, 4), "");
+}
+
+TEST(FusedConvCpu, PwDwGemmPathPlanAndTemplate) {
+    // MobileNetV2's features.4 expansion (24 -> 144 channels at 56x56, ReLU6, 3x3 stride 2) on
+    // one thread: the whole map is one row tile (57 rows needed, 56 in the image: one panel row
+    // spared), 18 blocks of 8 channels, row mode with 2 GEMM tiles of 32 per row (the second
+    // shifted to end at column 56), 28 output columns vectorised (into a row buffer).
+    CpuChain d;
+    d.kind = FusionKind::PwDw;
+    d.C = 24, d.Cm = 144, d.H = 56, d.W = 56, d.stride = 2;
+    const LoweredKernel lk = lowerCpu(d, 1);
+    EXPECT_EQ(lk.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,1,18)"}));
+    ASSERT_FALSE(lk.kernel.notes.empty());
+    EXPECT_EQ(lk.kernel.notes.back(),
+              "tile 28x28 output pixels x 8 channels; panel [8,57 x 57] (56 input rows + a zero row); GEMM per row, "
+              "tiles 8 x 32 (MatMul template, axpy form); 28 inner columns vectorised");
+    // X is viewed [N, C, H*W]; the output keeps its logical shape (lowerGroup's epilogues).
+    const auto& params = lk.kernel.params;
+    EXPECT_EQ(lk.kernel.buffers[static_cast<std::size_t>(params.front())].shape, (std::vector<std::int64_t>{1, 24, 3136}));
+    EXPECT_EQ(lk.kernel.buffers[static_cast<std::size_t>(params.back())].shape, (std::vector<std::int64_t>{1, 144, 28, 28}));
+    auto src = codegen::generateCpp({&lk.kernel});
+    EXPECT_NE(src.source.find("float* __restrict__ t_Pn = "), std::string::npos);
+    // features.2 (16 -> 96 at 112x112, stride 2): 14-row tiles (29 input rows for 28: one halo
+    // row per tile), 12 channel blocks; the 7 vectors of a row in GEMM tiles of 32, 32, 32, 16.
+    d.C = 16, d.Cm = 96, d.H = 112, d.W = 112;
+    const LoweredKernel lk2 = lowerCpu(d, 1);
+    EXPECT_EQ(lk2.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,4,12)"}));
+    ASSERT_FALSE(lk2.kernel.notes.empty());
+    EXPECT_EQ(lk2.kernel.notes.back(),
+              "tile 14x56 output pixels x 8 channels; panel [8,30 x 113] (29 input rows + a zero row); GEMM per row, "
+              "tiles 8 x 32 (MatMul template, axpy form); 56 inner columns vectorised");
+}
+
 TEST(FusedConvCpu, PwPwRaggedAgainstReference) {
     CpuChain d;
     d.kind = FusionKind::PwPw;
@@ -251,6 +333,16 @@ TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
     chains[4].N = 1, chains[4].C = 20, chains[4].H = 15, chains[4].W = 15, chains[4].K = 16, chains[4].stride = 2;
     chains[1].kind = FusionKind::PwDw, chains[1].C = 6, chains[1].Cm = 18, chains[1].H = 9, chains[1].W = 12;
     chains[2].kind = FusionKind::PwPw, chains[2].C = 7, chains[2].Cm = 13, chains[2].K = 9, chains[2].H = 6, chains[2].W = 20;
+    // pw-dw template path: row mode with ragged channel blocks and stride 2 (row buffer), flat
+    // mode with a 5x5 window (border columns).
+    CpuChain rowMode;
+    rowMode.kind = FusionKind::PwDw, rowMode.N = 2, rowMode.C = 5, rowMode.Cm = 21, rowMode.H = 19, rowMode.W = 37;
+    rowMode.stride = 2;
+    chains.push_back(rowMode);
+    CpuChain flatMode;
+    flatMode.kind = FusionKind::PwDw, flatMode.C = 6, flatMode.Cm = 16, flatMode.H = 11, flatMode.W = 9;
+    flatMode.kernel = 5, flatMode.pad = 2, flatMode.bias2 = false;
+    chains.push_back(flatMode);
     for (const CpuChain& d : chains) {
         CpuBuilt bt = buildChain(d);
         auto lk = detail::lowerConvChain(bt.g, bt.spec, {}, "group 'g0'");
