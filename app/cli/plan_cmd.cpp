@@ -1,6 +1,8 @@
 #include "app/cli/plan_cmd.h"
 
 #include <cstdio>
+#include <map>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -102,7 +104,21 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         }
         plan = std::move(*p);
     }
-    const auto violations = schedule::checkPlan(g, plan, &*hw);
+    auto violations = schedule::checkPlan(g, plan, &*hw);
+    // A hand-written plan may leave nodes out: `run` runs them alone, so they are notes, not errors.
+    std::vector<std::string> unplanned;
+    if (!options.check.empty()) {
+        std::erase_if(violations, [&](const schedule::FusionViolation& v) {
+            if (v.rule != "coverage" || v.group >= 0 || v.node.empty() || plan.groupOf(v.node) >= 0) return false;
+            unplanned.push_back(v.node);
+            return true;
+        });
+        std::map<std::string, int> names;
+        for (std::size_t i = 0; i < plan.groups.size(); ++i)
+            if (++names[plan.groups[i].name] == 2)
+                violations.push_back({static_cast<int>(i), "", "duplicate-name",
+                                      "two groups are named '" + plan.groups[i].name + "'"});
+    }
 
     if (!options.output.empty()) {
         std::string why;
@@ -112,8 +128,14 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         }
     }
 
-    int ops = 0;
-    for (const auto& grp : plan.groups) ops += static_cast<int>(grp.ops.size());
+    std::set<std::string> opNames;
+    int unknownOps = 0;
+    for (const auto& grp : plan.groups)
+        for (const auto& op : grp.ops) {
+            if (g.findNode(op) == ir::kNoNode) ++unknownOps;
+            else opNames.insert(op);
+        }
+    const int ops = static_cast<int>(opNames.size());
     std::int64_t saved = 0;
     for (const auto& grp : plan.groups) saved += std::max<std::int64_t>(0, grp.predictedBytesSaved);
 
@@ -133,6 +155,9 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             << hw->name << " (" << hw->sms << " SMs, " << hw->sharedBytes / 1024 << " KiB shared memory per block): "
             << plan.groups.size() << " kernels for " << ops << " ops, " << plan.fusedGroupCount()
             << " fused, predicted global traffic saved " << megabytes(saved) << "\n";
+        if (plan.planner == "fuseplanner" || plan.planner == "hidet")
+            out << "(predicted bytes: FusePlanner's access model for conv pairs, tensor sizes for Hidet groups; the "
+                   "two are not comparable across planners)\n";
         out << std::left << std::setw(7) << "group" << std::setw(19) << "kind" << std::setw(5) << "ops"
             << std::setw(34) << "anchor" << std::setw(14) << "tile" << std::right << std::setw(12) << "saved"
             << std::setw(14) << "redundant" << "\n";
@@ -142,7 +167,7 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
                 << tileText(grp.tile) << std::right << std::setw(12)
                 << (grp.kind == schedule::FusionKind::Single ? std::string("-") : megabytes(grp.predictedBytesSaved))
                 << std::setw(14)
-                << (grp.kind == schedule::FusionKind::Single ? std::string("-") : flopsText(grp.redundantFlops) + "FLOP")
+                << (grp.kind == schedule::FusionKind::Single ? std::string("-") : flopsText(grp.redundantFlops) + " FLOP")
                 << "\n";
             if (grp.ops.size() > 1) {
                 for (const auto& op : grp.ops) {
@@ -162,6 +187,13 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
                                     : std::string())
                     << v.message << " [" << v.rule << "]\n";
         }
+        if (!unplanned.empty())
+            out << "note: " << unplanned.size() << " node(s) are in no group and run alone: " << unplanned.front()
+                << (unplanned.size() > 1 ? ", ..." : "") << "\n";
+        if (unknownOps > 0 && unknownOps * 2 > unknownOps + ops)
+            out << "note: most of the plan's nodes are not in " << options.modelPath
+                << ": is the plan for another model?\n";
+        if (!options.check.empty() && violations.empty()) out << "the plan is legal\n";
         if (!options.output.empty()) out << "plan written to " << options.output << "\n";
     }
     if (!violations.empty()) {

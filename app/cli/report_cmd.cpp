@@ -176,6 +176,18 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
             err << "note: " << missingHint << "\n";
         }
     }
+    if (profile && !options.profile.empty()) {
+        // A profile given by hand: say when it does not describe this run's machine or target.
+        const std::string here = rep->device ? perf::gpuFingerprint(*rep->device) : perf::cpuFingerprint();
+        const bool cudaProfile = profile->target.rfind("cuda", 0) == 0;
+        if (cudaProfile != static_cast<bool>(rep->device))
+            err << "note: --profile " << options.profile << " holds roofs for target '" << profile->target
+                << "' but the model ran on " << (rep->device ? "a CUDA device" : "the CPU") << "\n";
+        else if (profile->fingerprint != here)
+            err << "note: --profile " << options.profile << " was measured on '" << profile->fingerprint
+                << "', not on this machine ('" << here << "')\n";
+        if (profile->roofs.empty()) err << "note: --profile " << options.profile << " has no roofs\n";
+    }
     const auto samples = pipeline::kernelSamples(*rep, *cm);
     const std::vector<perf::Roof> roofs =
         profile ? perf::chartRoofs(profile->roofs, rep->threads, "fp32") : std::vector<perf::Roof>{};

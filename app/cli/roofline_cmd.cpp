@@ -1,5 +1,7 @@
 #include "app/cli/roofline_cmd.h"
 
+#include <algorithm>
+
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -52,7 +54,8 @@ bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfi
     for (const auto& w : warnings.items())
         if (w.message.find("timings look disturbed") != std::string::npos && !options.force) {
             err << "tessera-cli: error: the profile was not saved: the measurement looks disturbed (see the warnings "
-                   "above); measure again on a quiet machine, or add --force to save it anyway\n";
+                   "above); measure again on a quiet machine, or with fewer threads than the idle cores "
+                   "(--threads 1), or add --force to save it anyway\n";
             return false;
         }
     const std::string dir = perf::defaultProfileDir();
@@ -100,7 +103,9 @@ int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostr
     perf::MachineProfile profile = r->profile;
     profile.description = std::string("tessera-cli roofline measure --target cuda") + (options.quick ? " --quick" : "") +
                           ", " + r->arch;
-    if (!saveIfAsked(options, profile, err, r.diagnostics())) return kExitBadInput;
+    // A refused --save still prints the table below: the measurement is not lost.
+    const bool saved = saveIfAsked(options, profile, err, r.diagnostics());
+    const int rc = saved ? 0 : kExitBadInput;
 
     const perf::GpuTheoreticalPeaks& pk = r->peaks;
     if (options.json) {
@@ -122,7 +127,7 @@ int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostr
         j["compile_seconds"] = r->compileSeconds;
         j["seconds"] = r->seconds;
         out << j.dump(2) << "\n";
-        return 0;
+        return rc;
     }
 
     const auto& d = r->device;
@@ -153,7 +158,7 @@ int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostr
     }
     for (const auto& n : r->notes) out << "note: " << n << "\n";
     out << std::defaultfloat << "measured in " << std::setprecision(3) << r->seconds << " s\n";
-    return 0;
+    return rc;
 }
 
 }  // namespace
@@ -231,10 +236,20 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
     profile.roofs = r->roofs;
     profile.measuredAt = perf::isoUtcNow();
 
-    if (!saveIfAsked(options, profile, err, r.diagnostics())) return kExitBadInput;
+    // The table (or JSON) first: a refused --save must not lose the measurement.
+    const bool saved = saveIfAsked(options, profile, err, r.diagnostics());
+    const int rc = saved ? 0 : kExitBadInput;
 
     if (options.json) {
         nlohmann::json j = perf::profileToJson(profile);
+        nlohmann::json warnings = nlohmann::json::array();
+        for (const auto& w : r.diagnostics().items()) warnings.push_back(w.message);
+        j["warnings"] = std::move(warnings);
+        j["disturbed"] = std::any_of(r.diagnostics().items().begin(), r.diagnostics().items().end(),
+                                     [](const support::Diagnostic& d) {
+                                         return d.message.find("timings look disturbed") != std::string::npos;
+                                     });
+        j["saved"] = options.save && saved;
         j["isa"] = perf::cpuIsaName(r->isa);
         j["cache"] = {{"l1d_bytes", r->cache.l1d}, {"l2_bytes", r->cache.l2}, {"l3_bytes", r->cache.l3},
                       {"cpus", r->cache.cpus}};
@@ -245,7 +260,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
         j["sweep"] = std::move(sweep);
         j["seconds"] = r->seconds;
         out << j.dump(2) << "\n";
-        return 0;
+        return rc;
     }
 
     out << "machine: " << profile.fingerprint << "\n";
@@ -266,7 +281,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
                 << p.gbPerSecond << "\n";
     }
     out << std::defaultfloat << "measured in " << std::setprecision(3) << r->seconds << " s\n";
-    return 0;
+    return rc;
 }
 
 }  // namespace tessera::cli

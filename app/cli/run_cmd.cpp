@@ -487,7 +487,12 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         if (cm->plan.fusedGroupCount() > 0)
             out << "fusion plan: " << cm->plan.planner
                 << (cm->plan.hardware.empty() ? std::string() : " for " + cm->plan.hardware) << ", "
-                << cm->plan.fusedGroupCount() << " fused kernels (op \"Conv+2\" = Conv with 2 ops fused)\n";
+                << cm->plan.fusedGroupCount() << (cm->plan.fusedGroupCount() == 1 ? " fused kernel" : " fused kernels")
+                << " (op \"X+N\": op X with N more ops fused into its kernel)\n";
+        if (ropts.time && std::any_of(r.kernels.begin(), r.kernels.end(),
+                                      [](const pipeline::KernelReport& k) { return k.rotatedCopies > 1; }))
+            out << "per-kernel medians read inputs rotated between copies (cold caches); end to end runs the "
+                   "sequence once per repetition, warm, so it can be less than their sum\n";
         if (ropts.time && r.total.reps > 0) out << "end to end: " << seconds(r.total.median) << " (median of " << r.total.reps << ")\n";
         for (const auto& o : outs)
             out << "output '" << o["name"].get<std::string>() << "': " << o["dtype"].get<std::string>()

@@ -361,6 +361,27 @@ std::vector<std::string> roofConsistencyProblems(const std::vector<Roof>& roofs)
                                ", where about 0.5x is expected; measure again on a quiet machine");
         }
     }
+    // Sanity: for one method and thread count, a faster (closer) level cannot be clearly slower than
+    // a level further out (seen under load: L1 copy below L3 copy).
+    const char* order[] = {"L1", "L2", "L3", "DRAM"};
+    auto rank = [&](const std::string& level) {
+        for (int i = 0; i < 4; ++i)
+            if (level == order[i]) return i;
+        return -1;
+    };
+    auto methodOf = [](const Roof& r) { return r.method.substr(0, r.method.find(' ')); };
+    for (const Roof& near : roofs)
+        for (const Roof& far : roofs) {
+            if (near.kind != Roof::Kind::Bandwidth || far.kind != Roof::Kind::Bandwidth) continue;
+            if (near.threads != far.threads || methodOf(near) != methodOf(far)) continue;
+            const int rn = rank(near.level), rf = rank(far.level);
+            if (rn < 0 || rf < 0 || rn >= rf || near.value >= 0.9 * far.value) continue;
+            problems.push_back("timings look disturbed: '" + near.name + "' (" +
+                               std::to_string(static_cast<long long>(near.value)) + " GB/s) is below '" + far.name +
+                               "' (" + std::to_string(static_cast<long long>(far.value)) + " GB/s) with " +
+                               std::to_string(near.threads) + (near.threads == 1 ? " thread" : " threads") +
+                               "; a closer cache level cannot be slower; measure again on a quiet machine");
+        }
     return problems;
 }
 

@@ -140,7 +140,9 @@ struct CpuMicrobenchResult {
 /// Consistency checks of measured CPU roofs, one message per problem (each starting "timings look
 /// disturbed"): a roof measured with more threads more than 10% below the same roof with fewer;
 /// an ADD or MUL peak outside 0.35x..1.2x the FMA peak of the same precision and thread count (an
-/// add or multiply issues where an FMA does and counts one FLOP, so about 0.5x is expected).
+/// add or multiply issues where an FMA does and counts one FLOP, so about 0.5x is expected); a
+/// closer level (L1 < L2 < L3 < DRAM) more than 10% below a further one for the same method and
+/// thread count.
 /// measureCpuRoofs reports them as warnings; `roofline measure --save` refuses to save then.
 std::vector<std::string> roofConsistencyProblems(const std::vector<Roof>& roofs);
 

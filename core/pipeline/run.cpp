@@ -394,7 +394,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         report.warnings.warning(file, "timing",
                                 std::string("other processes used ") + pct +
                                     " of the CPUs' time while the kernels were timed: the times are likely inflated; "
-                                    "rerun on a quiet machine");
+                                    "rerun on a quiet machine, or with fewer threads than idle cores (--threads 1)");
     }
     bool rotated = false;
     for (const auto& k : report.kernels) rotated = rotated || k.rotatedCopies > 1;

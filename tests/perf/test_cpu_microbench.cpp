@@ -196,4 +196,15 @@ TEST(CpuRoofChecks, DisturbedRoofsAreNamedAndConsistentOnesPass) {
     EXPECT_EQ(problems[1],
               "timings look disturbed: 'FP32 MUL peak' (50 GFLOP/s) is 0.18x the 'FP32 FMA peak' (272) with 2 "
               "threads, where about 0.5x is expected; measure again on a quiet machine");
+
+    // Inverted levels of one method (seen under load: L1 copy below L3 copy).
+    const std::vector<tessera::perf::Roof> inverted = {
+        bandwidthRoof("L1 copy bandwidth", "L1", 30, 2, "copy 24 KiB"),
+        bandwidthRoof("L3 copy bandwidth", "L3", 186, 2, "copy 8 MiB"),
+        bandwidthRoof("DRAM triad bandwidth", "DRAM", 25, 2, "triad 256 MiB")};
+    const auto inv = roofConsistencyProblems(inverted);
+    ASSERT_EQ(inv.size(), 1u);
+    EXPECT_EQ(inv[0],
+              "timings look disturbed: 'L1 copy bandwidth' (30 GB/s) is below 'L3 copy bandwidth' (186 GB/s) with 2 "
+              "threads; a closer cache level cannot be slower; measure again on a quiet machine");
 }
