@@ -8,11 +8,16 @@
 #include <QUndoStack>
 
 #include <map>
+#include <set>
 
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
 #include "core/pipeline/run.h"
+#include "views/code/code_panel.h"
+#include "views/roofline/energy_view.h"
+#include "views/roofline/roofline_view.h"
+#include "views/timing/timing_panel.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_snapshot.h"
 #include "views/graph/graph_view.h"
@@ -93,6 +98,21 @@ void MainWindow::showFusionPlan()
         resizeDocks({m_fusionDock}, {std::max(220, height() / 4)}, Qt::Vertical);
 }
 
+namespace {
+
+/// True when both plans fuse the same sets of ops (singles and group names do not matter).
+bool sameFusedGroups(const schedule::FusionPlan& a, const schedule::FusionPlan& b) {
+    auto fused = [](const schedule::FusionPlan& p) {
+        std::set<std::set<std::string>> r;
+        for (const auto& g : p.groups)
+            if (g.ops.size() > 1) r.insert(std::set<std::string>(g.ops.begin(), g.ops.end()));
+        return r;
+    };
+    return fused(a) == fused(b);
+}
+
+}  // namespace
+
 void MainWindow::onPlanChanged()
 {
     m_fusionPanel->setProfiles(m_plans->profiles());
@@ -112,6 +132,21 @@ void MainWindow::onPlanChanged()
     m_fusionPanel->setSnapshot(std::move(snap));
     m_view->setFusionClusters(std::move(clusters));
     selectPlanGroupOfNode(m_view->selectedNodeId());
+    // Results of a run compiled with another plan describe kernels that no longer exist: drop them
+    // (statuses, timings, roofline dots) rather than show them next to the new plan.
+    // Compared with the plan the run was asked for (the compile may have split a group it could
+    // not fuse; that is not a change of plan).
+    const std::optional<schedule::FusionPlan>& asked = m_run->lastOutcome().settings.compile.plan;
+    if (m_compiled && !sameFusedGroups(asked ? *asked : m_compiled->plan, m_plans->plan())) {
+        m_view->setKernelStatuses({});
+        m_code->clear(tr("The fusion plan changed: run again (Ctrl+R) to generate the new kernels."));
+        m_timing->clear(tr("The fusion plan changed: run again (Ctrl+R) to compile and time the new kernels."));
+        m_roofline->clearPoints();
+        m_energy->clearPoints();
+        m_compiled.reset();
+        statusBar()->showMessage(tr("Fusion plan changed: the last run's results were cleared; run again (Ctrl+R)"),
+                                 8000);
+    }
     if (m_plans->loadedFromFile() && m_plans->undoStack()->count() == 0)
         statusBar()->showMessage(tr("Fusion plan restored from %1").arg(PlanSession::planFilePath(m_path)), 6000);
 }

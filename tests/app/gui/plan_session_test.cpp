@@ -15,6 +15,9 @@
 
 #include <cstdio>
 
+#include "views/roofline/roofline_view.h"
+#include "views/timing/timing_panel.h"
+#include "views/timing/timing_table_model.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_results.h"
@@ -74,6 +77,7 @@ private slots:
     void hardwareChange();
     void planFileRoundTrip();
     void mainWindowWiring();
+    void changedPlanClearsRunResults();
     void fusedMembersShareStatus();
 };
 
@@ -318,6 +322,42 @@ void PlanSessionTest::mainWindowWiring()
     w.fusionPanel()->table()->selectRow(0);
     QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
     QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kDw));
+}
+
+void PlanSessionTest::changedPlanClearsRunResults()
+{
+    if (qEnvironmentVariableIsEmpty("TESSERA_RUNNER")) QSKIP("TESSERA_RUNNER not set (CMake sets it)");
+    app::MainWindow w;
+    w.setErrorReporter([](const QString&, const QStringList&) {});
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(sample("dw_pw_block.onnx"));
+    QVERIFY(shown.wait(60000));
+    PlanSession* s = w.planSession();
+    QVERIFY(waitReady(*s));
+    if (s->planner() != QStringLiteral("none")) {  // the last planner chosen is remembered
+        s->choosePlanner(QStringLiteral("none"));
+        QVERIFY(waitReady(*s));
+    }
+    QSignalSpy finished(&w, &app::MainWindow::runFinished);
+    w.runAction()->trigger();
+    QVERIFY(finished.wait(240000));
+    QVERIFY(finished.at(0).at(0).toBool());
+    QCOMPARE(w.timingPanel()->model()->rowCount(), static_cast<int>(s->plan().groups.size()));
+    QCOMPARE(s->plan().fusedGroupCount(), 0);
+    // Fuse the dw conv and its ReLU6: the run's three kernels no longer exist.
+    views::GraphView* view = w.graphView();
+    view->selectNodes({view->operatorIdByName(kDw), view->operatorIdByName(kRelu)}, view->operatorIdByName(kDw));
+    view->fuseAction()->trigger();
+    QCOMPARE(s->plan().fusedGroupCount(), 1);
+    QCOMPARE(w.timingPanel()->model()->rowCount(), 0);
+    QVERIFY(w.timingPanel()->summaryText().contains(QStringLiteral("fusion plan changed")));
+    QVERIFY(w.rooflineView()->kernelNames().isEmpty());
+    // Undo brings back the plan that ran, but its results stay cleared until the next run.
+    w.undoAction()->trigger();
+    QCOMPARE(s->plan().fusedGroupCount(), 0);
+    QCOMPARE(w.timingPanel()->model()->rowCount(), 0);
 }
 
 void PlanSessionTest::fusedMembersShareStatus()
