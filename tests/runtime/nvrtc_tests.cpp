@@ -356,7 +356,15 @@ TEST(Nvrtc, CancelDuringTheCompile) {
     SKIP_WITHOUT_NVRTC();
     test::TempDir dir;
     support::CancelToken token;
+    // Cancel once the compile has started (its source is in the cache folder), plus 30 ms: a fixed
+    // delay alone raced with a descheduled main thread on a loaded machine (cancelled before start).
     std::thread canceller([&] {
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (std::chrono::steady_clock::now() < giveUp) {
+            std::error_code ec;
+            if (fs::directory_iterator(dir.path(), ec) != fs::directory_iterator()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         token.cancel();
     });
