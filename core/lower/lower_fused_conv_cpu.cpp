@@ -339,6 +339,25 @@ constexpr std::int64_t kPwDwPanelBudget = 32768;
 /// room for the B vectors (8 x 64 spilled them on a 32-register AVX-512 machine).
 constexpr std::int64_t kPwDwTn = 32;
 
+/// Column tiles (start, width) covering a row of W >= 16 columns with whole vectors only: the
+/// row's vectors (W rounded up to 16) spread evenly over tiles of at most maxWidth columns; when
+/// W is not a multiple of 16 the last tile is shifted left to end at W (it recomputes a few
+/// columns instead of reading past the row). Only for stores that may repeat (Local panels).
+std::vector<std::pair<std::int64_t, std::int64_t>> shiftedRowTiles(std::int64_t W, std::int64_t maxWidth) {
+    const std::int64_t vecs = chainCeilDiv(W, 16), maxV = std::max<std::int64_t>(1, maxWidth / 16);
+    const std::int64_t nt = chainCeilDiv(vecs, maxV);
+    std::vector<std::int64_t> v(static_cast<std::size_t>(nt), vecs / nt);
+    for (std::int64_t t = 0; t < vecs % nt; ++t) ++v[static_cast<std::size_t>(t)];
+    if (vecs * 16 > W && nt == 1) v = {1, vecs - 1};
+    std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
+    std::int64_t j = 0;
+    for (std::int64_t vt : v) {
+        tiles.push_back({std::min(j, W - 16 * vt), 16 * vt});
+        j += 16 * vt;
+    }
+    return tiles;
+}
+
 /// pw-dw on the CPU through the MatMul/Gemm template (emitGemmTile, axpy form). Each worker owns
 /// one image n, a tile of th output rows (whole rows) and a block of CB (= the template's 8)
 /// intermediate channels c0..c0+CB-1. The tile needs rows [oh0*s - p, oh0*s - p + rh) of T; the
@@ -469,16 +488,7 @@ support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const Conv
         const std::int64_t P = rhc * W, tn = std::min(P, kPwDwTn);
         for (std::int64_t j = 0; j < P; j += tn) tiles.push_back({j, std::min(tn, P - j)});
     } else {
-        const std::int64_t vecs = chainCeilDiv(W, 16), maxV = kPwDwTn / 16;
-        const std::int64_t nt = chainCeilDiv(vecs, maxV);
-        std::vector<std::int64_t> v(static_cast<std::size_t>(nt), vecs / nt);
-        for (std::int64_t t = 0; t < vecs % nt; ++t) ++v[static_cast<std::size_t>(t)];
-        if (vecs * 16 > W && nt == 1) v = {1, vecs - 1};
-        std::int64_t j = 0;
-        for (std::int64_t vt : v) {
-            tiles.push_back({std::min(j, W - 16 * vt), 16 * vt});
-            j += 16 * vt;
-        }
+        tiles = shiftedRowTiles(W, kPwDwTn);
     }
     const std::int64_t tn = tiles.front().second;
     auto columnTiles = [&](const Expr& r) -> Stmt {
@@ -594,6 +604,199 @@ support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const Conv
     return std::move(lk);
 }
 
+
+/// Floats of the Local panel of a pw-pw worker (128 KiB: inside the 1 MiB L2 of a core).
+constexpr std::int64_t kPwPwPanelBudget = 32768;
+
+/// pw-pw on the CPU through the MatMul/Gemm template, twice. Each worker owns one image n, a
+/// tile of th whole output rows starting at oh0 and a chunk of Kc output filters. The panel holds
+/// the th image rows starting at a = min(oh0, H - th) (the last tile of a ragged map is shifted
+/// up, recomputing rows of the previous one instead of reading past the map):
+///   Bp[i][q] = between(B1[i] + sum_c W1[i, c] * X[n, c, a*W + q])           (GEMM 1, q < th*W)
+///   Y[n, k, oh, j] = B2[k] + sum_i W2[k, i] * Bp[i][(oh - a)*W + j]           (GEMM 2)
+/// GEMM 1 runs over the tile's pixels as one contiguous operand (column tiles of kPwDwTn, the last
+/// one ragged) and blocks of 8 intermediate channels (the last one clamped: the panel has Cm
+/// rounded up to 8 rows). GEMM 2 runs over blocks of 8 filters and, on maps at least
+/// kMinRowPixels wide, per output row over its columns rounded up to whole vectors (the padded
+/// columns read the next row or a zeroed slack after the panel and are not stored); on narrower
+/// maps over the flattened pixels (stores split into row and column). Each element of Y is
+/// stored once; rows of a shifted tile that belong to the previous tile are not stored. Filter
+/// chunks (kChunks > 1, which recompute GEMM 1) only when there are too few row tiles for the
+/// threads.
+support::Expected<LoweredKernel> lowerPwPwGemmCpu(const ir::Graph& g, const ConvChainSpec& chain,
+                                                  const ConvChainInfo& info, const LowerOptions& options,
+                                                  const std::string& where) {
+    const ChainConv& A = info.A;
+    const ir::Node& nodeA = g.node(A.id);
+    const ir::Node& nodeB = g.node(info.B.id);
+    const std::int64_t N = info.N, C = info.C, H = info.H, W = info.W, Cm = info.Cm, K = info.K;
+    const std::int64_t threads = std::max(1, options.cpuThreads);
+
+    // ---- plan ----
+    const bool flat = W < kMinRowPixels;
+    const std::int64_t tm1 = std::min(Cm, kGemmTm);
+    const std::int64_t CmPad = chainRoundUp(Cm, tm1);
+    const std::int64_t cp = flat ? W : chainRoundUp(W, 16);
+    std::int64_t th = std::max<std::int64_t>(1, std::min(H, kPwPwPanelBudget / (CmPad * W)));
+    std::int64_t Kc = K, kChunks = 1;
+    auto workerCount = [&] { return N * chainCeilDiv(H, th) * kChunks; };
+    while (workerCount() < 2 * threads && th > 1) th = (th + 1) / 2;
+    while (workerCount() < 2 * threads && Kc > kGemmTm) {
+        Kc = chainRoundUp(chainCeilDiv(Kc, 2), kGemmTm);
+        kChunks = chainCeilDiv(K, Kc);
+    }
+    const std::int64_t tilesH = chainCeilDiv(H, th);
+    const std::int64_t workers = N * tilesH * kChunks;
+    const std::int64_t tm2 = std::min(Kc, kGemmTm);
+    const std::int64_t P = th * W;                  // panel pixels
+    const std::int64_t panelLen = P + (cp - W);     // + slack for the last row's padded columns
+    const bool shifted = H % th != 0;               // the last tile starts at a = H - th < oh0
+
+    // ---- kernel and parameters ----
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    LoweredKernel& lk = ck.lk;
+    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
+    Kernel& k = lk.kernel;
+    const DType f32 = DType::F32;
+    const Expr zero = floatImm(0.0, f32);
+    // X viewed [N, C, H*W] (the tile's rows are one contiguous operand; no prologue on chains).
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, C, H * W};
+
+    BufferDecl pd;
+    pd.name = "Bp";
+    pd.dtype = f32;
+    pd.scope = MemoryScope::Local;
+    pd.shape = {CmPad, panelLen};
+    const int Bp = k.addBuffer(pd);
+    support::DiagnosticList betweenErrors;
+
+    const Var vkc = k.newVar("kc"), vty = k.newVar("ty"), vn = k.newVar("n"), va = k.newVar("a");
+    const Expr n = varRef(vn), oh0 = varRef(vty) * intImm(th), k0 = varRef(vkc) * intImm(Kc);
+    const Expr a = shifted ? varRef(va) : oh0;
+    const bool mClamp = CmPad != Cm, kClamp = K % Kc != 0;
+
+    auto flatTiles = [&](std::int64_t cols) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> t;
+        const std::int64_t tn = std::min(cols, kPwDwTn);
+        for (std::int64_t j = 0; j < cols; j += tn) t.push_back({j, std::min(tn, cols - j)});
+        return t;
+    };
+    const auto tiles1 = flatTiles(P);
+    const auto tiles2 = flat ? flatTiles(P) : flatTiles(cp);
+    // Emits f(j0, width) for each tile, equal regular tiles as one loop.
+    auto overTiles = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& tiles,
+                         const std::function<Stmt(const Expr&, std::int64_t)>& f) -> Stmt {
+        std::vector<Stmt> parts;
+        for (std::size_t t = 0; t < tiles.size();) {
+            std::size_t e = t + 1;
+            while (e < tiles.size() && tiles[e].second == tiles[t].second &&
+                   tiles[e].first == tiles[t].first + static_cast<std::int64_t>(e - t) * tiles[t].second)
+                ++e;
+            const std::int64_t j0 = tiles[t].first, w = tiles[t].second;
+            if (e - t > 1)
+                parts.push_back(loopOver(k, "jb", intImm(static_cast<std::int64_t>(e - t)), ForKind::Serial,
+                                         [&](const Expr& jb) { return f(intImm(j0) + jb * intImm(w), w); }));
+            else
+                parts.push_back(f(intImm(j0), w));
+            t = e;
+        }
+        return seq(std::move(parts));
+    };
+
+    // GEMM 1: blocks of tm1 channels innermost (the X tile stays hot across them).
+    Stmt fill = overTiles(tiles1, [&](const Expr& j0, std::int64_t w) {
+        return loopOver(k, "mb", intImm(CmPad / tm1), ForKind::Serial, [&](const Expr& mb) -> Stmt {
+            GemmTileSpec s;
+            s.K = C;
+            s.acc = f32;
+            auto chan = [&](const Expr& i) { return mClamp ? minOf(i, intImm(Cm - 1)) : i; };
+            s.a = [&, chan](const Expr& i, const Expr& c) { return load(W1b, f32, {chan(i), c, intImm(0), intImm(0)}); };
+            s.b = [&](const Expr& c, const Expr& j) { return load(X, f32, {n, c, a * intImm(W) + j}); };
+            s.store = [&, chan](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
+                const Var t = k.newVar("t", f32);
+                auto bv = applyBetween(ck, info, varRef(t));
+                if (!bv) {
+                    betweenErrors.append(bv.diagnostics());
+                    return nullptr;
+                }
+                return let(t, B1b >= 0 ? v + load(B1b, f32, {chan(i)}) : v, store(Bp, {i, j}, *bv));
+            };
+            return emitGemmTile(k, s, mb * intImm(tm1), j0, intImm(tm1), intImm(w), tm1, w);
+        });
+    });
+    if (betweenErrors.hasErrors()) return betweenErrors;
+    if (panelLen > P)
+        fill = seq({fill, loopOver(k, "i", intImm(CmPad), ForKind::Serial, [&](const Expr& i) {
+                        return loopOver(k, "col", intImm(panelLen - P), ForKind::Vectorize,
+                                        [&](const Expr& col) { return store(Bp, {i, intImm(P) + col}, zero); });
+                    })});
+
+    // GEMM 2 for output row r (null: flat over the panel): blocks of tm2 filters innermost.
+    auto gemm2 = [&](const Expr& r) -> Stmt {
+        return overTiles(tiles2, [&](const Expr& j0, std::int64_t w) {
+            auto block = [&](const Expr& i0, std::int64_t mExt) {
+                GemmTileSpec s;
+                s.K = Cm;
+                s.acc = f32;
+                s.a = [&](const Expr& i, const Expr& c) {
+                    return load(W2b, f32, {kClamp ? minOf(i, intImm(K - 1)) : i, c, intImm(0), intImm(0)});
+                };
+                // Panel row of output row oh0 + r: oh0 - a + r.
+                const Expr rowBase = r ? (shifted ? oh0 - a + r : r) * intImm(W) : Expr();
+                s.b = [&, rowBase](const Expr& c, const Expr& j) { return load(Bp, f32, {c, rowBase ? rowBase + j : j}); };
+                s.store = [&, r](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
+                    Expr gd;
+                    auto andMaybe = [&](const Expr& c) { gd = gd ? (gd && c) : c; };
+                    if (kClamp) andMaybe(i < intImm(K));
+                    Expr oh = r ? oh0 + r : oh0, ow = j;
+                    if (!r) {
+                        oh = a + j / intImm(W);
+                        ow = j % intImm(W);
+                        if (shifted) andMaybe(oh >= oh0);
+                    } else if (cp > W) {
+                        andMaybe(j < intImm(W));
+                    }
+                    Stmt st = store(Yb, {n, i, oh, ow}, B2b >= 0 ? v + load(B2b, f32, {i}) : v);
+                    return gd ? ifThen(gd, st) : st;
+                };
+                return emitGemmTile(k, s, i0, j0, intImm(mExt), intImm(w), mExt, w);
+            };
+            std::vector<Stmt> parts;
+            if (Kc / tm2 > 0)
+                parts.push_back(loopOver(k, "mb", intImm(Kc / tm2), ForKind::Serial,
+                                         [&](const Expr& mb) { return block(k0 + mb * intImm(tm2), tm2); }));
+            if (Kc % tm2) parts.push_back(block(k0 + intImm(Kc / tm2 * tm2), Kc % tm2));
+            return seq(std::move(parts));
+        });
+    };
+    Stmt out = flat ? gemm2(Expr()) : loopOver(k, "r", intImm(th), ForKind::Serial, [&](const Expr& r) {
+        Stmt row = gemm2(r);
+        return shifted ? ifThen(oh0 + r < intImm(H), row) : row;
+    });
+    if (!fill || !out) return chainError(where, "conv chain: lowering failed");
+
+    Stmt body = allocate(Bp, seq({fill, out}));
+    if (shifted) body = let(va, minOf(oh0, intImm(H - th)), body);
+    const Var wv = k.newVar("w");
+    const Expr w = varRef(wv);
+    const Expr rest = w / intImm(kChunks);
+    body = let(vkc, w % intImm(kChunks), let(vty, rest % intImm(tilesH), let(vn, rest / intImm(tilesH), body)));
+    const std::string gridText =
+        "spatial(" + std::to_string(N) + "," + std::to_string(tilesH) + "," + std::to_string(kChunks) + ")";
+    k.body = forLoop(wv, intImm(workers), body, ForKind::Parallel, 0, "grid = " + gridText);
+    k.mappings.push_back("grid = " + gridText);
+    k.notes.push_back("fused pw-pw chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " + chainDimsText(A.ys) +
+                      " computed per tile into a panel by the GEMM template, then the second GEMM over it");
+    k.notes.push_back("tile " + std::to_string(th) + "x" + std::to_string(W) + " output pixels, Kc = " + std::to_string(Kc) +
+                      " output channels per worker; panel [" + std::to_string(CmPad) + "," + std::to_string(panelLen) +
+                      "]; GEMM tiles " + std::to_string(tm1) + " x " + std::to_string(tiles1.front().second) + " over the tile, then " +
+                      std::to_string(tm2) + " x " + std::to_string(tiles2.front().second) + (flat ? " over the tile" : " per row") +
+                      " (MatMul template, axpy form)");
+    return std::move(lk);
+}
+
 }  // namespace
 
 support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
@@ -616,6 +819,9 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     // (4x the budget); wider maps take the register-tiled path below (column tiles).
     if (secondDw && std::min(Cm, kGemmTm) * (std::min(H, (k2h - 1) * d2h + 1) + 1) * W <= 4 * kPwDwPanelBudget)
         return lowerPwDwGemmCpu(g, chain, info, options, where);
+    // pw-pw through the template while the panel of one row fits (4x the budget).
+    if (!firstDw && !secondDw && chainRoundUp(Cm, std::min(Cm, kGemmTm)) * (W + 16) <= 4 * kPwPwPanelBudget)
+        return lowerPwPwGemmCpu(g, chain, info, options, where);
 
     // ---- plan ----
     CpuChainPlan pl;

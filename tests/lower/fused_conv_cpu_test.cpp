@@ -322,6 +322,39 @@ TEST(FusedConvCpu, PwPwRaggedAgainstReference) {
     EXPECT_EQ(checkCpu(d, 1), "");
 }
 
+TEST(FusedConvCpu, PwPwGemmPathAgainstReference) {
+    // The pw-pw path is the MatMul template twice (lowerPwPwGemmCpu): the first pointwise conv
+    // into a panel over the tile's pixels, the second over the panel. Ragged channel blocks
+    // (Cm % 8), ragged filter blocks, a shifted last row tile (H % th != 0) in row and flat mode,
+    // filter chunks with a clamped last chunk, batch 2, with and without biases and Clip.
+    CpuChain d;
+    d.kind = FusionKind::PwPw;
+    d.N = 2, d.C = 6, d.Cm = 100, d.K = 13, d.H = 17, d.W = 40;  // th = 7: tiles at rows 0, 7, 10
+    const LoweredKernel lk = lowerCpu(d, 1);
+    EXPECT_EQ(lk.kernel.mappings, (std::vector<std::string>{"grid = spatial(2,3,1)"}));
+    ASSERT_FALSE(lk.kernel.notes.empty());
+    EXPECT_EQ(lk.kernel.notes.back(),
+              "tile 7x40 output pixels, Kc = 13 output channels per worker; panel [104,288]; GEMM tiles 8 x 32 over the "
+              "tile, then 8 x 32 per row (MatMul template, axpy form)");
+    EXPECT_EQ(checkCpu(d, 1), "");
+    d.bias1 = d.bias2 = false, d.clip = false;
+    EXPECT_EQ(checkCpu(d, 2), "");
+    d = CpuChain{};
+    d.kind = FusionKind::PwPw;
+    d.C = 9, d.Cm = 300, d.K = 5, d.H = 20, d.W = 7, d.bias2 = false;  // flat, th = 15: tiles at rows 0 and 5
+    const LoweredKernel lkFlat = lowerCpu(d, 1);
+    EXPECT_EQ(lkFlat.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,2,1)"}));
+    EXPECT_EQ(checkCpu(d, 1), "");
+    // 2 x 20 pixels for 4 threads: one row per tile, then filter chunks 37 -> 24 -> 16 -> 8 (5
+    // chunks, the last one clamped to 37).
+    d = CpuChain{};
+    d.kind = FusionKind::PwPw;
+    d.C = 4, d.Cm = 12, d.K = 37, d.H = 2, d.W = 20;
+    const LoweredKernel lk4 = lowerCpu(d, 4);
+    EXPECT_EQ(lk4.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,2,5)"}));
+    EXPECT_EQ(checkCpu(d, 4), "");
+}
+
 TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
     if (!tessera::test::haveCompiler()) GTEST_SKIP() << "no C++ compiler (c++) on PATH";
     std::vector<CpuChain> chains(5);
@@ -343,6 +376,10 @@ TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
     flatMode.kind = FusionKind::PwDw, flatMode.C = 6, flatMode.Cm = 16, flatMode.H = 11, flatMode.W = 9;
     flatMode.kernel = 5, flatMode.pad = 2, flatMode.bias2 = false;
     chains.push_back(flatMode);
+    // pw-pw template path: shifted last row tile, padded row columns, ragged channel blocks.
+    CpuChain pwpw;
+    pwpw.kind = FusionKind::PwPw, pwpw.N = 2, pwpw.C = 6, pwpw.Cm = 100, pwpw.K = 13, pwpw.H = 17, pwpw.W = 40;
+    chains.push_back(pwpw);
     for (const CpuChain& d : chains) {
         CpuBuilt bt = buildChain(d);
         auto lk = detail::lowerConvChain(bt.g, bt.spec, {}, "group 'g0'");
