@@ -1,25 +1,24 @@
 // Fused convolution chains on the CPU (lower_fused.h lowerConvChainCpu; FCM, Qararyah et al.
 // 2024; semantics.md §2.5). The chain X [N,C,H,W] -> T [N,Cm,H1,W1] (first conv + between ops)
-// -> Y [N,K,H2,W2] is computed by parallel workers, each owning one image n, a tile of th whole
-// output rows (tw = W2 columns, or 256-column pieces of wider maps) and one chunk of channels; the
-// intermediate the tile needs lives in a Local tile Ts laid out [channel][row][column padded to
-// the pixel block PB], so every pixel loop is a contiguous row segment.
+// -> Y [N,K,H2,W2] is computed by parallel workers, each owning one image n, a tile of whole
+// output rows and one chunk of channels; the intermediate the tile needs lives in a Local panel.
+// Every pointwise conv is the CPU MatMul template (emitGemmTile, axpy form) over such a panel:
 //
-// The pointwise convolutions are register-tiled GEMMs (emitRegGemm): for each block of RK
-// filters and each PB-pixel segment of a row, acc[RK][PB] (fully unrolled over the filters,
-// vectorised over the pixels, about 16 AVX-512 registers) accumulates over the input channels
-// and is stored once.
+// dw-pw (lowerDwPwGemmCpu): the depthwise conv + bias + between ops computed once per worker
+//   into the B panel, then the GEMM Y = W2 x panel (+ B2).
+// pw-dw (lowerPwDwGemmCpu): per block of 8 intermediate channels, the GEMM W1 x (the input rows
+//   under the tile, halo included) + B1 + between ops into a panel with zero padding, then the
+//   depthwise conv over the panel as whole-vector row loops.
+// pw-pw (lowerPwPwGemmCpu): the GEMM W1 x (the tile's pixels) into a panel, then W2 x panel.
 //
-// dw-pw / pw-pw (second pointwise):
+// The register-tiled path below them (emitRegGemm: acc[RK][PB] per block of RK filters and PB
+// pixels, the intermediate in a Local tile Ts [channel][row][padded column], column tiles of 256)
+// remains for pw-dw and pw-pw maps too wide for one row of a panel:
 //   parallel for w in N x tilesH x tilesW x kChunks
-//     Ts[Cm][th][colPad] = between(first conv)        dw: a vectorised tap sum per row segment;
-//                                                     pw: emitRegGemm over the C input channels
-//     for each RK block of the chunk's filters, row, PB segment:
-//       acc = Wp[k, :] x Ts[:, row, segment]          (emitRegGemm over the Cm channels)
-//       Y[n, k, oh, ow] = acc + Bp[k]                 (guarded at ragged edges; each element once)
-// pw-dw (second depthwise): the worker owns Cc channels of T (= of Y); Ts[Cc][rh][rwPad] holds the
-// halo region of the tile (emitRegGemm over C; 0 outside the image: the depthwise padding), then
-// each output row is a vectorised tap sum over Ts.
+//     Ts[Cm][th][colPad] = between(first conv)        (emitRegGemm over the C input channels)
+//     pw-pw: for each RK block of filters, row, PB segment: Y = Wp x Ts + Bp (each element once)
+//     pw-dw: Ts[Cc][rh][rwPad] holds the halo region (0 outside the image), then each output row
+//            is a vectorised tap sum over Ts.
 // The output is only stored, never loaded (lowerGroup's epilogue rewrite applies). The planner's
 // tile (chosen for a GPU) is not used on the CPU.
 

@@ -220,7 +220,7 @@ TEST(FusedConvCpu, DwPwGemmPathPlanAndTemplate) {
 TEST(FusedConvCpu, PwDwRaggedAgainstReference) {
     CpuChain d;
     d.kind = FusionKind::PwDw;
-    // 70 intermediate channels (chunks of 64: a ragged chunk), 9x10 map, stride 1.
+    // 70 intermediate channels (blocks of 8: a ragged block of 6), 9x10 map (flat mode), stride 1.
     d.N = 2, d.C = 5, d.Cm = 70, d.H = 9, d.W = 10;
     EXPECT_EQ(checkCpu(d), "");
     // Stride 2 on odd sizes, no biases, no ReLU6.
