@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         runCmd->add_option("--plan", run.fusion.plan,
                            "fusion plan: none, hidet, fuseplanner, or a plan file (tessera-cli plan --output); default: the program's fuse groups, else none");
         runCmd->add_option("--hw", run.fusion.hw,
-                           "hardware profile for the planner: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
+                           "hardware profile for the planner: host (this CPU; the default for --target cpu), h200 (the default for cuda), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
         runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)")
             ->check(CLI::Range(0.001, 1e6));
 
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
         planCmd->add_option("--planner", plan.planner, "none, hidet or fuseplanner (default)")
             ->check(CLI::IsMember({"none", "hidet", "fuseplanner"}));
         planCmd->add_option("--hw", plan.hw,
-                            "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
+                            "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin, host (this CPU) or a JSON file");
         planCmd->add_flag("--json", plan.json, "print one JSON object (groups with kind, ops, predicted_bytes_saved ...)");
         planCmd->add_option("-o,--output", plan.output, "also write the plan to FILE (for run --plan FILE)");
         planCmd->add_option("--check", plan.check, "check this plan file against the model instead of planning (exit 3 when a rule is broken)");
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
             ->check(CLI::Range(1, 1024));
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
         compileCmd->add_option("--plan", compile.fusion.plan, "fusion plan: none, hidet, fuseplanner or a plan file");
-        compileCmd->add_option("--hw", compile.fusion.hw, "hardware profile for the planner (default h200)");
+        compileCmd->add_option("--hw", compile.fusion.hw, "hardware profile for the planner (default: host for cpu, h200 for cuda)");
 
         ConformanceCmdOptions conf;
         auto* confCmd = app.add_subcommand("conformance", "Run ONNX backend node tests through Tessera's compiler and print passed/failed/skipped per op");
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
         reportCmd->add_flag("--json", report.json, "print one JSON object");
         reportCmd->add_option("--input", report.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
         reportCmd->add_option("--plan", report.plan, "fusion plan: none, hidet, fuseplanner or a plan file (dots coloured by group)");
-        reportCmd->add_option("--hw", report.hw, "hardware profile for the planner (default h200)");
+        reportCmd->add_option("--hw", report.hw, "hardware profile for the planner (default: host for cpu, h200 for cuda)");
         reportCmd->add_option("--threads", report.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
         reportCmd->add_option("--reps", report.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
             ->check(CLI::Range(1, 1000000));

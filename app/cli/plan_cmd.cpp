@@ -14,6 +14,7 @@
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
 #include "core/ir/graph.h"
+#include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/schedule/planners.h"
 #include "core/support/atomic_file.h"
@@ -68,7 +69,7 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
     ir::Model model;
     std::vector<ir::TensorData> inputs;
     if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
-    auto hw = target::findGpuProfile(options.hw.empty() ? "h200" : options.hw);
+    auto hw = pipeline::findHardwareProfile(options.hw.empty() ? "h200" : options.hw);
     if (!hw.ok()) {
         printDiagnostics(hw.diagnostics(), err);
         return kExitBadInput;

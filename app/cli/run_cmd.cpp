@@ -19,6 +19,7 @@
 #include "core/frontend/dsl/diagnostic_render.h"
 #include "core/frontend/dsl/lexer.h"
 #include "core/pipeline/compile.h"
+#include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
 #include "core/runtime/npy.h"
@@ -131,7 +132,7 @@ namespace {
 /// Applies --plan/--hw to the compile options. Returns an exit code (0 = ok).
 int applyFusionChoice(const FusionChoice& fusion, pipeline::CompileOptions& copts, std::ostream& err) {
     if (!fusion.hw.empty()) {
-        auto hw = target::findGpuProfile(fusion.hw);
+        auto hw = pipeline::findHardwareProfile(fusion.hw);
         if (!hw.ok()) {
             printDiagnostics(hw.diagnostics(), err);
             return kExitBadInput;

@@ -9,6 +9,7 @@
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/shape_inference.h"
+#include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/schedule/planners.h"
 #include "core/runtime/reference_interpreter.h"
@@ -166,8 +167,13 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
     const ir::Graph& g = m.graph;
     target::GpuProfile hw = options.hardware;
     if (hw.name.empty()) {
-        auto h = target::findGpuProfile("h200");
-        if (h.ok()) hw = *h;
+        // The target's own hardware: this CPU, or the H200 profile for CUDA (the lent device).
+        if (options.target == lower::Target::Cpu) {
+            hw = hostProfile();
+        } else {
+            auto h = target::findGpuProfile("h200");
+            if (h.ok()) hw = *h;
+        }
     }
     schedule::FusionPlan plan;
     bool explicitPlan = false;

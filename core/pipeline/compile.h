@@ -52,7 +52,8 @@ struct CompileOptions {
     /// "none", "hidet" or "fuseplanner" (schedule::makePlan), run on the specialised graph; empty =
     /// the program's fuse groups, or none.
     std::string planner;
-    /// Hardware profile for the planner and the plan's checks; empty name = the built-in "h200".
+    /// Hardware profile for the planner and the plan's checks; empty name = the target's: this CPU
+    /// (pipeline::hostProfile) for the CPU target, the built-in "h200" for CUDA.
     target::GpuProfile hardware;
 };
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/pipeline/compile.h"
+#include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
 #include "core/runtime/npy.h"
@@ -173,4 +174,32 @@ TEST(FusionRun, AnExplicitGroupThatBreaksARuleIsSplitWithTheReason) {
     EXPECT_NE(w.find("2 uses"), std::string::npos) << w;
     EXPECT_EQ(cm->kernelCount(), 100);
     EXPECT_EQ(cm->plan.fusedGroupCount(), 0);
+}
+
+TEST(FusionRun, HostProfileDescribesThisCpuAndIsTheCpuDefault) {
+    const auto host = pipeline::hostProfile();
+    EXPECT_EQ(host.name, "host");
+    EXPECT_GE(host.sms, 1);
+    EXPECT_EQ(host.warpSize, 1);
+    EXPECT_EQ(host.sharedBytes * 2, host.l1Bytes);
+    EXPECT_EQ(tessera::target::validateGpuProfile(host), "");
+    auto found = pipeline::findHardwareProfile("host");
+    ASSERT_TRUE(found.ok());
+    EXPECT_EQ(found->sms, host.sms);
+    auto unknown = pipeline::findHardwareProfile("h900");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_NE(unknown.diagnostics().firstError()->message.find("known: host (this CPU), h200"), std::string::npos);
+
+    // A CPU compile under fuseplanner without a profile plans for the host.
+    auto m = pipeline::loadModel(sample("dw_pw_block.onnx"));
+    ASSERT_TRUE(m.ok());
+    pipeline::CompileOptions co;
+    co.planner = "fuseplanner";
+    auto cm = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), co);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    EXPECT_EQ(cm->plan.hardware, "host");
+    co.target = tessera::lower::Target::Cuda;
+    auto gpu = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), co);
+    ASSERT_TRUE(gpu.ok()) << gpu.diagnostics().formatAll();
+    EXPECT_EQ(gpu->plan.hardware, "h200");
 }
