@@ -414,11 +414,11 @@ support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const Conv
     const std::int64_t hiNum = W - 1 + p1 - (k1w - 1) * d1;
     const std::int64_t owHi = flat ? (hiNum < 0 ? -1 : std::min(W2 - 1, hiNum / s1)) : W2 - 1;
     const std::int64_t nInner = std::max<std::int64_t>(0, owHi - owLo + 1);
-    // The vectorised loop runs whole vectors into a row buffer when nInner is not a multiple of
-    // 16 (GCC runs a remainder scalar). With a column stride > 1 GCC peels the last iteration of
+    // The vectorised loop runs whole vectors (of 8 on rows narrower than 16) into a row buffer
+    // when nInner is not a multiple of them (GCC runs a remainder scalar). With a column stride > 1 GCC peels the last iteration of
     // the strided tap loads (peeling for gaps): one extra iteration keeps the vectors whole. The
     // panel is long enough for its reads (zero slack after the zero row).
-    const std::int64_t nVec = chainRoundUp(nInner, 16) + (s1 > 1 && nInner > 0 ? 1 : 0);
+    const std::int64_t nVec = chainRoundUp(nInner, nInner < 16 ? 8 : 16) + (s1 > 1 && nInner > 0 ? 1 : 0);
     const std::int64_t panelLen =
         std::max((rhc + 1) * PW, rhc * PW + (owLo + nVec - 1) * s1 + (k1w - 1) * d1 - p1 + pl + 1);
 
