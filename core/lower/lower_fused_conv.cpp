@@ -223,9 +223,7 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
     const int Ts = addLocal("Ts", {pl.Cc, pl.Qpad}, tileScope);
 
     // Let-bound worker coordinates.
-    struct Worker {
-        Expr n, oh0, ow0, k0;
-    };
+    using Worker = ChainWorker;
 
     // Intermediate T at (channel cg, region pixel q of the worker), through `body(valid, ih, iw)`.
     // Stores Ts[c][q] = between(first conv) for valid pixels, 0 otherwise.
@@ -297,18 +295,7 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
     // Worker decomposition: w -> (n, tile row, tile col, chunk), chunk fastest.
     const std::int64_t workers = N * pl.tilesH * pl.tilesW * pl.kChunks;
     auto withWorker = [&](const Expr& w, const std::function<Stmt(const Worker&)>& body) -> Stmt {
-        const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
-        Worker wk;
-        wk.n = varRef(vn);
-        wk.oh0 = varRef(vty) * intImm(pl.th);
-        wk.ow0 = varRef(vtx) * intImm(pl.tw);
-        wk.k0 = varRef(vkc) * intImm(pl.Kc);
-        Stmt b = body(wk);
-        if (!b) return nullptr;
-        const Expr rest1 = w / intImm(pl.kChunks);
-        const Expr rest2 = rest1 / intImm(pl.tilesW);
-        return let(vkc, w % intImm(pl.kChunks),
-                   let(vtx, rest1 % intImm(pl.tilesW), let(vty, rest2 % intImm(pl.tilesH), let(vn, rest2 / intImm(pl.tilesH), b))));
+        return withChainWorker(k, w, pl.th, pl.tw, pl.Kc, pl.tilesH, pl.tilesW, pl.kChunks, body);
     };
     auto outPixel = [&](const Worker& wk, const Expr& p, Expr* oh, Expr* ow) {
         *oh = wk.oh0 + p / intImm(pl.tw);

@@ -196,4 +196,20 @@ support::Expected<Expr> applyBetween(const ChainKernel& ck, const ConvChainInfo&
     return v;
 }
 
+Stmt withChainWorker(Kernel& k, const Expr& w, std::int64_t th, std::int64_t tw, std::int64_t kc, std::int64_t tilesH,
+                     std::int64_t tilesW, std::int64_t kChunks, const std::function<Stmt(const ChainWorker&)>& body) {
+    const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
+    ChainWorker wk;
+    wk.n = varRef(vn);
+    wk.oh0 = varRef(vty) * intImm(th);
+    wk.ow0 = varRef(vtx) * intImm(tw);
+    wk.k0 = varRef(vkc) * intImm(kc);
+    Stmt b = body(wk);
+    if (!b) return nullptr;
+    const Expr rest1 = w / intImm(kChunks);
+    const Expr rest2 = rest1 / intImm(tilesW);
+    return let(vkc, w % intImm(kChunks),
+               let(vtx, rest1 % intImm(tilesW), let(vty, rest2 % intImm(tilesH), let(vn, rest2 / intImm(tilesH), b))));
+}
+
 }  // namespace tessera::lower::detail

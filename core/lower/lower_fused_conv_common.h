@@ -11,6 +11,7 @@
 /// Thread rules: pure functions (as lower.h).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,17 @@ support::Expected<ChainKernel> beginChainKernel(const ir::Graph& g, const ConvCh
 
 /// `v` (a value of the first conv's output) through the between ops, in order.
 support::Expected<Expr> applyBetween(const ChainKernel& ck, const ConvChainInfo& info, Expr v);
+
+/// Coordinates of one worker of a fused chain kernel: image, first output row and column of its
+/// tile, first filter (or channel) of its chunk.
+struct ChainWorker {
+    Expr n, oh0, ow0, k0;
+};
+
+/// Binds worker index `w` of a grid spatial(N, tilesH, tilesW, kChunks) (chunk fastest) to Let
+/// variables kc, tx, ty, n (in that order of creation) and calls `body` with the tile's origin
+/// (rows of `th`, columns of `tw`, chunks of `kc`); null when body returns null.
+Stmt withChainWorker(Kernel& k, const Expr& w, std::int64_t th, std::int64_t tw, std::int64_t kc, std::int64_t tilesH,
+                     std::int64_t tilesW, std::int64_t kChunks, const std::function<Stmt(const ChainWorker&)>& body);
 
 }  // namespace tessera::lower::detail

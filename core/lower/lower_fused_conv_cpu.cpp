@@ -899,23 +899,10 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
         return let(a, value, store(Ts, idx, valid ? select(valid, *bv, zero) : *bv));
     };
 
-    struct Worker {
-        Expr n, oh0, ow0, k0;
-    };
+    using Worker = ChainWorker;
     const std::int64_t workers = N * pl.tilesH * pl.tilesW * pl.kChunks;
     auto withWorker = [&](const Expr& w, const std::function<Stmt(const Worker&)>& body) -> Stmt {
-        const Var vkc = k.newVar("kc"), vtx = k.newVar("tx"), vty = k.newVar("ty"), vn = k.newVar("n");
-        Worker wk;
-        wk.n = varRef(vn);
-        wk.oh0 = varRef(vty) * intImm(pl.th);
-        wk.ow0 = varRef(vtx) * intImm(pl.tw);
-        wk.k0 = varRef(vkc) * intImm(pl.Kc);
-        Stmt b = body(wk);
-        if (!b) return nullptr;
-        const Expr rest1 = w / intImm(pl.kChunks);
-        const Expr rest2 = rest1 / intImm(pl.tilesW);
-        return let(vkc, w % intImm(pl.kChunks),
-                   let(vtx, rest1 % intImm(pl.tilesW), let(vty, rest2 % intImm(pl.tilesH), let(vn, rest2 / intImm(pl.tilesH), b))));
+        return withChainWorker(k, w, pl.th, pl.tw, pl.Kc, pl.tilesH, pl.tilesW, pl.kChunks, body);
     };
 
     const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(pl.tilesH) + "," +
