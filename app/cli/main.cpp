@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
         auto* planCmd = app.add_subcommand(
             "plan", "Make a fusion plan (Hidet's prologue/epilogue rules, FusePlanner's DW/PW conv pairs) and print its groups");
         planCmd->add_option("MODEL", plan.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
-        planCmd->add_option("--planner", plan.planner, "none, hidet or fuseplanner (default)")
+        planCmd->add_option("--planner", plan.planner, "none, hidet or fuseplanner (default: a program's own fuse statements if it has any, else fuseplanner)")
             ->check(CLI::IsMember({"none", "hidet", "fuseplanner"}));
         planCmd->add_option("--hw", plan.hw,
                             "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin, host (this CPU) or a JSON file");

@@ -14,6 +14,7 @@
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
 #include "core/ir/graph.h"
+#include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/schedule/planners.h"
@@ -97,8 +98,16 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             return kExitBadInput;
         }
         plan = std::move(*p);
+    } else if (options.planner.empty() && !spec->program.fusions.empty()) {
+        // A program's own fuse statements are its plan (as `run` compiles it) unless a planner is named.
+        plan = pipeline::programFusionPlan(*spec);
+        // Nodes the statements leave out run alone, as in `run`.
+        for (const auto& grp : schedule::planNone(g).groups)
+            if (plan.groupOf(grp.ops.front()) < 0) plan.groups.push_back(grp);
+        auto ordered = schedule::normalizePlan(g, plan);
+        if (ordered.ok()) plan = std::move(*ordered);
     } else {
-        auto p = schedule::makePlan(g, options.planner, *hw);
+        auto p = schedule::makePlan(g, options.planner.empty() ? "fuseplanner" : options.planner, *hw);
         if (!p.ok()) {
             printDiagnostics(p.diagnostics(), err);
             return kExitBadInput;
@@ -154,7 +163,8 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
     } else {
         out << options.modelPath << ": " << (plan.planner.empty() ? "plan" : plan.planner) << " plan for "
             << hw->name << " (" << hw->sms << " SMs, " << hw->sharedBytes / 1024 << " KiB shared memory per block): "
-            << plan.groups.size() << " kernels for " << ops << " ops, " << plan.fusedGroupCount()
+            << plan.groups.size() << (plan.groups.size() == 1 ? " kernel for " : " kernels for ") << ops
+            << (ops == 1 ? " op, " : " ops, ") << plan.fusedGroupCount()
             << " fused, predicted global traffic saved " << megabytes(saved) << "\n";
         if (plan.planner == "fuseplanner" || plan.planner == "hidet")
             out << "(predicted bytes: FusePlanner's access model for conv pairs, tensor sizes for Hidet groups; the "

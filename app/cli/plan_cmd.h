@@ -1,6 +1,7 @@
 #pragma once
 /// @file
 /// `tessera-cli plan MODEL [--planner none|hidet|fuseplanner] [--hw PROFILE|FILE] [--json]
+/// (without --planner: a DSL program's own `fuse` statements when it has any, else fuseplanner)
 /// [--output FILE] [--check PLAN.json] [--input NAME=FILE.npy]`: makes (or, with --check, loads)
 /// a fusion plan for the model (core/schedule/planners.h) on the graph `run` compiles (shapes
 /// specialised to the inputs, constants folded) and prints its groups: kind, ops, anchor, tile,
@@ -28,7 +29,7 @@ namespace tessera::cli {
 
 struct PlanCmdOptions {
     std::string modelPath;
-    std::string planner = "fuseplanner";
+    std::string planner;              ///< empty: the program's fuse statements if any, else fuseplanner
     std::string hw;                   ///< profile name or JSON file; empty = h200
     bool json = false;
     std::string output;               ///< write the plan JSON here

@@ -185,9 +185,7 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
         if (!p.ok()) return p.diagnostics();
         plan = std::move(*p);
     } else if (!m.program.fusions.empty()) {
-        const auto order = g.topologicalOrder();
-        plan.planner = "program";
-        for (const auto& decl : m.program.fusions) plan.groups.push_back(groupOfDecl(g, *order, decl));
+        plan = programFusionPlan(m);
         explicitPlan = true;
     } else {
         return schedule::planNone(g);
@@ -291,6 +289,15 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
 }
 
 }  // namespace
+
+schedule::FusionPlan programFusionPlan(const ir::Model& model) {
+    schedule::FusionPlan plan;
+    plan.planner = "program";
+    const auto order = model.graph.topologicalOrder();
+    if (!order) return plan;
+    for (const auto& decl : model.program.fusions) plan.groups.push_back(groupOfDecl(model.graph, *order, decl));
+    return plan;
+}
 
 support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
                                               const CompileOptions& options, const support::CancelToken* cancel,

@@ -106,6 +106,13 @@ struct CompiledModel {
 std::vector<ir::TensorData> defaultInputs(const ir::Graph& g, std::uint64_t seed = 42,
                                           const std::vector<ir::TensorData>& given = {});
 
+/// A DSL program's `fuse` statements (model.program.fusions) as a plan on model.graph, as
+/// compileModel applies them when no plan or planner is given: a group with exactly two
+/// convolutions of kinds FusePlanner pairs becomes a dw-pw / pw-dw / pw-pw chain, any other an
+/// anchor (the declared one) with prologue and epilogue. planner = "program"; empty when the
+/// program declares no fusion.
+schedule::FusionPlan programFusionPlan(const ir::Model& model);
+
 support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
                                               const CompileOptions& options = {},
                                               const support::CancelToken* cancel = nullptr,
