@@ -23,7 +23,7 @@ tagged "result" and as a table at the end.
 3. Whole MobileNetV2 (torchvision, random weights) at batch 1 and 32: Tessera with --plan
    fuseplanner, hidet and none, against PyTorch eager.
 
-Usage: bench/fusion_bench.py CLI_PATH WORK_DIR [--quick] [--ncu]
+Usage: bench/fusion_bench.py CLI_PATH WORK_DIR [--quick] [--ncu] [--mobilenet-only] [--batches=32]
 """
 import json
 import os
@@ -40,6 +40,8 @@ cli = sys.argv[1]
 work = sys.argv[2]
 quick = "--quick" in sys.argv
 use_ncu = "--ncu" in sys.argv
+mobilenet_only = "--mobilenet-only" in sys.argv  # skip the blocks: whole MobileNetV2 per planner only
+mobilenet_batches = [int(a.split("=")[1]) for a in sys.argv if a.startswith("--batches=")] or None
 os.makedirs(work, exist_ok=True)
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
@@ -97,6 +99,8 @@ BLOCKS = [(32, 112, 1, 16), (96, 112, 2, 24), (144, 56, 1, 24), (144, 56, 2, 32)
 COMPILE_BLOCKS = [BLOCKS[0], BLOCKS[2], BLOCKS[10]]  # torch.compile takes seconds per block: these only
 if quick:
     BLOCKS = COMPILE_BLOCKS
+if mobilenet_only:
+    BLOCKS = []
 
 
 def make_block(path, n, c, h, s, k, rng):
@@ -241,7 +245,7 @@ for batch in [1, 32]:
 # ---- whole MobileNetV2 ----
 if not quick:
     import torchvision
-    for batch in [1, 32]:
+    for batch in (mobilenet_batches or [1, 32]):
         torch.manual_seed(0)
         m = torchvision.models.mobilenet_v2(weights=None).eval()
         x = torch.randn(batch, 3, 224, 224)
