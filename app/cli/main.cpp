@@ -12,6 +12,7 @@
 #include "app/cli/inspect.h"
 #include "app/cli/mapping_cmd.h"
 #include "app/cli/plan_cmd.h"
+#include "app/cli/project_cmd.h"
 #include "app/cli/report_cmd.h"
 #include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
@@ -174,6 +175,29 @@ int main(int argc, char** argv) {
         roofMeasure->add_flag("--save", roofline.save, "also save the profile in the profile folder");
         roofMeasure->add_flag("--force", roofline.force, "with --save: save even when the timings look disturbed");
 
+        // `project new|show|run`: the .tessera project file (app/cli/project_cmd.h).
+        ProjectNewCmdOptions projNew;
+        ProjectShowCmdOptions projShow;
+        ProjectRunCmdOptions projRun;
+        auto* projCmd = app.add_subcommand("project", "Projects (.tessera): a model or program with its plan, target, options and measurement history");
+        projCmd->require_subcommand(1);
+        auto* projNewCmd = projCmd->add_subcommand("new", "Write a project for a model or program");
+        projNewCmd->add_option("MODEL", projNew.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
+        projNewCmd->add_option("-o,--output", projNew.output, "the project file to write (FILE.tessera)")->required();
+        projNewCmd->add_option("--plan", projNew.plan, "none, hidet, fuseplanner or a plan file (stored in the project)");
+        projNewCmd->add_option("--hw", projNew.hw, "hardware profile: host, h200, h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file (embedded)");
+        projNewCmd->add_option("--target", projNew.target, "cpu (default), cuda or cuda:N");
+        projNewCmd->add_flag("--force", projNew.force, "replace an existing project file");
+        auto* projShowCmd = projCmd->add_subcommand("show", "Print a project: source, plan, target, options and run history");
+        projShowCmd->add_option("FILE", projShow.file, "project file (.tessera)")->required();
+        projShowCmd->add_flag("--json", projShow.json, "print the project as JSON");
+        auto* projRunCmd = projCmd->add_subcommand("run", "Run a project and compare each kernel with its last recorded run");
+        projRunCmd->add_option("FILE", projRun.file, "project file (.tessera)")->required();
+        projRunCmd->add_flag("--json", projRun.json, "print one JSON object");
+        projRunCmd->add_flag("--save", projRun.save, "append this run to the project's history");
+        projRunCmd->add_option("--reps", projRun.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
+            ->check(CLI::Range(1, 100000));
+
         try {
             app.parse(argc, argv);
         } catch (const CLI::Success& e) {
@@ -207,6 +231,9 @@ int main(int argc, char** argv) {
 #endif
         }
         if (roofMeasure->parsed()) return runRooflineMeasure(roofline, std::cout, std::cerr);
+        if (projNewCmd->parsed()) return runProjectNew(projNew, std::cout, std::cerr);
+        if (projShowCmd->parsed()) return runProjectShow(projShow, std::cout, std::cerr);
+        if (projRunCmd->parsed()) return runProjectRun(projRun, std::cout, std::cerr);
         std::cerr << app.help();
         return kExitBadInput;
     } catch (const std::bad_alloc&) {

@@ -595,6 +595,10 @@ RunRecord makeRunRecord(const pipeline::RunReport& report, const schedule::Fusio
     return r;
 }
 
+std::string runRecordToJson(const RunRecord& run) {
+    return runJson(run).dump(2, ' ', false, OJson::error_handler_t::replace);
+}
+
 const RunRecord* lastRun(const Project& project, const std::string& target) {
     for (auto it = project.runs.rbegin(); it != project.runs.rend(); ++it)
         if (target.empty() || it->target == target) return &*it;

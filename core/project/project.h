@@ -221,6 +221,9 @@ pipeline::RunOptions runOptionsFor(const Project& project);
 RunRecord makeRunRecord(const pipeline::RunReport& report, const schedule::FusionPlan& appliedPlan,
                         const std::string& target);
 
+/// One run as the object saved in "runs" (JSON text, 2-space indent), for `project run --json`.
+std::string runRecordToJson(const RunRecord& run);
+
 /// The fingerprint makeRunRecord would record for `target` on this machine without a device
 /// report (CPU targets): perf::cpuFingerprint(). For CUDA targets the GPU's is known only after a
 /// run; "" then.
