@@ -5,6 +5,12 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include "app/gui/program_outline.h"
+#include "core/frontend/dsl/dsl_printer.h"
 #include "core/pipeline/load_model.h"
 
 namespace tessera::app {
@@ -17,6 +23,11 @@ struct Session::ImportStage {
     std::shared_ptr<const views::GraphSnapshot> snapshot;
     support::DiagnosticList diagnostics;
     double ms = 0;
+    bool fromText = false;
+    QString programText;
+    bool programExported = false;
+    std::vector<views::ProgramStatement> statements;
+    std::uint64_t tokenSignature = 0;
 };
 
 namespace {
@@ -42,14 +53,21 @@ Session::~Session()
     m_layoutPool.waitForDone();
 }
 
-quint64 Session::load(const QString& path)
+quint64 Session::load(const QString& path) { return startImport(path, nullptr); }
+
+quint64 Session::loadText(const QString& text, const QString& path) { return startImport(path, &text); }
+
+quint64 Session::startImport(const QString& path, const QString* text)
 {
     m_cancel.cancel();
     m_cancel = support::CancelToken();
     const quint64 gen = ++m_generation;
     m_busy = true;
-    emit started(gen, path);
-    emit stageChanged(gen, tr("Importing"));
+    m_textLoad = text != nullptr;
+    if (!m_textLoad) {
+        emit started(gen, path);
+        emit stageChanged(gen, tr("Importing"));
+    }
 
     const support::CancelToken token = m_cancel;
     auto* watcher = new QFutureWatcher<std::shared_ptr<ImportStage>>(this);
@@ -58,23 +76,55 @@ quint64 Session::load(const QString& path)
         watcher->deleteLater();
         onImported(gen, std::move(stage));
     });
-    watcher->setFuture(QtConcurrent::run([path, token]() {
+    const bool fromText = m_textLoad;
+    const QString source = fromText ? *text : QString();
+    watcher->setFuture(QtConcurrent::run([path, token, fromText, source]() {
         auto stage = std::make_shared<ImportStage>();
         stage->path = path;
+        stage->fromText = fromText;
         const auto t0 = std::chrono::steady_clock::now();
         const std::string file = path.toStdString();
-        support::Expected<ir::Model> result = pipeline::loadModel(file, {}, &token);
+        const bool dsl = fromText || pipeline::sourceKindOf(file) == pipeline::SourceKind::Dsl;
+        std::string programText;
+        support::Expected<ir::Model> result = support::DiagnosticList{};
+        if (fromText) {
+            programText = source.toStdString();
+            frontend::dsl::ParseOptions options = pipeline::dslParseOptions();
+            options.baseDir = QFileInfo(path).absolutePath().toStdString();
+            result = frontend::dsl::parseProgram(programText, file, options);
+            if (result.ok())
+                result.value().sourcePath = file;
+        } else {
+            result = pipeline::loadModel(file, {}, &token);
+            if (dsl) {
+                // The Program dock shows the file even when it does not parse, so it can be fixed.
+                QFile f(path);
+                if (f.open(QIODevice::ReadOnly))
+                    programText = f.readAll().toStdString();
+            }
+        }
         stage->diagnostics = result.diagnostics();
         if (token.isCancelled()) {
             stage->cancelled = true;
         } else if (result.ok()) {
             auto model = std::make_shared<ir::Model>(std::move(result.value()));
             stage->snapshot = std::make_shared<const views::GraphSnapshot>(views::makeGraphSnapshot(model->graph));
+            if (!dsl) {
+                // Weights stay in the ONNX file, referenced by its name: the text is shown
+                // beside it (Save Program As re-prints the references for the folder chosen).
+                frontend::dsl::PrintOptions po;
+                po.onnxReference = QFileInfo(path).fileName().toStdString();
+                programText = frontend::dsl::printDsl(*model, po);
+                stage->programExported = true;
+            }
+            stage->statements = programOutline(programText, file);
+            stage->tokenSignature = programTokenSignature(programText);
             stage->model = std::move(model);
             stage->ok = true;
         } else if (!stage->diagnostics.hasErrors()) {
             stage->diagnostics.error(file, {}, "the model could not be imported");
         }
+        stage->programText = QString::fromStdString(programText);
         stage->ms = msSince(t0);
         return stage;
     }));
@@ -89,6 +139,7 @@ void Session::cancel()
     LoadOutcome out;
     out.generation = ++m_generation;
     out.cancelled = true;
+    out.fromText = m_textLoad;
     finish(std::move(out));
 }
 
@@ -103,11 +154,14 @@ void Session::onImported(quint64 generation, std::shared_ptr<ImportStage> stage)
         out.cancelled = stage->cancelled;
         out.diagnostics = std::move(stage->diagnostics);
         out.importMs = stage->ms;
+        out.fromText = stage->fromText;
+        out.programText = stage->programText;
         finish(std::move(out));
         return;
     }
     views::LayoutRequest request = m_measure(*stage->snapshot);
-    emit stageChanged(generation, tr("Laying out %n node(s)", nullptr, static_cast<int>(request.nodes.size())));
+    if (!stage->fromText)
+        emit stageChanged(generation, tr("Laying out %n node(s)", nullptr, static_cast<int>(request.nodes.size())));
     const support::CancelToken token = m_cancel;
     auto* watcher = new QFutureWatcher<views::LayoutResult>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, stage] {
@@ -130,6 +184,9 @@ void Session::onLaidOut(quint64 generation, std::shared_ptr<ImportStage> stage, 
     out.importMs = stage->ms;
     out.layoutMs = layout.milliseconds;
     out.diagnostics = std::move(stage->diagnostics);
+    out.fromText = stage->fromText;
+    out.programText = stage->programText;
+    out.programExported = stage->programExported;
     if (layout.cancelled) {
         out.cancelled = true;
     } else if (!layout.ok) {
@@ -139,6 +196,8 @@ void Session::onLaidOut(quint64 generation, std::shared_ptr<ImportStage> stage, 
         out.model = stage->model;
         out.snapshot = stage->snapshot;
         out.layout = std::move(layout);
+        out.statements = stage->statements;
+        out.tokenSignature = stage->tokenSignature;
     }
     finish(std::move(out));
 }
@@ -147,7 +206,10 @@ void Session::finish(LoadOutcome outcome)
 {
     m_busy = false;
     m_last = std::move(outcome);
-    emit finished(m_last.generation, m_last.ok);
+    if (m_last.fromText)
+        emit textParsed(m_last.generation, m_last.ok);
+    else
+        emit finished(m_last.generation, m_last.ok);
 }
 
 }  // namespace tessera::app
