@@ -11,10 +11,16 @@ With --final: the default tile and a few alternatives only, "off" left out, plus
 (compulsory bytes / the device-to-device copy bandwidth measured in the run) and torch.compile
 (default mode, warm) for blocks 0, 2 and 10 (fusion_bench.py --quick's three).
 
+With --wide (issue 6 run 3): the tall tiles covering every filter ("rows,cols,bk[,rm]", rows =
+K rounded up to 32) against the tile the rule gave before them (64 or 128 rows, 16 columns, BK
+32), for the blocks with >= 384 channels.
+
 With --prefetch: the default tile without and with register prefetch ("pf", environment
 TESSERA_DWPW_PREFETCH=1), and prefetch with twice the columns ("pf:rows,cols,bk").
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final] [--prefetch]
+With --final3: as --final, but the default tile only, plus the pre-run-3 tile for the wide blocks.
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide]
 """
 import json
 import os
@@ -68,18 +74,37 @@ def pow2_at_least(v):
     return p
 
 
-final = "--final" in sys.argv
+final = "--final" in sys.argv or "--final3" in sys.argv
 
 
 prefetch = "--prefetch" in sys.argv
 
 
+wide = "--wide" in sys.argv
+
+
 def configs(k, cols, c):
+    if wide:
+        old = f"{128 if k <= 128 else 64},16,32" if c >= 256 else None
+        r = -(-k // 32) * 32
+        out = ["", old]
+        if k == 64:
+            out += ["64,32,32", "64,32,16"]
+        elif k <= 128:
+            out += [f"{r},32,32", f"{r},16,32", f"{r},64,16"]
+        elif k <= 160:
+            out += [f"{r},16,32", f"{r},16,32,5", f"{r},8,32", f"{r},32,16"]
+        else:
+            out += [f"{r},16,32", f"{r},16,16", f"{r},8,32", f"{r},16,32,10", f"{r // 2},16,32"]
+        return [v for i, v in enumerate(out) if v is not None and v not in out[:i]]
     if prefetch:
         rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
         bk0 = 32 if c >= 256 else 16
         cc = max(16, 1024 // rows0)
         return ["", "pf", f"pf:{rows0},{2 * cc},{bk0}"]
+    if final and "--final3" in sys.argv:
+        # Run 3: the default tile, and for the wide blocks also the tile the rule gave before.
+        return [""] + ([f"{128 if k <= 128 else 64},16,32"] if c >= 384 and k > 64 else [])
     if final:
         rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
         bk0 = 32 if c >= 256 else 16
@@ -165,7 +190,7 @@ for batch in batches:
             y_ref = block(tx).double().cpu().numpy()
             t_eager = cuda_median(lambda: block(tx))
             t_comp = None
-            if final and bi in (0, 2, 10):
+            if final and "--final3" not in sys.argv and bi in (0, 2, 10):
                 try:
                     cb = torch.compile(block)
                     t_comp = cuda_median(lambda: cb(tx))

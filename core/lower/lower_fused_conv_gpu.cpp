@@ -31,9 +31,38 @@ std::int64_t pow2AtLeast(std::int64_t v) {
 constexpr std::int64_t kSms = 132;                 // H200 SMs (the tile choice aims at 2 blocks per SM)
 constexpr std::int64_t kSharedBudget = 40 * 1024;  // bytes of static shared memory per block
 
+constexpr std::int64_t kSharedBudgetTall = 46 * 1024;  // tall tiles: one block per SM is the aim, up to the 48 KiB static limit
+
 std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) { return 4 * t.bk * (t.rows() + 4 + t.cols() + 4); }
 
+std::int64_t roundUp(std::int64_t v, std::int64_t m) { return ceilDiv(v, m) * m; }
+
 }  // namespace
+
+std::optional<GpuGemmSpec::Tile> gpuGemmTallTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk, std::int64_t rm) {
+    if (rows < 1 || cols < 1) return std::nullopt;
+    GpuGemmSpec::Tile t;
+    if (rm <= 0) {
+        t.tx = std::min<std::int64_t>(16, cols);
+        t.ty = 256 / t.tx;
+        if (t.ty < 1 || rows % t.ty != 0) return std::nullopt;
+        t.rm = rows / t.ty;
+    } else {
+        if (rows % rm != 0) return std::nullopt;
+        t.rm = rm;
+        t.ty = rows / rm;
+        if (t.ty < 1 || 256 % t.ty != 0) return std::nullopt;
+        t.tx = 256 / t.ty;
+    }
+    if (cols % t.tx != 0) return std::nullopt;
+    t.rn = cols / t.tx;
+    t.bk = bk;
+    if (t.rows() != rows || t.cols() != cols || !gpuGemmTallTileValid(t) || sharedBytes(t) > kSharedBudgetTall)
+        return std::nullopt;
+    return t;
+}
+
+bool dwPwWide(std::int64_t filters, std::int64_t channels) { return channels >= 384 && filters > 64 && filters <= 512; }
 
 std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk) {
     if (rows < 1 || cols < 1 || (rows * cols) % 256 != 0) return std::nullopt;
@@ -54,10 +83,25 @@ std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t c
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
     if (const char* env = std::getenv("TESSERA_DWPW_GEMM"); env && *env) {
         std::istringstream in(env);
-        std::int64_t r = 0, c = 0, b = 0;
-        char s1 = 0, s2 = 0;
-        if (in >> r >> s1 >> c >> s2 >> b && s1 == ',' && s2 == ',')
-            if (auto t = gpuGemmTileOf(r, c, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
+        std::int64_t r = 0, c = 0, b = 0, rm = 0;
+        char s1 = 0, s2 = 0, s3 = 0;
+        if (in >> r >> s1 >> c >> s2 >> b && s1 == ',' && s2 == ',') {
+            const bool withRm = static_cast<bool>(in >> s3 >> rm) && s3 == ',' && rm > 0;
+            if (!withRm)
+                if (auto t = gpuGemmTileOf(r, c, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
+            if (auto t = gpuGemmTallTileOf(r, c, b, withRm ? rm : 0)) return *t;
+        }
+    }
+    if (dwPwWide(filters, channels) && ceilDiv(columns, 16) >= kSms / 2) {
+        // Long reductions into a few hundred filters (MobileNetV2's 14x14 and 7x7 blocks): one
+        // block covers every filter (rows = K rounded up to 32), so each depthwise value is
+        // computed once, with 10-24 results per thread instead of 4. Only with enough column
+        // tiles for the SMs (batch 32, not batch 1, where split filter tiles give the blocks).
+        const std::int64_t rows = roundUp(filters, 32);
+        std::int64_t cols = 16;
+        while (cols < 64 && rows * cols * 2 / 256 <= 24 && ceilDiv(columns, cols * 2) >= kSms) cols *= 2;
+        for (std::int64_t b = 32; b >= 8; b /= 2)
+            if (auto t = gpuGemmTallTileOf(rows, cols, b, 0)) return *t;
     }
     // Measured on the H200 (bench/RESULTS.md, issue 6 sweep): small tiles win. The step loop is
     // bound by issuing the staging work (depthwise taps, index arithmetic) and by latency, so

@@ -28,15 +28,28 @@ struct ConvChainInfo;
 /// the rows cover the filters in one block row up to 128 (a power of two >= filters, at least 16;
 /// above 128, 64-row tiles), the columns give 4 results per thread (16 columns at 128 rows: 8),
 /// halved (down to 16) while there are fewer than 2 blocks per SM of a 132-SM H200, and BK is 32
-/// for long reductions (>= 256 channels), else 16. The environment variable
-/// TESSERA_DWPW_GEMM="rows,cols,bk" overrides it (a tuning aid for benchmarks; an invalid
-/// override is ignored). Always gpuGemmTileValid.
+/// for long reductions (>= 256 channels), else 16. Wide chains (dwPwWide) instead get a tall tile
+/// (gpuGemmTallTileOf) of K rounded up to 32 rows x 16 columns (doubled up to 64 while a
+/// thread keeps <= 24 results and >= 132 column tiles remain) x the largest BK <= 32 that fits,
+/// when there are at least 66 column tiles of 16 (half the SMs; else the rule above).
+/// The environment variable TESSERA_DWPW_GEMM="rows,cols,bk[,rm]" overrides it (a tuning aid for
+/// benchmarks; rm picks a tall tile's rows per thread; an invalid override is ignored). Always
+/// gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
 
 /// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per
 /// thread split as evenly as a power of two allows (rows per thread <= cols per thread); nullopt
 /// when no valid tile (gpuGemmTileValid) has that shape.
 std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk);
+
+/// A tall tile (gpuGemmTallTileValid) of `rows` x `cols` x `bk` with `rm` rows per thread (0: 16
+/// threads along the columns, or all of them when cols < 16, and the rows split over the rest),
+/// within 46 KiB of shared memory; nullopt when there is none.
+std::optional<GpuGemmSpec::Tile> gpuGemmTallTileOf(std::int64_t rows, std::int64_t cols, std::int64_t bk, std::int64_t rm);
+
+/// True for the chains dwPwGemmTile gives a tall tile covering all filters: >= 384 channels and
+/// 65..512 filters (MobileNetV2's 14x14 and 7x7 blocks with K >= 96).
+bool dwPwWide(std::int64_t filters, std::int64_t channels);
 
 /// Whether the GEMM form of a chain with `channels` intermediate channels (the reduction)
 /// prefetches the next step into registers (GpuGemmSpec::prefetch): for long reductions

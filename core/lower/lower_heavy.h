@@ -135,9 +135,19 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
 /// with rows() * bk and cols() * bk multiples of 256 (each thread stages whole elements).
 bool gpuGemmTileValid(const GpuGemmSpec::Tile& t);
 
+/// True when `t` is a "tall" tile emitGpuGemm supports for an A operand staged k-contiguously
+/// (transA false; the dw-pw GEMM form's filters x channels weights), so that one block can cover
+/// all M rows of a small-M GEMM: ty * tx = 256; rm and rn in [1, 32] with rm * rn <= 64 (a
+/// thread's results come in groups of 4, 2 or 1 consecutive rows / columns, whichever divides
+/// rm / rn); rows() any multiple of 32 up to 512; cols() a power of two in [8, 256]; bk a power
+/// of two in [8, 64] with cols() * bk a multiple of 256.
+bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t);
+
 /// The kernel body of the CUDA GEMM template; adds its temporaries to k and records the grid and
 /// block mappings and notes. The caller has added the parameters (spec's buffers). spec.tile must
-/// be valid (gpuGemmTileValid); the default tile generates exactly the code described above.
+/// be valid (gpuGemmTileValid, or gpuGemmTallTileValid with transA false); the default tile
+/// generates exactly the code described above. With BK > 8 and rows() a multiple of 32 the A tile
+/// of a k-contiguous A is staged by warps of 8 k x 4 rows (bank-conflict free), as BK = 8 does.
 Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& spec);
 
 /// Geometry of a sliding window (Conv, pooling) over the spatial dims, as ONNX defines it.

@@ -52,8 +52,9 @@ struct DimSplit {
     std::int64_t group = 4, groups = 2, stride = 64;
 };
 DimSplit dimSplit(std::int64_t threads, std::int64_t per) {
+    // Groups of 4 when they divide the results, else 2, else 1 (the tall tiles' 5, 10, 6 ...).
     DimSplit d;
-    d.group = per >= 4 ? 4 : per;
+    d.group = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
     d.groups = per / d.group;
     d.stride = threads * d.group;
     return d;
@@ -111,6 +112,17 @@ bool gpuGemmTileValid(const GpuGemmSpec::Tile& t) {
     for (std::int64_t e : {t.rows(), t.cols()})
         if (!isPow2(e) || e < 16 || e > 256 || (e * t.bk) % kThreads != 0) return false;
     return isPow2(t.bk) && t.bk >= 4 && t.bk <= 64;
+}
+
+bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t) {
+    if (t.ty < 1 || t.tx < 1 || t.ty * t.tx != kThreads || t.rm < 1 || t.rn < 1 || t.rm > 32 || t.rn > 32 ||
+        t.rm * t.rn > 64)
+        return false;
+    if (!isPow2(t.bk) || t.bk < 8 || t.bk > 64) return false;
+    // Rows: k-contiguous staging in warps of 8 k x 4 rows (any multiple of 32 rows);
+    // columns: staged column-contiguous (t % cols), so a power of two dividing the block.
+    if (t.rows() % 32 != 0 || t.rows() > 512) return false;
+    return isPow2(t.cols()) && t.cols() >= 8 && t.cols() <= 256 && (t.cols() * t.bk) % kThreads == 0;
 }
 
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
@@ -248,7 +260,14 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         // take consecutive kk (8 per row); otherwise consecutive rows.
         // Element r of thread t's share of a tile: its (row, kk) in the tile.
         auto coords = [&](const Expr& t, const Expr& r, bool kContiguous, std::int64_t rows, Expr* row, Expr* kk) {
-            if (kContiguous) {
+            if (kContiguous && kBK > 8 && rows % 32 == 0) {
+                // A warp stores 8 consecutive kk of 4 consecutive rows (as with BK = 8): with 32
+                // kk of one row the padded rows (stride = 4 mod 32 floats) would meet 4-way bank
+                // conflicts. Element r: k chunk r % (BK/8), row group r / (BK/8).
+                const std::int64_t chunks = kBK / 8;
+                *kk = t % intImm(8) + (r % intImm(chunks)) * intImm(8);
+                *row = t / intImm(8) + (r / intImm(chunks)) * intImm(32);
+            } else if (kContiguous) {
                 *kk = t % intImm(kBK);
                 *row = t / intImm(kBK) + r * intImm(kThreads / kBK);
             } else {

@@ -151,6 +151,54 @@ TEST(FusedConvGemm, TileOfSplitsResultsPerThread) {
     EXPECT_FALSE(detail::gpuGemmTileValid(GpuGemmSpec::Tile{16, 16, 3, 8, 8}));  // 3 rows per thread
 }
 
+TEST(FusedConvGemm, TallTilesCoverAllFilters) {
+    auto t = detail::gpuGemmTallTileOf(320, 16, 16, 0);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "16x16 threads, 20x1 each, bk 16");
+    t = detail::gpuGemmTallTileOf(160, 16, 32, 0);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "16x16 threads, 10x1 each, bk 32");
+    t = detail::gpuGemmTallTileOf(160, 16, 32, 5);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "32x8 threads, 5x2 each, bk 32");
+    t = detail::gpuGemmTallTileOf(96, 32, 16, 0);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "16x16 threads, 6x2 each, bk 16");
+    t = detail::gpuGemmTallTileOf(320, 8, 32, 0);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(tileText(*t), "32x8 threads, 10x1 each, bk 32");
+    EXPECT_FALSE(detail::gpuGemmTallTileOf(100, 16, 16, 0));   // rows not a multiple of 32
+    EXPECT_FALSE(detail::gpuGemmTallTileOf(320, 8, 16, 0));    // 8 x 16 B elements: fewer than the threads
+    EXPECT_FALSE(detail::gpuGemmTallTileOf(512, 16, 64, 0));   // 130 KiB of shared memory
+    EXPECT_FALSE(detail::gpuGemmTallTileOf(320, 64, 16, 0));   // 80 results per thread
+    EXPECT_FALSE(detail::gpuGemmTallTileOf(160, 16, 16, 3));   // 3 does not divide 160
+    EXPECT_TRUE(detail::dwPwWide(160, 960));
+    EXPECT_FALSE(detail::dwPwWide(64, 384));
+    EXPECT_FALSE(detail::dwPwWide(160, 192));
+}
+
+TEST(FusedConvGemm, TallTilesAgainstReference) {
+    // 130 filters under 160-row tiles (the last 30 rows idle), 40 channels (ragged steps of 16
+    // and 32), 3 images of 9x9 (columns straddle images); with and without register prefetch.
+    Dw d;
+    d.N = 3, d.C = 40, d.H = 9, d.W = 9, d.K = 130;
+    for (const char* pf : {"0", "1"}) {
+        ::setenv("TESSERA_DWPW_PREFETCH", pf, 1);
+        for (const char* tile : {"160,16,16", "160,16,32,5", "160,32,8,10", "160,8,32"}) {
+            EnvTile env(tile);
+            LoweredKernel lk;
+            EXPECT_EQ(check(d, &lk), "") << tile << " prefetch " << pf;
+            EXPECT_NE(lk.kernel.notes.back().find("tile 160 filters"), std::string::npos) << lk.kernel.notes.back();
+            EXPECT_NE(lk.kernel.notes.back().find("computed 1x"), std::string::npos) << lk.kernel.notes.back();
+        }
+    }
+    ::unsetenv("TESSERA_DWPW_PREFETCH");
+    // 96 filters in one 96-row tile, stride 2, no biases.
+    d.K = 96, d.stride = 2, d.bias1 = d.bias2 = false;
+    EnvTile env("96,32,16");
+    EXPECT_EQ(check(d), "");
+}
+
 TEST(FusedConvGemm, UsedForDwPwOnCudaOnly) {
     detail::ConvChainSpec spec;
     EXPECT_TRUE(detail::useDwPwGemm(cudaOptions(), spec));
@@ -247,8 +295,9 @@ TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
     };
     const std::vector<Case> cases = {
         {32, 32, 112, 1, 16, "16x64x16"}, {32, 144, 56, 1, 24, "32x32x16"}, {32, 384, 14, 1, 64, "64x16x32"},
-        {32, 384, 14, 1, 96, "128x16x32"}, {32, 960, 7, 1, 160, "64x16x32"}, {32, 960, 7, 1, 320, "64x16x32"},
-        {1, 32, 112, 1, 16, "16x32x16"},  {1, 96, 112, 2, 24, "32x16x16"},  {1, 960, 7, 1, 160, "64x16x32"},
+        {32, 384, 14, 1, 96, "96x32x32"}, {32, 960, 7, 1, 160, "160x16x32"}, {32, 960, 7, 1, 320, "320x16x32"},
+        {32, 576, 14, 2, 160, "160x16x32"}, {1, 32, 112, 1, 16, "16x32x16"},  {1, 96, 112, 2, 24, "32x16x16"},
+        {1, 960, 7, 1, 160, "64x16x32"},   {1, 576, 14, 1, 96, "128x16x32"},
     };
     for (const Case& c : cases) {
         const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
@@ -265,13 +314,18 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         Dw d;
         const char* what;
     };
-    std::vector<Case> cases(3);
+    std::vector<Case> cases(5);
     cases[0].d.N = 32, cases[0].d.C = 32, cases[0].d.H = cases[0].d.W = 112, cases[0].d.K = 16;
     cases[0].what = "b32 32x112x112 -> 16";
     cases[1].d.N = 32, cases[1].d.C = 960, cases[1].d.H = cases[1].d.W = 7, cases[1].d.K = 160;
     cases[1].what = "b32 960x7x7 -> 160";
     cases[2].d.N = 32, cases[2].d.C = 96, cases[2].d.H = cases[2].d.W = 112, cases[2].d.K = 24, cases[2].d.stride = 2;
     cases[2].what = "b32 96x112x112 s2 -> 24 (register prefetch)";
+    // The tall tiles with prefetch (the default from 384 channels): 320 x 16 x 32, 96 x 32 x 32.
+    cases[3].d.N = 32, cases[3].d.C = 960, cases[3].d.H = cases[3].d.W = 7, cases[3].d.K = 320;
+    cases[3].what = "b32 960x7x7 -> 320 (tall tile)";
+    cases[4].d.N = 32, cases[4].d.C = 576, cases[4].d.H = cases[4].d.W = 14, cases[4].d.K = 96;
+    cases[4].what = "b32 576x14x14 -> 96 (tall tile)";
     for (const Case& c : cases) {
         // The third case with register prefetch (GpuGemmSpec::prefetch).
         if (&c == &cases[2]) ::setenv("TESSERA_DWPW_PREFETCH", "1", 1);
