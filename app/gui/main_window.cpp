@@ -77,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent)
     createRunDocks();
     createRooflineDock();
     createFusionDock();
+    createProgramDock();
     createStatusBar();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
@@ -433,7 +434,12 @@ void MainWindow::openDialog()
         openFile(path);
 }
 
-void MainWindow::openFile(const QString& path) { m_session->load(path); }
+void MainWindow::openFile(const QString& path)
+{
+    if (!maybeSaveProgram())
+        return;
+    m_session->load(path);
+}
 
 void MainWindow::onLoadStarted(quint64, const QString& path)
 {
@@ -457,6 +463,10 @@ void MainWindow::showProblems()
     int warnings = 0, errors = 0, notes = 0;
     for (const support::Diagnostic& d : diagnostics.items()) {
         auto* item = new QListWidgetItem(fromStd(d.format()), m_problems);
+        // Where the problem is, for a click that jumps there (main_window_program.cpp).
+        item->setData(Qt::UserRole, fromStd(d.file));
+        item->setData(Qt::UserRole + 1, d.begin.line);
+        item->setData(Qt::UserRole + 2, d.begin.column);
         QStyle::StandardPixmap icon = QStyle::SP_MessageBoxInformation;
         switch (d.severity) {
         case support::Severity::Error: icon = QStyle::SP_MessageBoxCritical; ++errors; break;

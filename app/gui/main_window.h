@@ -33,6 +33,18 @@
 /// the plan table lists each group's measured time. Selecting a row selects the group's nodes
 /// (its anchor's kernel in Code/Timings), selecting a node selects its group's row.
 ///
+/// Program dock and Live mode (main_window_program.cpp): View > Program (Ctrl+E) shows the open
+/// program's DSL text in a views::ProgramEditor: a `.tsr` editable, an ONNX model printed as DSL
+/// read-only with a banner. 250 ms after the last edit the text is re-parsed (Session::loadText);
+/// a program that parses replaces the model on screen (the graph keeps its zoom and centre), one
+/// that does not keeps the last good model and shows its errors inline and in Problems (a click
+/// there jumps to line:column). Selecting a node highlights its statement, clicking a statement
+/// selects its node. File > Save Program (Ctrl+Alt+S) / Save Program As (Ctrl+Alt+Shift+S);
+/// opening another file or closing the window asks about unsaved program text. Run > Live
+/// (Ctrl+L): 250 ms after a change of the program, the fusion plan or the target the model is
+/// compiled and run again (a newer run supersedes an older one); failures go to the status bar
+/// and Problems, never a dialog.
+///
 /// Thread rules: UI thread only.
 
 #include <functional>
@@ -56,6 +68,7 @@ class QListWidget;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
+class QTimer;
 class QToolButton;
 class QUndoStack;
 
@@ -65,6 +78,8 @@ class EnergyView;
 class FusionPlanPanel;
 class GraphView;
 class MappingPanel;
+class ProgramEditor;
+class ProgramPanel;
 class PropertiesPanel;
 class RooflineView;
 class TimingPanel;
@@ -84,6 +99,7 @@ namespace tessera::app {
 class PlanSession;
 class RunSession;
 class Session;
+struct LoadOutcome;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -158,6 +174,40 @@ public:
     /// The run's line in the status bar (stage while running, the result after).
     QString runStatusText() const;
 
+    // The Program dock and Live mode (main_window_program.cpp; see the file comment).
+    views::ProgramPanel* programPanel() const { return m_programPanel; }
+    views::ProgramEditor* programEditor() const;
+    QDockWidget* programDock() const { return m_programDock; }
+    /// The program text in the Program dock (a `.tsr`'s, edited or not; an ONNX model's DSL
+    /// print; empty without a model).
+    QString programText() const;
+    /// Whether the program text has edits that are not saved.
+    bool programModified() const;
+    /// The `.tsr` the program is saved to (empty for an ONNX model's print).
+    QString programPath() const { return m_programPath; }
+    /// Replaces the program text as if the user typed it (modified; re-parsed after the
+    /// debounce). Does nothing for a read-only (exported) program.
+    void setProgramText(const QString& text);
+    /// File > Save Program: writes the text to programPath() (Save As when there is none).
+    bool saveProgram();
+    /// Writes the program to `path` (a dialog when empty) and opens it there as a program (an
+    /// exported ONNX model becomes an editable program; its weights are referenced relative to
+    /// the new folder). False when cancelled or the file cannot be written (reported).
+    bool saveProgramAs(const QString& path = QString());
+    /// Asks whether to save unsaved program edits (Save / Discard / Cancel). Returns false when
+    /// the user cancelled or saving failed; true otherwise (also when nothing was modified).
+    bool maybeSaveProgram();
+    enum class SaveChoice { Save, Discard, Cancel };
+    using SavePrompt = std::function<SaveChoice(const QString& fileName)>;
+    /// Replaces the question maybeSaveProgram() asks (a message box by default; tests).
+    void setSavePrompt(SavePrompt prompt);
+    QAction* saveProgramAction() const { return m_saveProgramAction; }
+    QAction* saveProgramAsAction() const { return m_saveProgramAsAction; }
+    /// Run > Live (Ctrl+L), also on the toolbar.
+    QAction* liveAction() const { return m_liveAction; }
+    bool isLive() const;
+    void setLive(bool on);
+
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const { return m_model; }
     QString currentPath() const { return m_path; }
@@ -175,6 +225,8 @@ signals:
     void runFinished(bool ok);
     /// The target list changed (the device probe answered) or another target was selected.
     void targetChanged();
+    /// Edited program text was parsed (ok: the graph shows it; else its errors are shown).
+    void programParsed(bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -283,6 +335,33 @@ private:
     QDockWidget* m_fusionDock = nullptr;
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
+
+    // The Program dock and Live mode (main_window_program.cpp).
+    void createProgramDock();
+    void onProgramLoaded(bool ok);
+    void onProgramEdited();
+    void parseProgramNow();
+    void onProgramParsed(quint64 generation, bool ok);
+    void showProgramModel(const LoadOutcome& out);
+    void onProgramStatementActivated(int index);
+    void highlightProgramNode(int nodeId);
+    void jumpToProblem(const QString& file, int line, int column);
+    void updateProgramTitle();
+    void scheduleLive();
+    void runLive();
+    views::ProgramPanel* m_programPanel = nullptr;
+    QDockWidget* m_programDock = nullptr;
+    QAction* m_saveProgramAction = nullptr;
+    QAction* m_saveProgramAsAction = nullptr;
+    QAction* m_liveAction = nullptr;
+    QTimer* m_programTimer = nullptr;
+    QTimer* m_liveTimer = nullptr;
+    QString m_programPath;
+    bool m_programExported = false;
+    bool m_programShownOnce = false;
+    std::uint64_t m_programSignature = 0;
+    QString m_liveKey;
+    SavePrompt m_savePrompt;
 };
 
 }  // namespace tessera::app

@@ -145,8 +145,10 @@ void ProgramEditor::setDiagnostics(const std::vector<support::Diagnostic>& diagn
         if (d.end.line > 0 && (d.end.line > d.begin.line || d.end.column >= d.begin.column)) {
             end = positionOf(d.end.line, d.end.column);
             if (end >= 0) {
+                const QTextBlock endBlock = document()->findBlock(end);
                 const QChar c = document()->characterAt(end);
-                end += c.isHighSurrogate() ? 2 : 1;
+                // Inclusive end -> exclusive, but never across the line break.
+                end = std::min(end + (c.isHighSurrogate() ? 2 : 1), endBlock.position() + endBlock.length() - 1);
             }
         }
         if (end <= begin) {
