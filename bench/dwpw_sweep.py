@@ -20,7 +20,7 @@ TESSERA_DWPW_PREFETCH=1), and prefetch with twice the columns ("pf:rows,cols,bk"
 
 With --final3: as --final, but the default tile only, plus the pre-run-3 tile for the wide blocks.
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--default-only]
 """
 import json
 import os
@@ -85,26 +85,29 @@ wide = "--wide" in sys.argv
 
 def configs(k, cols, c):
     if wide:
-        old = f"{128 if k <= 128 else 64},16,32" if c >= 256 else None
+        old = f"{128 if 64 < k <= 128 else 64},16,32" if c >= 256 else None
         r = -(-k // 32) * 32
         out = ["", old]
+        # (the default "" is already r,16,32 for K > 128 and r,32,32 for K = 96 at batch 32)
         if k == 64:
-            out += ["64,32,32", "64,32,16"]
+            out += ["64,32,32"]
         elif k <= 128:
-            out += [f"{r},32,32", f"{r},16,32", f"{r},64,16"]
+            out += [f"{r},16,32", f"{r},64,16"]
         elif k <= 160:
-            out += [f"{r},16,32", f"{r},16,32,5", f"{r},8,32", f"{r},32,16"]
+            out += [f"{r},16,32,5", f"{r},8,32", f"{r},32,16"]
         else:
-            out += [f"{r},16,32", f"{r},16,16", f"{r},8,32", f"{r},16,32,10", f"{r // 2},16,32"]
+            out += [f"{r},16,16", f"{r},8,32", f"{r},16,32,10", f"{r // 2},16,32"]
         return [v for i, v in enumerate(out) if v is not None and v not in out[:i]]
     if prefetch:
         rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
         bk0 = 32 if c >= 256 else 16
         cc = max(16, 1024 // rows0)
         return ["", "pf", f"pf:{rows0},{2 * cc},{bk0}"]
+    if "--default-only" in sys.argv:
+        return [""]
     if final and "--final3" in sys.argv:
         # Run 3: the default tile, and for the wide blocks also the tile the rule gave before.
-        return [""] + ([f"{128 if k <= 128 else 64},16,32"] if c >= 384 and k > 64 else [])
+        return [""] + ([f"{128 if 64 < k <= 128 else 64},16,32"] if c >= 384 and k > 64 else [])
     if final:
         rows0 = max(16, pow2_at_least(k)) if k <= 128 else 64
         bk0 = 32 if c >= 256 else 16
