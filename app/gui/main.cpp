@@ -168,6 +168,14 @@ int main(int argc, char** argv)
     window.resize(size);
     const QString file = args.isEmpty() ? QString() : args.first();
     const QString shot = parser.value(screenshotOpt);
+    if (shot.isEmpty()) {
+        // The last session's arrangement; a screenshot keeps the default one (reproducible).
+        window.restoreLayout();
+        if (parser.isSet(geometryOpt))
+            window.resize(size);
+    }
+    // Without a file: the first run opens the MobileNetV2 sample beside the Welcome panel.
+    const bool firstRunSample = file.isEmpty() && window.startFirstRun();
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
     const QString target = parser.value(targetOpt);
@@ -257,7 +265,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "tessera: timed out waiting for the %s\n", run ? "run" : "graph");
             QApplication::exit(3);
         });
-        if (file.isEmpty())
+        if (file.isEmpty() && !firstRunSample)
             QTimer::singleShot(kScreenshotSettleMs, &window, grab);
     }
     if (run) {

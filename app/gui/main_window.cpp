@@ -79,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent)
     createFusionDock();
     createProgramDock();
     createStatusBar();
+    createConventions();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
     connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
@@ -93,7 +94,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     // Until the probe answers only the CPU is selectable; a stored CUDA choice waits for it.
     m_targets = runTargets(DeviceProbe{});
-    const QString stored = QSettings().value(QLatin1String(kTargetKey)).toString();
+    const QString stored = startupTargetId(QSettings().value(QLatin1String(kTargetKey)).toString());
     if (stored.startsWith(QLatin1String("cuda")))
         m_pendingTarget = stored;
     rebuildTargets(0);
@@ -191,7 +192,7 @@ void MainWindow::createDocks()
 
     m_problems = new QListWidget(this);
     m_problems->setObjectName(QStringLiteral("problems"));
-    m_problems->setWordWrap(true);
+    m_problems->setWordWrap(false);
     m_problems->setAlternatingRowColors(true);
     m_problemsDock = new QDockWidget(tr("Problems"), this);
     m_problemsDock->setObjectName(QStringLiteral("problemsDock"));
@@ -608,18 +609,7 @@ void MainWindow::startRun()
         setRunMessage(tr("Open a model first (File > Open)"), true);
         return;
     }
-    RunSettings settings;
-    settings.run.check = m_checkAction->isChecked();
-    settings.compile.fallbackReference = m_fallbackAction->isChecked();
-    applyTarget(currentTarget(), settings);
-    // The plan on screen (names of the specialised graph, which compileModel specialises alike).
-    // Before the plan is ready the compile runs the same planner itself.
-    if (m_plans->ready())
-        settings.compile.plan = m_plans->plan();
-    else
-        settings.compile.planner = m_plans->planner().toStdString();
-    settings.compile.hardware = m_plans->hardware();
-    m_run->start(m_model, settings);
+    m_run->start(m_model, currentRunSettings());
 }
 
 void MainWindow::stopRun()

@@ -51,6 +51,7 @@
 #include <memory>
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QStringList>
 
 #include <vector>
@@ -96,6 +97,12 @@ struct CudaCompiled;
 
 namespace tessera::app {
 
+class AboutDialog;
+class DocWindow;
+class SettingsDialog;
+class ShortcutsDialog;
+class WelcomePanel;
+struct RunSettings;
 class PlanSession;
 class RunSession;
 class Session;
@@ -208,6 +215,40 @@ public:
     bool isLive() const;
     void setLive(bool on);
 
+    // Desktop conventions (issue 8; main_window_conventions.cpp).
+    /// The settings Run uses now: the Run menu's switches, the target, the plan on screen and the
+    /// Preferences (app_settings.h: threads, compiler, extra flags, cache folders).
+    RunSettings currentRunSettings() const;
+    /// At start-up without a file: on the first run (QSettings "welcome/firstRunDone" unset) opens
+    /// the MobileNetV2 sample and shows the Welcome dock; later the dock shows unless "Don't show
+    /// this at start-up" was ticked. Returns true when it started loading the sample.
+    bool startFirstRun();
+    /// Restores the window geometry and dock arrangement saved when the window last closed
+    /// (QSettings "window/geometry", "window/state", layout version 1).
+    void restoreLayout();
+    bool hasSavedLayout() const;
+    void saveLayout() const;
+    /// Edit > Preferences... (Ctrl+, where the desktop has no Preferences key): window-modal.
+    void showPreferences();
+    /// Help > DSL Guide (F1) / Fusion Guide: the embedded guide ("dsl.md", "fusion.md") in a
+    /// non-modal window.
+    void showDoc(const QString& fileName);
+    /// Help > Keyboard Shortcuts.
+    void showShortcuts();
+    /// Help > About Tessera.
+    void showAbout();
+    /// Help > Welcome.
+    void showWelcome();
+    WelcomePanel* welcomePanel() const { return m_welcome; }
+    QDockWidget* welcomeDock() const { return m_welcomeDock; }
+    QAction* preferencesAction() const { return m_preferencesAction; }
+    QMenu* helpMenu() const { return m_helpMenu; }
+    /// The open dialogs and guide window (null when closed).
+    SettingsDialog* preferencesDialog() const;
+    ShortcutsDialog* shortcutsDialog() const;
+    AboutDialog* aboutDialog() const;
+    DocWindow* docWindow() const;
+
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const { return m_model; }
     QString currentPath() const { return m_path; }
@@ -229,6 +270,8 @@ signals:
     void programParsed(bool ok);
 
 protected:
+    /// Saves the layout (saveLayout) when the window closes.
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -362,6 +405,22 @@ private:
     std::uint64_t m_programSignature = 0;
     QString m_liveKey;
     SavePrompt m_savePrompt;
+
+    // Conventions (main_window_conventions.cpp).
+    void createConventions();
+    QString startupTargetId(const QString& lastUsed) const;
+    void sizeBottomDocks();
+    void welcomeRun();
+    void welcomeSelectNode();
+    QAction* m_preferencesAction = nullptr;
+    QMenu* m_helpMenu = nullptr;
+    WelcomePanel* m_welcome = nullptr;
+    QDockWidget* m_welcomeDock = nullptr;
+    QPointer<SettingsDialog> m_preferences;
+    QPointer<ShortcutsDialog> m_shortcuts;
+    QPointer<AboutDialog> m_about;
+    QPointer<DocWindow> m_docWindow;
+    bool m_bottomSized = false;
 };
 
 }  // namespace tessera::app
