@@ -58,7 +58,6 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent) : Q
     m_compilerStatus = new QLabel(this);
     m_compilerStatus->setObjectName(QStringLiteral("compilerStatus"));
     m_compilerStatus->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_compilerStatus->setWordWrap(true);
 
     m_flags = new QLineEdit(this);
     m_flags->setObjectName(QStringLiteral("flagsEdit"));
@@ -108,12 +107,17 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent) : Q
 
     auto* form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-    form->addRow(tr("C++ &compiler:"), compilerRow);
+    // Rows holding a layout get their label made here, so its mnemonic has a buddy.
+    auto* compilerLabel = new QLabel(tr("C++ &compiler:"), this);
+    compilerLabel->setBuddy(m_compiler);
+    auto* cacheLabel = new QLabel(tr("JIT cache &folder:"), this);
+    cacheLabel->setBuddy(m_cache);
+    form->addRow(compilerLabel, compilerRow);
     form->addRow(QString(), m_compilerStatus);
     form->addRow(tr("Extra &flags:"), m_flags);
     form->addRow(QString(), flagsNote);
     form->addRow(tr("OpenMP &threads:"), m_threads);
-    form->addRow(tr("JIT cache &folder:"), cacheRow);
+    form->addRow(cacheLabel, cacheRow);
     form->addRow(QString(), m_cacheUsage);
     form->addRow(tr("Start-up &target:"), m_target);
     form->addRow(tr("T&heme:"), m_theme);
