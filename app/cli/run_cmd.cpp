@@ -367,6 +367,24 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         }
         outs.push_back(std::move(o));
     }
+    // The CLI twin of the GUI's Check dock: what each failing kernel computed and what the
+    // reference computed, as DIR/check/<kernel>.<output>.got.npy and .want.npy.
+    if (!options.outputDir.empty() && rep->checked && !rep->allPassed) {
+        const std::filesystem::path dir = std::filesystem::path(options.outputDir) / "check";
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        int written = 0;
+        for (const auto& k : rep->kernels)
+            for (const auto& c : k.checks) {
+                if (!c.actual || !c.expected) continue;
+                const std::string stem = fileNameFor(k.name) + "." + fileNameFor(c.tensor);
+                if (runtime::writeNpy((dir / (stem + ".got.npy")).string(), *c.actual).ok() &&
+                    runtime::writeNpy((dir / (stem + ".want.npy")).string(), *c.expected).ok())
+                    ++written;
+            }
+        if (written > 0)
+            err << "note: wrote got/want of " << written << " failing output(s) to " << dir.string() << "\n";
+    }
 
     const auto& r = *rep;
     for (const auto& w : r.warnings.items()) err << w.format() << "\n";

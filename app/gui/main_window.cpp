@@ -25,6 +25,8 @@
 
 #include <algorithm>
 
+#include "app/gui/check_controller.h"
+#include "app/gui/compare_controller.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
@@ -79,6 +81,8 @@ MainWindow::MainWindow(QWidget* parent)
     createFusionDock();
     createProgramDock();
     createStatusBar();
+    m_check = new CheckController(this, m_viewMenu);
+    m_compare = new CompareController(this, m_runMenu);
     createConventions();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
@@ -127,6 +131,7 @@ void MainWindow::createActions()
     m_viewMenu = view;
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
+    m_runMenu = run;
     m_runAction = run->addAction(tr("&Run (CPU)"), this, &MainWindow::startRun);
     m_runAction->setObjectName(QStringLiteral("runAction"));
     m_runAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));

@@ -97,6 +97,8 @@ struct CudaCompiled;
 
 namespace tessera::app {
 
+class CheckController;
+class CompareController;
 class AboutDialog;
 class DocWindow;
 class SettingsDialog;
@@ -153,6 +155,10 @@ public:
     /// Shows and raises the Fusion Plan dock.
     void showFusionPlan();
     QDockWidget* rooflineDock() const { return m_rooflineDock; }
+    /// The Check dock's controller (check_controller.h: error heatmap of failing kernels).
+    CheckController* checkController() const { return m_check; }
+    /// Run > Pin Run / Unpin and the comparison views (compare_controller.h).
+    CompareController* compareController() const { return m_compare; }
     QAction* runAction() const { return m_runAction; }
     QAction* stopAction() const { return m_stopAction; }
     /// Run > Check against Reference (checked by default).
@@ -378,6 +384,10 @@ private:
     QDockWidget* m_fusionDock = nullptr;
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
+
+    QMenu* m_runMenu = nullptr;
+    CheckController* m_check = nullptr;
+    CompareController* m_compare = nullptr;
 
     // The Program dock and Live mode (main_window_program.cpp).
     void createProgramDock();

@@ -123,6 +123,7 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
             r.maxAbsError = std::max(r.maxAbsError, c.comparison.maxAbs);
         r.checkSummary = checkSummary(k);
         r.status = reportStatus(k);
+        r.ops = k.ops;
         s.rows.push_back(std::move(r));
     }
     return s;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -89,6 +90,71 @@ double rmsOf(const ir::TensorData& t) {
         if (std::isfinite(v)) sum += v * v;
     }
     return std::sqrt(sum / static_cast<double>(n));
+}
+
+/// The kernels TESSERA_DEBUG_CORRUPT_KERNEL names (comma-separated; empty when unset).
+std::vector<std::string> corruptKernelNames() {
+    std::vector<std::string> names;
+    const char* env = std::getenv(kCorruptKernelEnv);
+    if (!env) return names;
+    std::string cur;
+    for (const char* c = env;; ++c) {
+        if (*c == ',' || *c == '\0') {
+            if (!cur.empty()) names.push_back(cur);
+            cur.clear();
+            if (*c == '\0') break;
+        } else {
+            cur += *c;
+        }
+    }
+    return names;
+}
+
+/// The testing hook (run.h): adds an error to a slice of a tensor's elements, in place.
+void corruptTensor(ir::TensorData& t) {
+    const std::int64_t n = t.numElements();
+    if (n <= 0 || !t.sizeConsistent()) return;
+    const std::int64_t first = n / 2, count = std::max<std::int64_t>(1, n / 8);
+    for (std::int64_t i = first; i < std::min(n, first + count); ++i) {
+        std::uint8_t* p = t.bytes.data() + i * static_cast<std::int64_t>(ir::dtypeSize(t.dtype));
+        switch (t.dtype) {
+        case ir::DType::F32: {
+            float v;
+            std::memcpy(&v, p, sizeof v);
+            v += 1.0f + std::fabs(v);
+            std::memcpy(p, &v, sizeof v);
+            break;
+        }
+        case ir::DType::F64: {
+            double v;
+            std::memcpy(&v, p, sizeof v);
+            v += 1.0 + std::fabs(v);
+            std::memcpy(p, &v, sizeof v);
+            break;
+        }
+        case ir::DType::I32: {
+            std::int32_t v;
+            std::memcpy(&v, p, sizeof v);
+            v += 1;
+            std::memcpy(p, &v, sizeof v);
+            break;
+        }
+        case ir::DType::I64: {
+            std::int64_t v;
+            std::memcpy(&v, p, sizeof v);
+            v += 1;
+            std::memcpy(p, &v, sizeof v);
+            break;
+        }
+        default: return;
+        }
+    }
+}
+
+std::string megabytes(std::int64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+    return buf;
 }
 
 std::string stemOf(const std::string& path) {
@@ -215,6 +281,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     runtime::ReferenceOptions ropts;
     ropts.opset = cm.model.defaultOpset();
     ropts.file = file;
+    const std::vector<std::string> corrupt = corruptKernelNames();
     std::size_t i = 0;
     double loadTotalTicks = 0, loadOthersTicks = 0;  // CPU capacity and other processes' use while timing
     double totalMedian = 0, totalMin = 0;
@@ -257,6 +324,12 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 for (auto v : s.outputs) l.args.push_back(layout.slot[v]);
                 req.launches.push_back(std::move(l));
                 stepOfLaunch.push_back(i);
+                // The testing hook corrupts a kernel's output between segments: ending the
+                // segment after it lets the kernels after it read the corrupted values.
+                if (std::find(corrupt.begin(), corrupt.end(), s.name) != corrupt.end()) {
+                    ++i;
+                    break;
+                }
             }
             // Other processes' CPU time while this segment ran (CPU target, timed runs): kernels
             // timed on busy cores look plausible and are wrong, so the report says so.
@@ -285,6 +358,16 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 for (auto& x : d.items())
                     if (x.where.empty()) x.where = kRunnerWhere;
                 return d;
+            }
+            for (std::size_t l : stepOfLaunch) {  // the testing hook (run.h)
+                const CompiledStep& cs = cm.steps[l];
+                if (cs.outputs.empty() ||
+                    std::find(corrupt.begin(), corrupt.end(), cs.name) == corrupt.end())
+                    continue;
+                const auto& b = layout.buffers[static_cast<std::size_t>(layout.slot[cs.outputs[0]])];
+                ir::TensorData t = readTensor(arena, b, g, cs.outputs[0]);
+                corruptTensor(t);
+                arena.write(b, t.bytes.data(), std::min<std::int64_t>(b.bytes, static_cast<std::int64_t>(t.bytes.size())));
             }
             report.threads = r->threads;
             for (std::size_t l = 0; l < r->kernels.size() && l < stepOfLaunch.size(); ++l) {
@@ -340,6 +423,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     // read (its arena slots), so that a kernel's error is its own, not inherited from upstream.
     if (options.check) {
         report.checked = true;
+        std::int64_t keptBytes = 0;
         for (std::size_t s = 0; s < cm.steps.size(); ++s) {
             const CompiledStep& step = cm.steps[s];
             if (step.kind != StepKind::Kernel) continue;  // reference steps are the reference
@@ -377,11 +461,34 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 } else {
                     co.absTol = std::max(co.absTol, co.relTol * scale);
                 }
-                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, expected, co)};
-                if (!c.comparison.ok) k.passed = false;
+                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr};
+                if (!c.comparison.ok) {
+                    k.passed = false;
+                    c.actual = std::make_shared<const ir::TensorData>(actual);
+                    c.expected = std::make_shared<const ir::TensorData>(expected);
+                }
                 k.checks.push_back(std::move(c));
             }
-            if (!k.passed) report.allPassed = false;
+            if (!k.passed) {
+                report.allPassed = false;
+                // Whole tensors or nothing: a heatmap of part of a tensor would hide where it fails.
+                std::int64_t need = 0;
+                for (const auto& t : subInputs) need += static_cast<std::int64_t>(t.bytes.size());
+                for (const auto& c : k.checks)
+                    if (c.actual) need += static_cast<std::int64_t>(c.actual->bytes.size() + c.expected->bytes.size());
+                if (keptBytes + need <= options.keepFailingBytes) {
+                    keptBytes += need;
+                    const auto rin = sub.runtimeInputs();
+                    for (std::size_t x = 0; x < rin.size() && x < subInputs.size(); ++x)
+                        k.checkInputs.emplace_back(sub.value(rin[x]).name,
+                                                   std::make_shared<const ir::TensorData>(subInputs[x]));
+                } else {
+                    for (auto& c : k.checks) c.actual = c.expected = nullptr;
+                    k.keptNote = "tensors of " + megabytes(need) + " exceed the " +
+                                 megabytes(std::max<std::int64_t>(0, options.keepFailingBytes - keptBytes)) +
+                                 " left for failing kernels' data (RunOptions::keepFailingBytes)";
+                }
+            }
         }
     }
 
@@ -412,6 +519,47 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     }
     if (progress) progress(1.0, "done");
     return report;
+}
+
+support::Expected<std::vector<std::pair<std::string, ir::TensorData>>> rerunInReference(
+    const CompiledModel& cm, const std::string& kernel,
+    const std::vector<std::pair<std::string, std::shared_ptr<const ir::TensorData>>>& inputs,
+    const support::CancelToken* cancel) {
+    support::DiagnosticList diags;
+    const ir::Graph& g = cm.model.graph;
+    const std::string& file = cm.model.sourcePath;
+    const auto it = std::find_if(cm.steps.begin(), cm.steps.end(),
+                                 [&](const CompiledStep& s) { return s.name == kernel; });
+    if (it == cm.steps.end()) {
+        diags.error(file, "kernel '" + kernel + "'", "no such kernel in the compiled model");
+        return diags;
+    }
+    const CompiledStep& step = *it;
+    ir::Graph sub = step.members.size() > 1 ? groupGraph(g, step.members, step.outputs) : singleNodeGraph(g, step.node);
+    std::vector<ir::TensorData> subInputs;
+    for (auto sv : sub.runtimeInputs()) {
+        const ir::Value& val = sub.value(sv);
+        const auto in = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == val.name; });
+        if (in == inputs.end() || !in->second) {
+            diags.error(file, "kernel '" + kernel + "'", "input '" + val.name + "' was not kept");
+            return diags;
+        }
+        if (in->second->dtype != val.type.dtype ||
+            static_cast<std::int64_t>(in->second->bytes.size()) != valueBytes(sub, sv)) {
+            diags.error(file, "kernel '" + kernel + "'", "input '" + val.name + "' does not have the type " + val.type.str());
+            return diags;
+        }
+        subInputs.push_back(*in->second);
+    }
+    runtime::ReferenceOptions ropts;
+    ropts.opset = cm.model.defaultOpset();
+    ropts.file = file;
+    auto outs = runtime::evaluate(sub, subInputs, ropts, cancel);
+    if (!outs.ok()) return outs.diagnostics();
+    std::vector<std::pair<std::string, ir::TensorData>> result;
+    for (std::size_t o = 0; o < sub.outputs().size() && o < outs->size(); ++o)
+        result.emplace_back(sub.value(sub.outputs()[o]).name, std::move((*outs)[o]));
+    return result;
 }
 
 }  // namespace tessera::pipeline

@@ -22,6 +22,21 @@
 ///   expected tensor, so that elements where fp32 sums cancel to near zero are judged at the
 ///   tensor's scale). A kernel's error is therefore its own, not what upstream kernels left in
 ///   its inputs. Reference steps are not checked (checked = false).
+/// - Failing data (for the GUI's error heatmap and its "re-run in the reference interpreter"):
+///   when a kernel fails its check, its failing outputs keep both tensors (OutputCheck::actual /
+///   expected, the element-wise tolerances in OutputCheck::tolerance) and the kernel keeps the
+///   inputs it read (KernelReport::checkInputs), in run order, while the bytes kept stay within
+///   RunOptions::keepFailingBytes for the whole report (whole tensors only: a kernel whose data
+///   does not fit keeps none of it and says so in KernelReport::keptNote). Passing kernels keep
+///   nothing, so a healthy run costs no memory. rerunInReference() evaluates a failing kernel
+///   again from its kept inputs.
+/// - Testing hook: when the environment variable TESSERA_DEBUG_CORRUPT_KERNEL (kCorruptKernelEnv)
+///   names a kernel (KernelReport::name; several names separated by commas), its first output is
+///   corrupted in the arena right after it ran (its launch segment ends with it), as if the kernel
+///   were wrong: the elements with flat index in [n/2, n/2 + max(1, n/8)) of its n elements get
+///   1 + |x| added (f32, f64; integer types get 1; other dtypes are left alone). Downstream steps
+///   and the graph outputs read the corrupted values; the check flags the kernel with its first bad
+///   element at flat index n/2 (unless the tolerance exceeds 1). For tests and demos only.
 /// - RunReport::warnings says when timings look disturbed: on the CPU target, other processes
 ///   used more than 20% of the machine's CPU time while the kernels were timed (/proc/stat minus
 ///   the runner's and this process's own ticks, core/support/cpu_usage.h); where /proc cannot be
@@ -40,6 +55,7 @@
 /// Thread rules: runModel blocks the calling thread (a worker thread in the GUI); the RunnerClient
 /// must not be used by another thread meanwhile.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,11 +91,23 @@ struct RunOptions {
     std::string cudaArch;
     std::vector<std::string> nvrtcOptions;  ///< extra NVRTC options
     std::string cudaCacheDir;  ///< empty = runtime::cuda::defaultCudaCacheDir()
+    /// Budget, in bytes over the whole report, for the tensors kept of failing kernels (outputs
+    /// got and want, and the inputs they read; see the file comment); 0 keeps none.
+    std::int64_t keepFailingBytes = std::int64_t{64} << 20;
 };
+
+/// The testing hook's environment variable (see the file comment).
+inline constexpr const char* kCorruptKernelEnv = "TESSERA_DEBUG_CORRUPT_KERNEL";
 
 struct OutputCheck {
     std::string tensor;
     runtime::TensorComparison comparison;
+    /// The tolerances the comparison applied (per-dtype defaults widened by the tensor's RMS, or
+    /// RunOptions::relTol).
+    runtime::CompareOptions tolerance;
+    /// Failing outputs only, within RunOptions::keepFailingBytes: what the kernel computed and
+    /// what the reference interpreter computed from the same inputs. Null otherwise.
+    std::shared_ptr<const ir::TensorData> actual, expected;
 };
 
 struct KernelReport {
@@ -104,6 +132,12 @@ struct KernelReport {
     bool checked = false;
     bool passed = true;
     std::vector<OutputCheck> checks;  ///< one per output (when checked)
+    /// A failing kernel's inputs as it read them (runtime inputs of its reference graph, by value
+    /// name, in that graph's order), within RunOptions::keepFailingBytes; empty otherwise.
+    std::vector<std::pair<std::string, std::shared_ptr<const ir::TensorData>>> checkInputs;
+    /// Why a failing kernel kept no data ("tensors of 80.0 MB exceed the 64.0 MB kept for failing
+    /// kernels"); empty when it kept its data or passed.
+    std::string keptNote;
     double maxRelError() const;       ///< worst relative L2 over outputs (0 when unchecked)
 };
 
@@ -125,5 +159,15 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                                       const RunOptions& options, runtime::RunnerClient& runner,
                                       const support::CancelToken* cancel = nullptr,
                                       const support::ProgressSink& progress = {});
+
+/// Evaluates kernel `kernel` of `cm` (a KernelReport::name) again in the reference interpreter on
+/// `inputs` (KernelReport::checkInputs of a failing kernel: the kernel's own inputs), as the
+/// check did: a fused kernel's member nodes together, else its node. Returns the outputs by value
+/// name, in the order of the kernel's checks. Errors: no such kernel step, an input missing or of
+/// the wrong shape, reference failures, cancellation. Thread rules: pure; any thread.
+support::Expected<std::vector<std::pair<std::string, ir::TensorData>>> rerunInReference(
+    const CompiledModel& cm, const std::string& kernel,
+    const std::vector<std::pair<std::string, std::shared_ptr<const ir::TensorData>>>& inputs,
+    const support::CancelToken* cancel = nullptr);
 
 }  // namespace tessera::pipeline

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
+#include "views/code/code_diff_view.h"
 #include "views/code/code_view.h"
 #include "views/code/ptx_highlighter.h"
 
@@ -59,8 +63,30 @@ CodePanel::CodePanel(QWidget* parent)
     m_splitter->addWidget(m_ptxPane);
     m_splitter->setStretchFactor(0, 1);
     m_splitter->setStretchFactor(1, 1);
-    layout->addWidget(m_splitter, 1);
+    m_diffBar = new QWidget(this);
+    auto* bar = new QHBoxLayout(m_diffBar);
+    bar->setContentsMargins(4, 2, 4, 2);
+    bar->addStretch(1);
+    m_diffButton = new QToolButton(m_diffBar);
+    m_diffButton->setObjectName(QStringLiteral("diffButton"));
+    m_diffButton->setText(tr("Diff vs pinned"));
+    m_diffButton->setCheckable(true);
+    m_diffButton->setToolTip(tr("Show the selected kernel's code as a diff against the pinned run's (Run > Pin Run)"));
+    bar->addWidget(m_diffButton);
+    m_diffBar->hide();
+    m_diff = new CodeDiffView(this);
+    m_diff->setObjectName(QStringLiteral("codeDiff"));
+    m_stack = new QStackedWidget(this);
+    m_stack->addWidget(m_splitter);
+    m_stack->addWidget(m_diff);
+    layout->addWidget(m_diffBar);
+    layout->addWidget(m_stack, 1);
     connect(m_splitter, &QSplitter::splitterMoved, this, [this] { levelHeaders(); });
+    connect(m_diffButton, &QToolButton::toggled, this, [this](bool on) {
+        if (!on)
+            m_stack->setCurrentWidget(m_splitter);
+        emit diffToggled(on);
+    });
     clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
 }
 
@@ -201,6 +227,30 @@ void CodePanel::resizeEvent(QResizeEvent* event)
     QWidget::resizeEvent(event);
     levelHeaders();
 }
+
+void CodePanel::setDiffAvailable(bool available)
+{
+    if (!available)
+        showCode();
+    m_diffBar->setVisible(available);
+}
+
+void CodePanel::showDiff(const QString& diff, const QString& title, const QString& emptyNote)
+{
+    m_diff->setDiff(diff, title, emptyNote);
+    m_stack->setCurrentWidget(m_diff);
+    const QSignalBlocker block(m_diffButton);
+    m_diffButton->setChecked(true);
+}
+
+void CodePanel::showCode()
+{
+    m_stack->setCurrentWidget(m_splitter);
+    const QSignalBlocker block(m_diffButton);
+    m_diffButton->setChecked(false);
+}
+
+bool CodePanel::isDiffShown() const { return m_stack->currentWidget() == m_diff; }
 
 QString CodePanel::headerText() const { return m_header->text(); }
 

@@ -7,15 +7,23 @@
 ///
 /// The app hands it the module text and, when a node is selected, the kernel's line range
 /// (CompiledStep::firstLine..lastLine) and entry-point symbol; the panel finds that entry in the
-/// PTX (findPtxEntry) and highlights both. The panel only draws. Thread rules: UI thread only.
+/// PTX (findPtxEntry) and highlights both.
+///
+/// Diff vs pinned: while the app has a pinned run (setDiffAvailable(true)) a bar above the code
+/// offers a "Diff vs pinned" toggle; checking it emits diffToggled(true) and the app answers with
+/// showDiff() (a CodeDiffView in the code's place); unchecking it, or setDiffAvailable(false),
+/// brings the code back. The panel only draws. Thread rules: UI thread only.
 
 #include <QWidget>
 
 class QLabel;
 class QSplitter;
+class QStackedWidget;
+class QToolButton;
 
 namespace tessera::views {
 
+class CodeDiffView;
 class CodeView;
 
 class CodePanel : public QWidget {
@@ -43,6 +51,17 @@ public:
     /// Empties the view and shows `placeholder` (e.g. "Run (Ctrl+R) to generate code").
     void clear(const QString& placeholder);
 
+    /// Shows or hides the "Diff vs pinned" bar; hiding it leaves diff mode.
+    void setDiffAvailable(bool available);
+    /// Shows `diff` (a unified diff) in the code's place under `title` (`emptyNote` when the diff
+    /// is empty) and checks the toggle.
+    void showDiff(const QString& diff, const QString& title, const QString& emptyNote = QString());
+    /// Leaves diff mode (the toggle unchecked, the code shown).
+    void showCode();
+    bool isDiffShown() const;
+    CodeDiffView* diffView() const { return m_diff; }
+    QToolButton* diffButton() const { return m_diffButton; }
+
     bool hasModule() const { return m_hasModule; }
     /// Whether the module is CUDA C and the PTX pane is part of the panel.
     bool isCuda() const { return m_cuda; }
@@ -55,6 +74,10 @@ public:
     CodeView* ptxView() const { return m_ptxView; }
     QWidget* ptxPane() const { return m_ptxPane; }
     QSplitter* splitter() const { return m_splitter; }
+
+signals:
+    /// The user toggled "Diff vs pinned".
+    void diffToggled(bool on);
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
@@ -78,6 +101,10 @@ private:
     bool m_hasModule = false;
     bool m_cuda = false;
     bool m_hasPtx = false;
+    QWidget* m_diffBar = nullptr;
+    QToolButton* m_diffButton = nullptr;
+    QStackedWidget* m_stack = nullptr;
+    CodeDiffView* m_diff = nullptr;
 };
 
 }  // namespace tessera::views

@@ -106,6 +106,7 @@ RooflineView::RooflineView(QWidget* parent)
     m_plot->addLayer("trails", m_plot->layer("grid"), QCustomPlot::limAbove);
     m_plot->addLayer("roofs", m_plot->layer("trails"), QCustomPlot::limAbove);
     m_plot->addLayer("roofLabels", m_plot->layer("roofs"), QCustomPlot::limAbove);
+    m_plot->addLayer("pinned", m_plot->layer("roofLabels"), QCustomPlot::limAbove);
     // Top left: above every bandwidth roof, where no kernel can be.
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
@@ -158,6 +159,69 @@ QStringList RooflineView::precisions() const {
 void RooflineView::addPoints(const std::vector<perf::KernelSample>& samples) {
     m_pending.insert(m_pending.end(), samples.begin(), samples.end());
     scheduleDrain();
+}
+
+void RooflineView::setPinnedPoints(std::vector<perf::KernelSample> pinned) {
+    m_pinned = std::move(pinned);
+    rebuild();
+}
+
+const RooflineView::Kernel* RooflineView::pinnedMatch(const perf::KernelSample& p) const {
+    for (const Kernel& k : m_kernels)
+        if (k.sample.name == p.name) return &k;
+    std::vector<std::string> ops = p.ops;
+    std::sort(ops.begin(), ops.end());
+    if (ops.empty()) return nullptr;
+    for (const Kernel& k : m_kernels) {
+        std::vector<std::string> other = k.sample.ops;
+        std::sort(other.begin(), other.end());
+        if (other == ops) return &k;
+    }
+    return nullptr;
+}
+
+std::vector<QPointF> RooflineView::pinnedPositions(const QString& pinnedKernel) const {
+    for (const perf::KernelSample& p : m_pinned)
+        if (q(p.name) == pinnedKernel) return positionsOf(p);
+    return {};
+}
+
+QString RooflineView::pinnedLink(const QString& pinnedKernel) const {
+    for (const perf::KernelSample& p : m_pinned) {
+        if (q(p.name) != pinnedKernel) continue;
+        const Kernel* k = pinnedMatch(p);
+        return k && !positionsOf(k->sample).empty() && !positionsOf(p).empty() ? q(k->sample.name) : QString();
+    }
+    return {};
+}
+
+void RooflineView::rebuildPinned() {
+    for (const perf::KernelSample& p : m_pinned) {
+        const std::vector<QPointF> at = positionsOf(p);
+        if (at.empty()) continue;
+        QColor colour = colourFor(roofline_detail::colourKeyOf(p));
+        auto* marker = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+        marker->setLayer("pinned");
+        marker->removeFromLegend();
+        marker->setSelectable(QCP::stNone);
+        marker->setLineStyle(QCPCurve::lsNone);
+        marker->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(colour, 1.5), QColor(255, 255, 255, 0), 9));
+        for (std::size_t i = 0; i < at.size(); ++i) marker->addData(static_cast<double>(i), at[i].x(), at[i].y());
+        const Kernel* k = pinnedMatch(p);
+        if (!k) continue;
+        const std::vector<QPointF> now = positionsOf(k->sample);
+        QColor thin = colour;
+        thin.setAlpha(150);
+        for (std::size_t i = 0; i < at.size() && i < now.size(); ++i) {
+            auto* link = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+            link->setLayer("pinned");
+            link->removeFromLegend();
+            link->setSelectable(QCP::stNone);
+            link->setPen(QPen(thin, 1.0));
+            link->addData(0, at[i].x(), at[i].y());
+            link->addData(1, now[i].x(), now[i].y());
+        }
+    }
 }
 
 void RooflineView::applyPending(bool clearFirst) {
@@ -246,6 +310,8 @@ void RooflineView::updateRanges() {
         for (const perf::KernelSample& h : k.history)
             for (const QPointF& p : positionsOf(h)) take(p.x(), p.y());
     }
+    for (const perf::KernelSample& s : m_pinned)
+        for (const QPointF& p : positionsOf(s)) take(p.x(), p.y());
     const auto roofs = drawnRoofs();
     double peak = 0;
     for (const perf::Roof& r : roofs)
@@ -412,6 +478,7 @@ void RooflineView::rebuildDots() {
         }
         plotKernel(k.sample, dotsOf(k.sample, perf::sampleGflops(k.sample)));
     }
+    rebuildPinned();
     finishKernels();
 }
 

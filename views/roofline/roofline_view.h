@@ -42,6 +42,10 @@
 ///   tensor-core roofs in fp16/bf16/tf32); the flat roofs drawn are those of the chosen one
 ///   (default fp32; when a new profile lacks the chosen precision, fp32, else its first). Hidden
 ///   without a profile. precisionChanged() follows the box.
+/// - A pinned run (setPinnedPoints, Run > Pin Run in the window): each of its kernels is a hollow
+///   circle in its colour at its position in the pinned run, with a thin line to the current dot of
+///   the same kernel (matched by name, else by the same set of nodes; hierarchical mode: level by
+///   level). Pinned dots are not selectable and have no legend entry.
 /// - No roofs (setProfile(nullopt)): a banner above the chart says how to measure them; dots are
 ///   still plotted.
 ///
@@ -106,6 +110,13 @@ public:
     /// Queues samples; they are drawn on the next timer tick (30 Hz). A sample whose name is
     /// already shown replaces it, and its previous position joins the kernel's trail when it moved.
     void addPoints(const std::vector<perf::KernelSample>& samples);
+
+    /// The pinned run's kernels (see the file comment); empty removes them. Redraws at once.
+    void setPinnedPoints(std::vector<perf::KernelSample> pinned);
+    /// Positions of a pinned kernel's hollow marker(s); empty when unknown or not plotted.
+    std::vector<QPointF> pinnedPositions(const QString& pinnedKernel) const;
+    /// The current kernel a pinned kernel is linked to; empty when none matches.
+    QString pinnedLink(const QString& pinnedKernel) const;
 
     /// Tooltip of a kernel as shown on hover, e.g.
     /// "conv\nops: conv\nAI: 5 FLOP/byte (CARM)\nperformance: 200 GFLOP/s\nbound: 539 GFLOP/s\n
@@ -175,6 +186,9 @@ private:
         int line = -1;           ///< index into m_roofLines
     };
     std::vector<RoofLabel> m_roofLabels;
+    std::vector<perf::KernelSample> m_pinned;
+    void rebuildPinned();
+    const Kernel* pinnedMatch(const perf::KernelSample& pinned) const;
     std::vector<PlacedLabel> m_placed;
 };
 

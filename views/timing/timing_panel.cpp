@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -52,6 +53,14 @@ TimingPanel::TimingPanel(QWidget* parent)
     layout->addWidget(m_table, 1);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &TimingPanel::onCurrentRowChanged);
+    connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        const int row = m_proxy->mapToSource(index).row();
+        if (row >= 0 && !m_model->isGoneRow(row) &&
+            m_model->snapshot().rows[static_cast<std::size_t>(row)].status == KernelStatus::Failed)
+            emit checkDetailsRequested(fromStd(m_model->kernelAt(row)));
+    });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, &TimingPanel::onContextMenu);
     clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
 }
 
@@ -90,10 +99,12 @@ QString TimingPanel::summaryFor(const TimingSnapshot& s)
 
 void TimingPanel::setSnapshot(TimingSnapshot snapshot)
 {
-    m_summary->setText(summaryFor(snapshot));
+    m_baseSummary = summaryFor(snapshot);
     m_selecting = true;
     m_model->setSnapshot(std::move(snapshot));
     m_selecting = false;
+    refreshSummary();
+    placeComparisonColumn();
     m_table->resizeColumnsToContents();
     // Long kernel names should not push the numbers out of view.
     if (m_table->columnWidth(TimingTableModel::Kernel) > 260)
@@ -105,7 +116,63 @@ void TimingPanel::clear(const QString& message)
     m_selecting = true;
     m_model->setSnapshot({});
     m_selecting = false;
+    m_baseSummary.clear();
     m_summary->setText(message);
+}
+
+void TimingPanel::setPinned(std::shared_ptr<const PinnedRun> pinned)
+{
+    m_selecting = true;
+    m_model->setPinned(std::move(pinned));
+    m_selecting = false;
+    refreshSummary();
+    placeComparisonColumn();
+}
+
+void TimingPanel::refreshSummary()
+{
+    if (m_baseSummary.isEmpty())
+        return;
+    QString text = m_baseSummary;
+    const auto& pinned = m_model->pinned();
+    const TimingSnapshot& s = m_model->snapshot();
+    if (pinned && pinned->totalSeconds > 0 && s.timed && s.totalSeconds > 0)
+        text += tr(" \u00b7 vs pinned: %1x end to end (pinned %2)")
+                    .arg(pinned->totalSeconds / s.totalSeconds, 0, 'f', 2)
+                    .arg(TimingTableModel::formatSeconds(pinned->totalSeconds));
+    else if (pinned)
+        text += tr(" \u00b7 compared with the pinned run");
+    m_summary->setText(text);
+}
+
+void TimingPanel::placeComparisonColumn()
+{
+    if (!m_model->pinned())
+        return;
+    // The ratio reads best next to the time it compares; the model keeps it last so that the
+    // other columns keep their numbers with and without a pinned run.
+    QHeaderView* h = m_table->horizontalHeader();
+    const int visual = h->visualIndex(TimingTableModel::VsPinned);
+    const int target = h->visualIndex(TimingTableModel::Median) + 1;
+    if (visual >= 0 && visual != target)
+        h->moveSection(visual, target);
+    m_table->resizeColumnToContents(TimingTableModel::VsPinned);
+}
+
+void TimingPanel::onContextMenu(const QPoint& pos)
+{
+    const QModelIndex index = m_table->indexAt(pos);
+    const int row = index.isValid() ? m_proxy->mapToSource(index).row() : -1;
+    if (row < 0 || m_model->isGoneRow(row))
+        return;
+    const std::string kernel = m_model->kernelAt(row);
+    const bool failed = m_model->snapshot().rows[static_cast<std::size_t>(row)].status == KernelStatus::Failed;
+    QMenu menu(this);
+    QAction* details = menu.addAction(tr("Show Error Map"));
+    details->setEnabled(failed);
+    details->setToolTip(failed ? QString() : tr("The kernel passed its check (or was not checked)"));
+    if (menu.exec(m_table->viewport()->mapToGlobal(pos)) == details)
+        emit checkDetailsRequested(fromStd(kernel));
 }
 
 void TimingPanel::selectKernel(const std::string& name)
@@ -128,9 +195,7 @@ std::string TimingPanel::selectedKernel() const
     const QModelIndexList rows = m_table->selectionModel()->selectedRows();
     if (rows.isEmpty())
         return {};
-    const int row = m_proxy->mapToSource(rows.first()).row();
-    return row >= 0 && row < m_model->rowCount() ? m_model->snapshot().rows[static_cast<std::size_t>(row)].kernel
-                                                 : std::string();
+    return m_model->kernelAt(m_proxy->mapToSource(rows.first()).row());
 }
 
 QString TimingPanel::summaryText() const { return m_summary->text(); }
@@ -139,9 +204,9 @@ void TimingPanel::onCurrentRowChanged(const QModelIndex& current)
 {
     if (m_selecting || !current.isValid())
         return;
-    const int row = m_proxy->mapToSource(current).row();
-    if (row >= 0 && row < m_model->rowCount())
-        emit kernelSelected(fromStd(m_model->snapshot().rows[static_cast<std::size_t>(row)].kernel));
+    const std::string kernel = m_model->kernelAt(m_proxy->mapToSource(current).row());
+    if (!kernel.empty())
+        emit kernelSelected(fromStd(kernel));
 }
 
 }  // namespace tessera::views

@@ -4,8 +4,15 @@
 /// result) above a sortable table of kernels (TimingTableModel behind a sort proxy).
 ///
 /// Selecting a row emits kernelSelected(name) (the app selects the node in the graph);
-/// selectKernel() selects a row from outside without emitting. Thread rules: UI thread only.
+/// selectKernel() selects a row from outside without emitting. Double-clicking a failed kernel's
+/// row, or "Show Error Map" in its context menu, emits checkDetailsRequested(name).
+///
+/// While a run is pinned (setPinned) the table has the "vs pinned" column (TimingTableModel),
+/// shown right after Median, and the summary line ends with the end-to-end ratio
+/// ("vs pinned: 1.25x end to end (pinned 2.500 ms)").
+/// Thread rules: UI thread only.
 
+#include <memory>
 #include <string>
 
 #include <QWidget>
@@ -31,6 +38,8 @@ public:
     void selectKernel(const std::string& name);
     /// The kernel of the selected row, empty when none.
     std::string selectedKernel() const;
+    /// Compares with a pinned run (nullptr: no comparison).
+    void setPinned(std::shared_ptr<const PinnedRun> pinned);
 
     QString summaryText() const;
     TimingTableModel* model() const { return m_model; }
@@ -43,15 +52,21 @@ public:
 
 signals:
     void kernelSelected(const QString& name);
+    /// The user asked for the error details of a failed kernel.
+    void checkDetailsRequested(const QString& name);
 
 private:
     void onCurrentRowChanged(const QModelIndex& current);
+    void refreshSummary();
+    void placeComparisonColumn();
+    void onContextMenu(const QPoint& pos);
 
     QLabel* m_summary;
     QTableView* m_table;
     TimingTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
     bool m_selecting = false;
+    QString m_baseSummary;
 };
 
 }  // namespace tessera::views

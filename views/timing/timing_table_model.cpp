@@ -1,5 +1,6 @@
 #include "views/timing/timing_table_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QBrush>
@@ -30,24 +31,112 @@ void TimingTableModel::setSnapshot(TimingSnapshot snapshot)
 {
     beginResetModel();
     m_snapshot = std::move(snapshot);
+    match();
     endResetModel();
+}
+
+void TimingTableModel::setPinned(std::shared_ptr<const PinnedRun> pinned)
+{
+    beginResetModel();
+    m_pinned = std::move(pinned);
+    match();
+    endResetModel();
+}
+
+void TimingTableModel::match()
+{
+    m_match.assign(m_snapshot.rows.size(), -1);
+    m_gone.clear();
+    if (!m_pinned)
+        return;
+    const auto& pk = m_pinned->kernels;
+    std::vector<bool> used(pk.size(), false);
+    auto sorted = [](std::vector<std::string> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    // Names first, so that a renamed kernel cannot take the match of one that kept its name.
+    for (std::size_t r = 0; r < m_snapshot.rows.size(); ++r) {
+        for (std::size_t p = 0; p < pk.size(); ++p) {
+            if (!used[p] && pk[p].kernel == m_snapshot.rows[r].kernel) {
+                m_match[r] = static_cast<int>(p);
+                used[p] = true;
+                break;
+            }
+        }
+    }
+    for (std::size_t r = 0; r < m_snapshot.rows.size(); ++r) {
+        if (m_match[r] >= 0 || m_snapshot.rows[r].ops.empty())
+            continue;
+        const auto ops = sorted(m_snapshot.rows[r].ops);
+        for (std::size_t p = 0; p < pk.size(); ++p) {
+            if (!used[p] && sorted(pk[p].ops) == ops) {
+                m_match[r] = static_cast<int>(p);
+                used[p] = true;
+                break;
+            }
+        }
+    }
+    for (std::size_t p = 0; p < pk.size(); ++p)
+        if (!used[p])
+            m_gone.push_back(static_cast<int>(p));
 }
 
 int TimingTableModel::rowOfKernel(const std::string& name) const
 {
-    for (std::size_t i = 0; i < m_snapshot.rows.size(); ++i) {
-        if (m_snapshot.rows[i].kernel == name)
-            return static_cast<int>(i);
+    for (int i = 0; i < rowCount(); ++i) {
+        if (kernelAt(i) == name)
+            return i;
     }
     return -1;
 }
 
-int TimingTableModel::rowCount(const QModelIndex& parent) const
+std::string TimingTableModel::kernelAt(int row) const
 {
-    return parent.isValid() ? 0 : static_cast<int>(m_snapshot.rows.size());
+    const int n = static_cast<int>(m_snapshot.rows.size());
+    if (row >= 0 && row < n)
+        return m_snapshot.rows[static_cast<std::size_t>(row)].kernel;
+    if (row >= n && row < rowCount())
+        return m_pinned->kernels[static_cast<std::size_t>(m_gone[static_cast<std::size_t>(row - n)])].kernel;
+    return {};
 }
 
-int TimingTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+bool TimingTableModel::isGoneRow(int row) const
+{
+    return row >= static_cast<int>(m_snapshot.rows.size()) && row < rowCount();
+}
+
+const PinnedKernel* TimingTableModel::pinnedMatch(int row) const
+{
+    if (!m_pinned || row < 0 || row >= static_cast<int>(m_match.size()) || m_match[static_cast<std::size_t>(row)] < 0)
+        return nullptr;
+    return &m_pinned->kernels[static_cast<std::size_t>(m_match[static_cast<std::size_t>(row)])];
+}
+
+QString TimingTableModel::comparisonText(int row) const
+{
+    if (!m_pinned || row < 0 || row >= rowCount())
+        return {};
+    if (isGoneRow(row))
+        return tr("gone");
+    const PinnedKernel* p = pinnedMatch(row);
+    if (!p)
+        return tr("new");
+    const TimingRow& r = m_snapshot.rows[static_cast<std::size_t>(row)];
+    if (p->reps <= 0 || r.reps <= 0 || !(r.medianSeconds > 0))
+        return QStringLiteral("-");
+    return QStringLiteral("%1x").arg(p->medianSeconds / r.medianSeconds, 0, 'f', 2);
+}
+
+int TimingTableModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_snapshot.rows.size() + m_gone.size());
+}
+
+int TimingTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount + (m_pinned ? 1 : 0);
+}
 
 QString TimingTableModel::formatSeconds(double s)
 {
@@ -73,10 +162,14 @@ QString TimingTableModel::formatCount(double v, const QString& unit)
 
 QVariant TimingTableModel::data(const QModelIndex& index, int role) const
 {
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount())
         return {};
-    const TimingRow& r = m_snapshot.rows[static_cast<std::size_t>(index.row())];
     const int col = index.column();
+    if (isGoneRow(index.row()))
+        return goneData(index.row(), col, role);
+    const TimingRow& r = m_snapshot.rows[static_cast<std::size_t>(index.row())];
+    if (col == VsPinned)
+        return comparisonData(index.row(), role);
     if (role == Qt::DisplayRole) {
         switch (col) {
         case Kernel: return fromStd(r.kernel);
@@ -139,6 +232,66 @@ QVariant TimingTableModel::data(const QModelIndex& index, int role) const
     return {};
 }
 
+QVariant TimingTableModel::comparisonData(int row, int role) const
+{
+    const PinnedKernel* p = pinnedMatch(row);
+    const TimingRow& r = m_snapshot.rows[static_cast<std::size_t>(row)];
+    const bool timedBoth = p && p->reps > 0 && r.reps > 0 && r.medianSeconds > 0;
+    const double ratio = timedBoth ? p->medianSeconds / r.medianSeconds : 0.0;
+    switch (role) {
+    case Qt::DisplayRole: return comparisonText(row);
+    case Qt::UserRole: return p ? (timedBoth ? ratio : -1.0) : 0.0;
+    case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::AlignVCenter | Qt::AlignRight);
+    case Qt::ForegroundRole:
+        if (timedBoth && ratio > 1.05)
+            return QBrush(QColor(0, 130, 60));
+        if (timedBoth && ratio < 0.95)
+            return QBrush(QColor(200, 40, 40));
+        return {};
+    case Qt::ToolTipRole:
+        if (!p)
+            return tr("Not in the pinned run (no kernel of that name or of the same nodes)");
+        if (!timedBoth)
+            return tr("Matched '%1' of the pinned run; not timed in both runs").arg(fromStd(p->kernel));
+        return tr("Pinned %1 / now %2 (%3)\nmatched '%4' of the pinned run")
+            .arg(formatSeconds(p->medianSeconds), formatSeconds(r.medianSeconds),
+                 ratio >= 1 ? tr("%1x faster now").arg(ratio, 0, 'f', 2) : tr("%1x slower now").arg(1 / ratio, 0, 'f', 2),
+                 fromStd(p->kernel));
+    default: return {};
+    }
+}
+
+QVariant TimingTableModel::goneData(int row, int col, int role) const
+{
+    const PinnedKernel& p =
+        m_pinned->kernels[static_cast<std::size_t>(m_gone[static_cast<std::size_t>(row - static_cast<int>(m_snapshot.rows.size()))])];
+    if (role == Qt::DisplayRole) {
+        switch (col) {
+        case Kernel: return fromStd(p.kernel);
+        case Op: return fromStd(p.opType);
+        case VsPinned: return tr("gone");
+        default: return QStringLiteral("-");
+        }
+    }
+    if (role == Qt::UserRole) {
+        switch (col) {
+        case Kernel: return fromStd(p.kernel);
+        case Op: return fromStd(p.opType);
+        case VsPinned: return -1.0;
+        case Status: return -1;
+        default: return -1.0;
+        }
+    }
+    if (role == Qt::ForegroundRole)
+        return QBrush(QColor(140, 140, 140));
+    if (role == Qt::ToolTipRole)
+        return p.reps > 0 ? tr("Only in the pinned run (%1 there)").arg(formatSeconds(p.medianSeconds))
+                          : tr("Only in the pinned run");
+    if (role == Qt::TextAlignmentRole)
+        return QVariant::fromValue(Qt::AlignVCenter | (col == Kernel || col == Op ? Qt::AlignLeft : Qt::AlignRight));
+    return {};
+}
+
 QVariant TimingTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal)
@@ -155,6 +308,7 @@ QVariant TimingTableModel::headerData(int section, Qt::Orientation orientation, 
         case GBps: return tr("GB/s");
         case RelError: return tr("Rel. error");
         case Status: return tr("Status");
+        case VsPinned: return m_pinned ? tr("vs pinned") : QVariant();
         default: return {};
         }
     }
@@ -164,6 +318,10 @@ QVariant TimingTableModel::headerData(int section, Qt::Orientation orientation, 
         case Intensity: return tr("Arithmetic intensity: FLOPs per byte issued");
         case Median: return tr("Median time of one kernel launch");
         case RelError: return tr("Worst relative L2 error of the kernel's outputs against the reference interpreter");
+        case VsPinned:
+            return m_pinned ? tr("Pinned run's median / this median (above 1: faster now); kernels matched by name or "
+                                 "by the nodes they cover")
+                            : QVariant();
         default: return {};
         }
     }

@@ -15,10 +15,19 @@
 /// | GB/s       | 2 decimals                               | GB/s                          |
 /// | Rel. error | "1.2e-07"; "-" unchecked                 | relative L2 error (-1 unchecked) |
 /// | Status     | kernelStatusLabel(), coloured            | status enum value             |
+/// | vs pinned  | only while a run is pinned (setPinned): pinned median / this median, "1.25x" (>1: faster now, green; <1: slower, red); "new" for a kernel the pinned run lacks; "gone" on the extra rows; "-" untimed | the ratio; 0 new, -1 gone/untimed |
+///
+/// Comparison with a pinned run: a kernel is matched with the pinned run's kernel of the same
+/// name, else with one covering the same set of nodes (TimingRow::ops, in any order); each pinned
+/// kernel matches at most once. Pinned kernels no current kernel matches are listed after the
+/// current rows as "gone" rows (kernel, op and, in the tooltip, the pinned time; the other
+/// columns "-"). The extra column is VsPinned == ColumnCount: columnCount() is ColumnCount + 1
+/// while pinned, ColumnCount otherwise.
 ///
 /// Thread rules: UI thread only (a Qt item model); the snapshot is a plain value.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +51,23 @@ struct TimingRow {
     double maxAbsError = 0;
     std::string checkSummary;      ///< one line per output, for the tooltip
     KernelStatus status = KernelStatus::None;
+    std::vector<std::string> ops;  ///< nodes the kernel covers (for matching with a pinned run)
+};
+
+/// A kernel of the pinned run, as the comparison needs it.
+struct PinnedKernel {
+    std::string kernel;
+    std::string opType;
+    std::vector<std::string> ops;
+    double medianSeconds = 0;
+    std::int64_t reps = 0;  ///< 0 = not timed
+};
+
+/// The run the current one is compared with (Run > Pin Run).
+struct PinnedRun {
+    std::vector<PinnedKernel> kernels;
+    double totalSeconds = 0;  ///< end to end, median (0 = not timed)
+    std::string label;        ///< e.g. "pinned 14:03:12"
 };
 
 struct TimingSnapshot {
@@ -57,14 +83,27 @@ struct TimingSnapshot {
 class TimingTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Kernel, Op, Flops, Bytes, Intensity, Median, GFlops, GBps, RelError, Status, ColumnCount };
+    enum Column { Kernel, Op, Flops, Bytes, Intensity, Median, GFlops, GBps, RelError, Status, ColumnCount,
+                  VsPinned = ColumnCount };
 
     explicit TimingTableModel(QObject* parent = nullptr);
 
     void setSnapshot(TimingSnapshot snapshot);
     const TimingSnapshot& snapshot() const { return m_snapshot; }
-    /// Row of the kernel named `name`, -1 if none.
+    /// Row of the kernel named `name`, -1 if none (gone rows included).
     int rowOfKernel(const std::string& name) const;
+    /// The kernel of `row` (a current or a gone row), empty outside.
+    std::string kernelAt(int row) const;
+    /// Whether `row` is a pinned-only ("gone") row.
+    bool isGoneRow(int row) const;
+
+    /// Compares with `pinned` (see the file comment); nullptr ends the comparison.
+    void setPinned(std::shared_ptr<const PinnedRun> pinned);
+    const std::shared_ptr<const PinnedRun>& pinned() const { return m_pinned; }
+    /// The pinned kernel matching current row `row`, null when none (or not pinned).
+    const PinnedKernel* pinnedMatch(int row) const;
+    /// "1.25x", "new", "gone", "-"; empty when not pinned.
+    QString comparisonText(int row) const;
 
     int rowCount(const QModelIndex& parent = QModelIndex()) const override;
     int columnCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -77,7 +116,14 @@ public:
     static QString formatCount(double value, const QString& unit = QString());
 
 private:
+    void match();
+    QVariant comparisonData(int row, int role) const;
+    QVariant goneData(int row, int col, int role) const;
+
     TimingSnapshot m_snapshot;
+    std::shared_ptr<const PinnedRun> m_pinned;
+    std::vector<int> m_match;  ///< per current row: index into m_pinned->kernels, -1 none
+    std::vector<int> m_gone;   ///< pinned kernels no row matches, in pinned order
 };
 
 }  // namespace tessera::views

@@ -1,0 +1,164 @@
+#include "app/gui/check_controller.h"
+
+#include <QDockWidget>
+#include <QMenu>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_session.h"
+#include "views/debug/error_heatmap_view.h"
+#include "views/timing/timing_panel.h"
+
+namespace tessera::app {
+namespace {
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+}  // namespace
+
+CheckController::CheckController(MainWindow* window, QMenu* viewMenu)
+    : QObject(window), m_window(window), m_dock(new QDockWidget(tr("Check"), window)),
+      m_view(new views::ErrorHeatmapView(m_dock))
+{
+    m_pool.setMaxThreadCount(1);
+    m_view->setObjectName(QStringLiteral("errorHeatmap"));
+    m_dock->setObjectName(QStringLiteral("checkDock"));
+    m_dock->setWidget(m_view);
+    // Beside the Timings table: the failing row and its error map read together.
+    window->addDockWidget(Qt::BottomDockWidgetArea, m_dock);
+    if (QDockWidget* timings = window->timingDock())
+        window->splitDockWidget(timings, m_dock, Qt::Horizontal);
+    m_dock->hide();
+    QAction* toggle = m_dock->toggleViewAction();
+    toggle->setText(tr("Chec&k"));
+    toggle->setToolTip(tr("The error map of a kernel whose outputs differ from the reference interpreter"));
+    if (viewMenu)
+        viewMenu->addAction(toggle);
+
+    connect(window, &MainWindow::runFinished, this, &CheckController::onRunFinished);
+    connect(m_view, &views::ErrorHeatmapView::rerunRequested, this, &CheckController::onRerunRequested);
+    if (window->timingPanel())
+        connect(window->timingPanel(), &views::TimingPanel::checkDetailsRequested, this,
+                [this](const QString& name) { showKernel(name); });
+}
+
+CheckController::~CheckController()
+{
+    m_cancel.cancel();
+    m_pool.waitForDone();
+}
+
+views::ErrorHeatmapSnapshot CheckController::snapshotFor(const pipeline::KernelReport& k)
+{
+    views::ErrorHeatmapSnapshot s;
+    s.kernel = k.name;
+    s.opType = k.opType;
+    s.note = k.keptNote;
+    s.canRerun = !k.checkInputs.empty();
+    std::vector<views::ErrorTensor> passing;
+    for (const pipeline::OutputCheck& c : k.checks) {
+        views::ErrorTensor t;
+        t.name = c.tensor;
+        t.got = c.actual;
+        t.want = c.expected;
+        t.tolerance = c.tolerance;
+        if (!c.actual)
+            t.note = c.comparison.ok ? "output '" + c.tensor + "' matches the reference: " + c.comparison.summary()
+                                     : "output '" + c.tensor + "': " + c.comparison.summary() +
+                                           (k.keptNote.empty() ? std::string() : " (" + k.keptNote + ")");
+        (c.comparison.ok ? passing : s.outputs).push_back(std::move(t));
+    }
+    s.outputs.insert(s.outputs.end(), passing.begin(), passing.end());
+    return s;
+}
+
+bool CheckController::showKernel(const QString& name)
+{
+    if (!m_report)
+        return false;
+    for (const pipeline::KernelReport& k : m_report->kernels) {
+        if (fromStd(k.name) != name || !k.checked)
+            continue;
+        // A re-run of the kernel shown before is of no use any more.
+        m_cancel.cancel();
+        ++m_generation;
+        m_busy = false;
+        m_view->setSnapshot(snapshotFor(k));
+        m_dock->show();
+        m_dock->raise();
+        return true;
+    }
+    return false;
+}
+
+void CheckController::onRunFinished(bool ok)
+{
+    m_cancel.cancel();
+    ++m_generation;
+    m_busy = false;
+    const RunOutcome& out = m_window->runSession()->lastOutcome();
+    if (!ok || !out.report || !out.report->checked) {
+        if (!out.compileOnly && (out.cancelled || !ok)) {
+            m_report.reset();
+            m_compiled.reset();
+            m_view->clear(tr("The last run did not finish: no check to show."));
+        }
+        return;
+    }
+    m_report = out.report;
+    m_compiled = out.compiled;
+    for (const pipeline::KernelReport& k : m_report->kernels) {
+        if (k.checked && !k.passed) {
+            showKernel(fromStd(k.name));
+            return;
+        }
+    }
+    m_view->clear(tr("Every kernel matches the reference interpreter."));
+}
+
+void CheckController::onRerunRequested(const QString& kernel)
+{
+    if (!m_report || !m_compiled)
+        return;
+    const pipeline::KernelReport* k = nullptr;
+    for (const pipeline::KernelReport& r : m_report->kernels)
+        if (fromStd(r.name) == kernel)
+            k = &r;
+    if (!k || k->checkInputs.empty())
+        return;
+    m_cancel.cancel();
+    m_cancel = support::CancelToken{};
+    const quint64 generation = ++m_generation;
+    m_busy = true;
+    m_view->setRerunBusy();
+    // The job holds the report (and so the kept inputs) and the compiled model alive itself.
+    auto report = m_report;
+    auto compiled = m_compiled;
+    const std::string name = k->name;
+    const auto* inputs = &k->checkInputs;
+    support::CancelToken cancel = m_cancel;
+    m_pool.start([this, report, compiled, name, inputs, cancel, generation] {
+        auto result = std::make_shared<support::Expected<std::vector<std::pair<std::string, ir::TensorData>>>>(
+            pipeline::rerunInReference(*compiled, name, *inputs, &cancel));
+        QMetaObject::invokeMethod(
+            this,
+            [this, result, generation] {
+                if (generation != m_generation)
+                    return;
+                m_busy = false;
+                if (result->ok()) {
+                    m_view->setRerunResult(**result);
+                    emit rerunFinished(true);
+                } else {
+                    QString message;
+                    for (const support::Diagnostic& d : result->diagnostics().items())
+                        if (d.severity == support::Severity::Error && message.isEmpty())
+                            message = fromStd(d.message);
+                    m_view->setRerunError(message);
+                    emit rerunFinished(false);
+                }
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+}  // namespace tessera::app

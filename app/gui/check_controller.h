@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// The Check dock (issue 8, numerical debugging): when a run's check fails, the dock opens on the
+/// first failing kernel with its error heatmap (views::ErrorHeatmapView) against the reference
+/// interpreter. A failing kernel's row in the Timings dock (double-click, or "Show Error Map" in
+/// its context menu) shows that kernel instead. View > Check shows and hides the dock.
+///
+/// The data comes from the run's report (pipeline::OutputCheck::actual/expected and
+/// KernelReport::checkInputs, kept for failing kernels within RunOptions::keepFailingBytes).
+/// "Re-run in Reference Interpreter" evaluates the kernel's nodes again
+/// (pipeline::rerunInReference) on the controller's own one-thread pool; the result is shown
+/// beside the heatmap. A new run, or another kernel shown, cancels a re-run in flight and drops
+/// its result (generation numbers, as RunSession does).
+///
+/// Thread rules: UI thread only, except the re-run job, which runs the pure core entry point on
+/// data it shares read-only (the compiled model, the kept inputs). The destructor cancels the job
+/// and waits for the pool.
+
+#include <memory>
+
+#include <QObject>
+#include <QThreadPool>
+
+#include "core/pipeline/run.h"
+#include "core/support/cancel.h"
+#include "views/debug/error_heatmap.h"
+
+class QDockWidget;
+class QMenu;
+
+namespace tessera::views {
+class ErrorHeatmapView;
+}
+
+namespace tessera::app {
+
+class MainWindow;
+
+class CheckController : public QObject {
+    Q_OBJECT
+public:
+    /// Creates the dock (objectName "checkDock", hidden) in `window`'s bottom area beside the
+    /// Timings dock and adds its toggle to `viewMenu`.
+    CheckController(MainWindow* window, QMenu* viewMenu);
+    ~CheckController() override;
+
+    QDockWidget* dock() const { return m_dock; }
+    views::ErrorHeatmapView* view() const { return m_view; }
+    /// Shows kernel `name` of the last run in the dock (and raises it). False, with the dock
+    /// untouched, when the last run has no such checked kernel.
+    bool showKernel(const QString& name);
+    /// Whether a re-run is in flight.
+    bool rerunBusy() const { return m_busy; }
+
+    /// The heatmap's data for a kernel of a report: its outputs, failing ones first.
+    static views::ErrorHeatmapSnapshot snapshotFor(const pipeline::KernelReport& kernel);
+
+signals:
+    /// A re-run finished and its result (or error) is on screen.
+    void rerunFinished(bool ok);
+
+private:
+    void onRunFinished(bool ok);
+    void onRerunRequested(const QString& kernel);
+
+    MainWindow* m_window;
+    QDockWidget* m_dock;
+    views::ErrorHeatmapView* m_view;
+    std::shared_ptr<const pipeline::RunReport> m_report;
+    std::shared_ptr<const pipeline::CompiledModel> m_compiled;
+    QThreadPool m_pool;
+    support::CancelToken m_cancel;
+    quint64 m_generation = 0;
+    bool m_busy = false;
+};
+
+}  // namespace tessera::app

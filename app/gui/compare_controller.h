@@ -1,0 +1,74 @@
+#pragma once
+/// @file
+/// Comparing runs (issue 8): Run > Pin Run (Ctrl+Shift+B) makes the last finished run the
+/// baseline, Run > Unpin ends the comparison. While a run is pinned:
+/// - the Timings table has a "vs pinned" column (pinned median / current median per kernel,
+///   matched by name or by node set; "new"/"gone" for unmatched kernels) and its summary line the
+///   end-to-end ratio (views::TimingPanel::setPinned);
+/// - the Roofline draws the pinned run's kernels as hollow markers with a thin line to the current
+///   dot of the same kernel (views::RooflineView::setPinnedPoints);
+/// - the Code dock offers "Diff vs pinned": a unified diff of the selected kernel's generated code
+///   between the pinned and the current compile (the whole module when no operator is selected),
+///   kept up to date as the selection changes and after each run.
+/// The pin survives loading another model or editing the program (comparing a schedule before and
+/// after an edit is the point); kernels are matched by name, so an unrelated model shows every
+/// kernel as new.
+///
+/// Thread rules: UI thread only.
+
+#include <memory>
+
+#include <QObject>
+#include <QString>
+
+#include "app/gui/run_session.h"
+#include "views/timing/timing_table_model.h"
+
+class QAction;
+class QMenu;
+
+namespace tessera::app {
+
+class MainWindow;
+
+class CompareController : public QObject {
+    Q_OBJECT
+public:
+    /// Adds Pin Run and Unpin to `runMenu` and connects to `window`'s run, views and selection.
+    CompareController(MainWindow* window, QMenu* runMenu);
+
+    QAction* pinAction() const { return m_pinAction; }
+    QAction* unpinAction() const { return m_unpinAction; }
+    bool isPinned() const { return m_pinned != nullptr; }
+    /// The pinned run (null when none).
+    const RunOutcome* pinned() const { return m_pinned.get(); }
+
+    /// Pins the last finished run that has a report; false (and a status message) when none.
+    bool pin();
+    void unpin();
+
+    /// The Timings comparison data of a report.
+    static views::PinnedRun pinnedRunOf(const pipeline::RunReport& report, const QString& label);
+
+    /// A kernel's code in the pinned and the current compile as a unified diff.
+    struct KernelDiff {
+        QString diff;   ///< empty when identical or unavailable
+        QString title;  ///< what is compared
+        QString note;   ///< shown when the diff is empty
+    };
+    /// The diff of node `node`'s kernel (the whole module when `node` is empty).
+    static KernelDiff kernelDiff(const pipeline::CompiledModel& pinned, const pipeline::CompiledModel& current,
+                                 const std::string& node);
+
+private:
+    void onRunFinished(bool ok);
+    void refreshDiff();
+    void updateActions();
+
+    MainWindow* m_window;
+    QAction* m_pinAction;
+    QAction* m_unpinAction;
+    std::unique_ptr<RunOutcome> m_pinned;
+};
+
+}  // namespace tessera::app
