@@ -184,6 +184,31 @@ private slots:
         QCOMPARE(e.markerSeverity(3), -1);
     }
 
+    void gutterPaintsMarkers()
+    {
+        ProgramEditor e;
+        e.resize(500, 300);
+        e.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&e));
+        e.setProgram(QStringLiteral("input x: f32[4];\ny = Relu(q);\nz = Exp(y);\noutput z;\n"));
+        e.setDiagnostics({diagnostic(support::Severity::Error, 2, 10, 2, 10, "input 'q' is not defined"),
+                          diagnostic(support::Severity::Warning, 3, 1, 3, 1, "unused")});
+        const QImage img = e.grab().toImage();
+        auto colourAt = [&](int line) {
+            const QRect r = e.markerRect(line);
+            // Above the error marker's white bar, on the vertical axis of the disc.
+            return img.pixelColor(r.center().x(), r.top() + 2);
+        };
+        QVERIFY(!e.markerRect(2).isEmpty());
+        QVERIFY(e.markerRect(2).right() < e.gutterWidth());
+        QCOMPARE(e.markerRect(3).top() - e.markerRect(2).top(), e.markerRect(2).top() - e.markerRect(1).top());
+        const QColor red = colourAt(2), orange = colourAt(3), none = colourAt(1);
+        QVERIFY2(red.red() > 180 && red.green() < 90 && red.blue() < 90, qPrintable(red.name()));
+        QVERIFY2(orange.red() > 180 && orange.green() > 100 && orange.blue() < 60, qPrintable(orange.name()));
+        QVERIFY2(none.red() > 230 && none.green() > 230 && none.blue() > 230, qPrintable(none.name()));
+        QCOMPARE(e.markerRect(99), QRect());
+    }
+
     void editsAreAnnouncedButSetProgramIsNot()
     {
         ProgramEditor e;
@@ -224,9 +249,9 @@ private slots:
 
         QVERIFY(e.highlightStatementOf("z", views::SnapshotNodeKind::Operator));
         QCOMPARE(e.highlightedStatement(), 2);
-        QVERIFY(hasFullWidthLine(e, 3, QColor(0xdd, 0xea, 0xfb)));
-        QVERIFY(hasFullWidthLine(e, 4, QColor(0xdd, 0xea, 0xfb)));
-        QVERIFY(!hasFullWidthLine(e, 2, QColor(0xdd, 0xea, 0xfb)));
+        QVERIFY(hasFullWidthLine(e, 3, QColor(0xd2, 0xe3, 0xfc)));
+        QVERIFY(hasFullWidthLine(e, 4, QColor(0xd2, 0xe3, 0xfc)));
+        QVERIFY(!hasFullWidthLine(e, 2, QColor(0xd2, 0xe3, 0xfc)));
         QVERIFY(e.highlightStatementOf("z", views::SnapshotNodeKind::GraphOutput));
         QCOMPARE(e.highlightedStatement(), 3);
         QVERIFY(!e.highlightStatementOf("w", views::SnapshotNodeKind::Operator));

@@ -31,7 +31,7 @@ private:
 namespace {
 
 const QColor kCurrentLine(0xff, 0xe0, 0x66, 60);
-const QColor kStatementBackground(0xdd, 0xea, 0xfb);
+const QColor kStatementBackground(0xd2, 0xe3, 0xfc);
 const QColor kStatementGutter(0x4a, 0x86, 0xd8);
 
 QColor severityColor(support::Severity s)
@@ -307,6 +307,20 @@ int ProgramEditor::statementAt(int position) const
     return -1;
 }
 
+QRect ProgramEditor::markerRect(int line) const
+{
+    const QTextBlock block = document()->findBlockByNumber(line - 1);
+    if (line <= 0 || !block.isValid() || !block.isVisible())
+        return {};
+    const QRectF r = blockBoundingGeometry(block).translated(contentOffset());
+    if (r.bottom() < 0 || r.top() > viewport()->height())
+        return {};
+    const QFontMetrics fm = fontMetrics();
+    const int marker = markerSize(fm);
+    const QPoint origin = m_gutter->geometry().topLeft();
+    return {origin.x() + 4, origin.y() + qRound(r.top()) + (fm.height() - marker) / 2, marker, marker};
+}
+
 int ProgramEditor::gutterWidth() const
 {
     int digits = 1;
@@ -363,12 +377,14 @@ void ProgramEditor::paintGutter(QPaintEvent* event)
             if (severity >= 0) {
                 painter.setPen(Qt::NoPen);
                 painter.setBrush(severityColor(static_cast<support::Severity>(severity)));
-                const int y = top + (fm.height() - marker) / 2;
-                painter.drawEllipse(QRect(4, y, marker, marker));
+                const QRect r = markerRect(number).translated(-m_gutter->geometry().topLeft());
+                painter.drawEllipse(r);
                 if (severity == static_cast<int>(support::Severity::Error)) {
                     // A white bar makes the error marker readable without colour.
-                    painter.setBrush(Qt::white);
-                    painter.drawRect(QRectF(4 + marker * 0.25, y + marker * 0.42, marker * 0.5, marker * 0.16));
+                    painter.setRenderHint(QPainter::Antialiasing, false);
+                    painter.fillRect(QRect(r.left() + marker / 4, r.top() + marker / 2 - 1, marker - 2 * (marker / 4), 2),
+                                     Qt::white);
+                    painter.setRenderHint(QPainter::Antialiasing, true);
                 }
             }
             painter.setPen(number == current ? QColor(0x30, 0x33, 0x38) : QColor(0x9a, 0xa0, 0xa6));

@@ -91,6 +91,10 @@ public:
     /// Index of the innermost statement containing document position `position`, or -1.
     int statementAt(int position) const;
 
+    /// Where the gutter marker of `line` (1-based) is drawn, in the editor's coordinates (whether
+    /// or not the line has one); empty when the line is not in view.
+    QRect markerRect(int line) const;
+
     /// Width of the gutter in pixels: the diagnostic marker column plus the line numbers (at
     /// least three digits).
     int gutterWidth() const;

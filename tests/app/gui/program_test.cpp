@@ -420,6 +420,72 @@ private slots:
         QCOMPARE(asked.size(), questions);
     }
 
+    void dockDrawsErrorsAndExportedModels()
+    {
+        // With TESSERA_SCREENSHOT_DIR set (best under Xvfb with QT_QPA_PLATFORM=xcb), the window
+        // is saved there as program-error.png and program-onnx.png.
+        const QString shots = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
+        app::MainWindow w;
+        w.setErrorReporter([](const QString&, const QStringList&) {});
+        w.setSavePrompt([](const QString&) { return app::MainWindow::SaveChoice::Discard; });
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("dw_pw_block.tsr"))));
+        w.resizeDocks({w.programDock()}, {660}, Qt::Horizontal);
+        w.graphView()->selectNode(w.graphView()->operatorIdByName("pw"), true);
+        QSignalSpy parsed(&w, &app::MainWindow::programParsed);
+        QString text = w.programText();
+        QVERIFY(text.contains(QStringLiteral("pads=[1, 1, 1, 1]")));
+        QVERIFY(text.contains(QStringLiteral("conv2d(r, wp, _)")));
+        text.replace(QStringLiteral("pads=[1, 1, 1, 1]"), QStringLiteral("pads=[1, 1, 1]"));
+        text.replace(QStringLiteral("conv2d(r, wp, _)"), QStringLiteral("conv2d(r, wp, _, dilation=[1, 1])"));
+        w.setProgramText(text);
+        QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 1, 30000);
+        // One error (3 pads for 2 spatial axes) and one warning (an attribute Conv does not have).
+        QCOMPARE(errorCount(w), 1);
+        QVERIFY(problemContaining(w, QStringLiteral(": warning: Conv has no attribute 'dilation'")));
+        views::ProgramEditor* editor = w.programEditor();
+        const int line = lineStartingWith(text, QStringLiteral("dw = Conv"));
+        const int warnLine = lineStartingWith(text, QStringLiteral("pw = conv2d"));
+        QCOMPARE(editor->markerSeverity(line), static_cast<int>(support::Severity::Error));
+        QCOMPARE(editor->markerSeverity(warnLine), static_cast<int>(support::Severity::Warning));
+        QVERIFY(editor->diagnosticSelections().at(0).cursor.selectedText().startsWith(QStringLiteral("Conv(x, wd")));
+        QVERIFY(editor->diagnosticTextAt(editor->positionOf(warnLine, 25)).contains(QStringLiteral("did you mean 'dilations'?")));
+        // The statement of the node selected before the edit stays highlighted.
+        QCOMPARE(editor->statements()[static_cast<std::size_t>(editor->highlightedStatement())].node, std::string("pw"));
+        editor->goTo(line, 44);
+        QTest::qWait(100);
+        const QRect marker = editor->markerRect(line);
+        QVERIFY(!marker.isEmpty());
+        const QColor c = editor->grab().toImage().pixelColor(marker.center().x(), marker.top() + 2);
+        QVERIFY2(c.red() > 180 && c.green() < 90, qPrintable(c.name()));
+        if (!shots.isEmpty())
+            QVERIFY(w.grab().save(shots + QStringLiteral("/program-error.png")));
+
+        QVERIFY(openAndWait(w, kSamples + QStringLiteral("/mobilenet_v2.onnx")));
+        w.programDock()->show();
+        w.resizeDocks({w.programDock()}, {560}, Qt::Horizontal);
+        const views::GraphSnapshot* snap = w.graphView()->snapshot();
+        int depthwise = -1;
+        for (const views::SnapshotNode& n : snap->nodes) {
+            if (n.kind != views::SnapshotNodeKind::Operator || n.opType != "Conv" || depthwise >= 0)
+                continue;
+            const ir::Attribute* group = w.model()->graph.node(n.irNode).attr("group");
+            if (group != nullptr && group->i > 1)
+                depthwise = n.id;
+        }
+        QVERIFY(depthwise >= 0);
+        w.graphView()->selectNode(depthwise, true);
+        QVERIFY(editor->highlightedStatement() >= 0);
+        const views::ProgramStatement& st = editor->statements()[static_cast<std::size_t>(editor->highlightedStatement())];
+        QVERIFY(!editor->markerRect(st.firstLine).isEmpty());  // scrolled into view
+        QVERIFY(editor->isReadOnly());
+        QTest::qWait(200);
+        if (!shots.isEmpty())
+            QVERIFY(w.grab().save(shots + QStringLiteral("/program-onnx.png")));
+    }
+
     void liveRunsAgainAfterEditsAndPlanChanges()
     {
         if (QStandardPaths::findExecutable(QStringLiteral("c++")).isEmpty())
