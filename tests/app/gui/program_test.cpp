@@ -5,6 +5,7 @@
 // Save Program As turns it into a program; linked selection; unsaved-text prompts; Live mode
 // re-runs after edits and plan changes and reports failures without a dialog. Live runs need
 // tessera-runner (TESSERA_RUNNER, set by CMake) and `c++`.
+#include <QApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -15,6 +16,7 @@
 #include <QTest>
 #include <QTextBlock>
 #include <QToolBar>
+#include <QUndoStack>
 
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
@@ -185,6 +187,31 @@ private slots:
         w.setProgramText(edited + QStringLiteral("# just a comment\n"));
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 2, 30000);
         QCOMPARE(w.model(), model);
+    }
+
+    void undoInTheEditorUndoesText()
+    {
+        app::MainWindow w;
+        w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
+        w.show();
+        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
+        app::PlanSession* plans = w.planSession();
+        QTRY_VERIFY_WITH_TIMEOUT(plans->ready() && !plans->isBusy(), 60000);
+        plans->choosePlanner(plans->planner() == QLatin1String("none") ? QStringLiteral("hidet") : QStringLiteral("none"));
+        QTRY_VERIFY_WITH_TIMEOUT(!plans->isBusy() && plans->undoStack()->count() == 1, 60000);
+        QVERIFY(w.undoAction()->isEnabled());  // Edit > Undo (Ctrl+Z) would undo the plan
+
+        // With the editor focused, Ctrl+Z undoes typing, not the plan.
+        QApplication::setActiveWindow(&w);
+        views::ProgramEditor* editor = w.programEditor();
+        editor->setFocus();
+        const QString original = w.programText();
+        editor->moveCursor(QTextCursor::End);
+        QTest::keyClicks(editor, QStringLiteral("#x"));
+        QCOMPARE(w.programText(), original + QStringLiteral("#x"));
+        QTest::keyClick(editor, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.programText(), original);
+        QCOMPARE(plans->undoStack()->index(), 1);
     }
 
     void errorsKeepTheLastGoodModelAndTheText()
