@@ -149,8 +149,11 @@ void MainWindow::sizeBottomDocks()
         dockWidgetArea(m_fusionDock) != Qt::BottomDockWidgetArea || tabifiedDockWidgets(m_timingDock).contains(m_fusionDock))
         return;
     m_bottomSized = true;
-    const int bottomWidth = m_timingDock->width() + m_fusionDock->width();
-    const int timing = std::max(kMinTimingWidth, bottomWidth * 2 / 5);
+    // A dock just shown may not be laid out yet (width 0): the bottom area spans the graph too.
+    const int bottomWidth = std::max(m_timingDock->width() + m_fusionDock->width(), centralWidget()->width());
+    // Half each: the Timings table shows its time columns beside the kernel names, the plan its
+    // Group, Kind, Ops and Measured columns.
+    const int timing = std::max(kMinTimingWidth, bottomWidth / 2);
     resizeDocks({m_timingDock, m_fusionDock}, {timing, std::max(200, bottomWidth - timing)}, Qt::Horizontal);
     QTableView* table = m_fusionPanel->table();
     const int rows = table->verticalHeader()->defaultSectionSize() * kFusionRows +

@@ -452,6 +452,9 @@ private slots:
         w.timingDock()->show();
         QTRY_VERIFY(w.timingDock()->width() >= 380);
         QVERIFY(w.fusionDock()->width() >= 300);
+        // About half each.
+        const double share = double(w.timingDock()->width()) / (w.timingDock()->width() + w.fusionDock()->width());
+        QVERIFY2(share > 0.4 && share < 0.6, qPrintable(QString::number(share)));
         QTableView* table = w.fusionPanel()->table();
         const int rows = table->verticalHeader()->defaultSectionSize() * 6;
         QTRY_VERIFY(table->viewport()->height() >= rows);
