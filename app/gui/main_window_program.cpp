@@ -237,7 +237,7 @@ void MainWindow::onProgramLoaded(bool ok)
         m_programShownOnce = true;
         m_programDock->show();
         m_programDock->raise();
-        resizeDocks({m_programDock}, {std::max(360, width() * 2 / 7)}, Qt::Horizontal);
+        resizeDocks({m_programDock}, {std::max(420, width() * 3 / 8)}, Qt::Horizontal);
     }
     updateProgramTitle();
     if (ok)
