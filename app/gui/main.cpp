@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include "app/gui/main_window.h"
+#include "app/gui/project_controller.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
@@ -310,7 +311,10 @@ int main(int argc, char** argv)
         if (parser.isSet(mappingTensorOpt))
             panel->memoryView()->shapeEdit()->setText(parser.value(mappingTensorOpt));
     }
-    if (!file.isEmpty())
+    // An autosave left by an instance that did not exit cleanly is offered first (not while
+    // taking a screenshot); recovered, it takes the place of the file named on the command line.
+    const bool recovered = shot.isEmpty() && window.projectController()->checkForRecovery();
+    if (!file.isEmpty() && !recovered)
         window.openFile(QFileInfo(file).absoluteFilePath());
     return QApplication::exec();
 }

@@ -28,6 +28,7 @@
 #include "app/gui/check_controller.h"
 #include "app/gui/compare_controller.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/project_controller.h"
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
@@ -53,7 +54,8 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), stati
 bool isModelFile(const QString& path)
 {
     return path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) ||
-           path.endsWith(QStringLiteral(".tsr"), Qt::CaseInsensitive);
+           path.endsWith(QStringLiteral(".tsr"), Qt::CaseInsensitive) ||
+           path.endsWith(QStringLiteral(".tessera"), Qt::CaseInsensitive);
 }
 
 }  // namespace
@@ -84,6 +86,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_check = new CheckController(this, m_viewMenu);
     m_compare = new CompareController(this, m_runMenu);
     createConventions();
+    m_project = new ProjectController(this, menuBar()->actions().constFirst()->menu());  // File is the first menu
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
     connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
@@ -435,7 +438,8 @@ void MainWindow::openDialog()
     const QString dir = m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath();
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open Model or Program"), dir,
-                                     tr("Models and programs (*.onnx *.tsr);;ONNX models (*.onnx);;Tessera programs (*.tsr);;All files (*)"));
+                                     tr("Models, programs and projects (*.onnx *.tsr *.tessera);;ONNX models (*.onnx);;"
+                                        "Tessera programs (*.tsr);;Tessera projects (*.tessera);;All files (*)"));
     if (!path.isEmpty())
         openFile(path);
 }
@@ -443,6 +447,9 @@ void MainWindow::openDialog()
 void MainWindow::openFile(const QString& path)
 {
     if (!maybeSaveProgram())
+        return;
+    // Projects open through the project controller, which also asks about unsaved changes.
+    if (m_project && !m_project->interceptOpen(path))
         return;
     m_session->load(path);
 }

@@ -106,6 +106,7 @@ class ShortcutsDialog;
 class WelcomePanel;
 struct RunSettings;
 class PlanSession;
+class ProjectController;
 class RunSession;
 class Session;
 struct LoadOutcome;
@@ -159,6 +160,9 @@ public:
     CheckController* checkController() const { return m_check; }
     /// Run > Pin Run / Unpin and the comparison views (compare_controller.h).
     CompareController* compareController() const { return m_compare; }
+    /// .tessera projects: File > Save Project (Ctrl+S) / Save Project As (Ctrl+Shift+S), the title,
+    /// unsaved-changes prompts, autosave and recovery (project_controller.h).
+    ProjectController* projectController() const { return m_project; }
     QAction* runAction() const { return m_runAction; }
     QAction* stopAction() const { return m_stopAction; }
     /// Run > Check against Reference (checked by default).
@@ -282,6 +286,7 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    friend class ProjectController;  // reports errors, adds recent files and problems as the window does
     void createActions();
     void createDocks();
     void createStatusBar();
@@ -384,6 +389,7 @@ private:
     QDockWidget* m_fusionDock = nullptr;
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
+    ProjectController* m_project = nullptr;
 
     QMenu* m_runMenu = nullptr;
     CheckController* m_check = nullptr;

@@ -193,7 +193,17 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
     job->hw = hw;
     job->model = m_model;
     job->graph = m_graph;
-    if (initial && readSaved) {
+    if (initial && m_initialState) {
+        // A state without a plan names the planner and hardware to plan with (a project made
+        // by `tessera-cli project new --plan hidet`).
+        if (m_initialState->plan.groups.empty()) {
+            job->planner = m_initialState->planner;
+            job->hw = m_initialState->hardware;
+        } else {
+            job->savedText = stateJson(*m_initialState, m_path);
+        }
+        m_initialState.reset();
+    } else if (initial && readSaved) {
         QFile f(planFilePath(m_path));
         if (f.open(QIODevice::ReadOnly))
             job->savedText = f.readAll();
@@ -319,20 +329,25 @@ void PlanSession::save() const
         return;
     const QString file = planFilePath(m_path);
     QDir().mkpath(QFileInfo(file).absolutePath());
+    QSaveFile out(file);
+    if (out.open(QIODevice::WriteOnly)) {
+        out.write(stateJson(m_state, m_path));
+        out.commit();
+    }
+}
+
+QByteArray PlanSession::stateJson(const PlanState& state, const QString& modelPath)
+{
     QJsonObject o;
     o.insert(QStringLiteral("format"), QLatin1String(kFileFormat));
     o.insert(QStringLiteral("version"), 1);
-    o.insert(QStringLiteral("model"), QFileInfo(m_path).absoluteFilePath());
-    o.insert(QStringLiteral("planner"), m_state.planner);
+    o.insert(QStringLiteral("model"), QFileInfo(modelPath).absoluteFilePath());
+    o.insert(QStringLiteral("planner"), state.planner);
     o.insert(QStringLiteral("hardware"),
-             QJsonDocument::fromJson(QByteArray::fromStdString(target::gpuProfileToJson(m_state.hardware))).object());
+             QJsonDocument::fromJson(QByteArray::fromStdString(target::gpuProfileToJson(state.hardware))).object());
     o.insert(QStringLiteral("plan"),
-             QJsonDocument::fromJson(QByteArray::fromStdString(schedule::planToJson(m_state.plan))).object());
-    QSaveFile out(file);
-    if (out.open(QIODevice::WriteOnly)) {
-        out.write(QJsonDocument(o).toJson(QJsonDocument::Indented));
-        out.commit();
-    }
+             QJsonDocument::fromJson(QByteArray::fromStdString(schedule::planToJson(state.plan))).object());
+    return QJsonDocument(o).toJson(QJsonDocument::Indented);
 }
 
 void PlanSession::setBusy(bool busy)

@@ -25,7 +25,8 @@
 ///   dropped. With planner none or hidet a hardware change needs no planning and is pushed at once.
 /// Undo and redo restore the whole state (plan, planner shown, hardware) exactly.
 ///
-/// Persistence (there is no project file yet, issue 8): after every change the state is written
+/// Persistence (besides .tessera projects, which restore a state through setInitialState): after
+/// every change the state is written
 /// as JSON to `<AppDataLocation>/fusion-plans/<sha1 of the model's absolute path>.json`
 /// ({"format": "tessera-gui-plan", "version": 1, "model", "planner", "hardware": <profile JSON>,
 /// "plan": <schedule::planToJson>}) and read back by setModel() when the same file is opened
@@ -74,6 +75,11 @@ public:
     /// the plan saved for `path`) on the worker; planChanged() follows. A null model clears.
     void setModel(std::shared_ptr<const ir::Model> model, const QString& path);
     void clear();
+    /// The state the next setModel() starts from instead of the plan saved for its path (a
+    /// project's plan, issue 8): checked against the model as a saved plan is (dropped with a
+    /// warning when it no longer fits, and the planner runs); a state with an empty plan only names the
+    /// planner and hardware to plan with. Used once; nullopt forgets it.
+    void setInitialState(std::optional<PlanState> state) { m_initialState = std::move(state); }
 
     /// A plan is available (the first job after setModel finished).
     bool ready() const { return m_graph != nullptr; }
@@ -134,6 +140,8 @@ private:
     void refuse(const QString& node, const QString& message);
     void pushState(PlanState after, const QString& text);
     void save() const;
+    /// The plan file's JSON for `state` (what save() writes and an initial job reads).
+    static QByteArray stateJson(const PlanState& state, const QString& modelPath);
     void setBusy(bool busy);
 
     QThreadPool m_pool;
@@ -149,6 +157,7 @@ private:
     QString m_lastRefusal;
     bool m_loadedFromFile = false;
     std::vector<target::GpuProfile> m_custom;
+    std::optional<PlanState> m_initialState;
 };
 
 }  // namespace tessera::app

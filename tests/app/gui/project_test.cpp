@@ -1,0 +1,497 @@
+// .tessera projects in the window (issue 8; Qt Test, offscreen): save and reopen with a fused
+// plan, modified flag and title after a fuse and after a save, the unsaved-changes prompt on close
+// and on opening another file, autosave and recovery, a corrupt project (error, file untouched,
+// model stays), a newer-version project (read-only, Save disabled), a missing source, and a run
+// recorded in the project's history and shown again when the project reopens.
+#include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QListWidget>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include "app/gui/main_window.h"
+#include "app/gui/plan_session.h"
+#include "app/gui/project_controller.h"
+#include "app/gui/session.h"
+#include "core/project/project.h"
+#include "core/schedule/fusion_plan.h"
+#include "views/timing/timing_panel.h"
+#include "views/timing/timing_table_model.h"
+
+using namespace tessera;
+using app::ProjectController;
+
+namespace {
+
+QString sample(const char* name) { return QStringLiteral(TESSERA_SAMPLES "/") + QLatin1String(name); }
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeAll(const QString& path, const QByteArray& bytes)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        qFatal("cannot write %s", qPrintable(path));
+    f.write(bytes);
+}
+
+/// Opens `path` (model or project) and waits until it is shown and its plan is ready.
+bool openAndWait(app::MainWindow& w, const QString& path)
+{
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(path);
+    if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
+        return false;
+    return QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000);
+}
+
+bool fuseAll(app::MainWindow& w)
+{
+    return w.planSession()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6"), QStringLiteral("pw_conv")});
+}
+
+/// A window whose dialogs are all replaced (a test must never block on a modal box).
+struct Window {
+    app::MainWindow w;
+    QStringList errors;
+    QStringList infos;
+    int prompts = 0;
+    ProjectController::UnsavedChoice answer = ProjectController::UnsavedChoice::Cancel;
+    Window()
+    {
+        w.setErrorReporter([this](const QString&, const QStringList& lines) { errors += lines; });
+        ProjectController* pc = w.projectController();
+        pc->setUnsavedPrompt([this](const QString&) {
+            ++prompts;
+            return answer;
+        });
+        pc->setSavePathPrompt([](const QString&) { return QString(); });
+        pc->setRecoverPrompt([](const QString&, const QString&) { return false; });
+        pc->setInformer([this](const QString&, const QString& text) { infos << text; });
+        w.show();
+    }
+    ~Window()
+    {
+        // Nothing may ask on the way out.
+        answer = ProjectController::UnsavedChoice::Discard;
+    }
+};
+
+}  // namespace
+
+class ProjectTest : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void saveAndReopenKeepsThePlan();
+    void modifiedAfterFuseClearedAfterSave();
+    void unsavedPromptOnCloseCanCancel();
+    void unsavedPromptOnOpeningAnotherFile();
+    void autosaveIsOfferedForRecovery();
+    void corruptProjectIsAnErrorAndLeavesTheFile();
+    void newerVersionOpensReadOnly();
+    void missingSourceNamesThePath();
+    void plannerOnlyProjectPlansWithItsPlanner();
+    void dslProjectKeepsItsProgramText();
+    void runGoesIntoTheHistory();
+
+private:
+    QString m_dir;
+    QString m_model;
+    QTemporaryDir m_tmp;
+};
+
+void ProjectTest::initTestCase()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("TesseraTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("tessera_gui_project_tests"));
+    QVERIFY(m_tmp.isValid());
+}
+
+void ProjectTest::init()
+{
+    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).removeRecursively();
+    QSettings().clear();
+    m_dir = m_tmp.path() + QLatin1Char('/') + QString::fromLatin1(QTest::currentTestFunction());
+    QDir(m_dir).removeRecursively();
+    QVERIFY(QDir().mkpath(m_dir + QStringLiteral("/models")));
+    QVERIFY(QDir().mkpath(m_dir + QStringLiteral("/projects")));
+    m_model = m_dir + QStringLiteral("/models/dw_pw_block.onnx");
+    QVERIFY(QFile::copy(sample("dw_pw_block.onnx"), m_model));
+}
+
+void ProjectTest::saveAndReopenKeepsThePlan()
+{
+    const QString file = m_dir + QStringLiteral("/projects/block.tessera");
+    std::string planJson;
+    {
+        Window a;
+        QVERIFY(openAndWait(a.w, m_model));
+        QCOMPARE(a.w.windowTitle(), QStringLiteral("dw_pw_block.onnx[*] \u2014 Tessera"));
+        QVERIFY(fuseAll(a.w));
+        a.w.checkAction()->setChecked(false);
+        QVERIFY(a.w.projectController()->saveAs(file));
+        QVERIFY(a.errors.isEmpty());
+        planJson = schedule::planToJson(a.w.planSession()->plan());
+        QCOMPARE(a.w.windowTitle(), QStringLiteral("block.tessera[*] \u2014 Tessera"));
+        QVERIFY(!a.w.isWindowModified());
+        QCOMPARE(a.w.recentFiles().value(0), file);
+    }
+    auto saved = project::loadProject(file.toStdString());
+    QVERIFY(saved.ok());
+    QCOMPARE(saved->project.source.path, m_model.toStdString());
+    QVERIFY(saved->project.plan.has_value());
+    QCOMPARE(saved->project.plan->groups.size(), std::size_t(1));
+    QCOMPARE(saved->project.plan->groups[0].kind, schedule::FusionKind::DwPw);
+    QCOMPARE(saved->project.options.check, false);
+    QCOMPARE(saved->project.target, std::string("cpu"));
+
+    Window b;
+    QVERIFY(b.w.checkAction()->isChecked());  // the default, before the project says otherwise
+    QSignalSpy opened(b.w.projectController(), &ProjectController::projectOpened);
+    QVERIFY(openAndWait(b.w, file));
+    QCOMPARE(opened.count(), 1);
+    QCOMPARE(b.w.currentPath(), m_model);
+    QCOMPARE(b.w.projectController()->projectPath(), file);
+    QCOMPARE(schedule::planToJson(b.w.planSession()->plan()), planJson);
+    QCOMPARE(b.w.planSession()->undoStack()->count(), 0);
+    QVERIFY(!b.w.checkAction()->isChecked());
+    QVERIFY(!b.w.isWindowModified());
+    QCOMPARE(b.w.windowTitle(), QStringLiteral("block.tessera[*] \u2014 Tessera"));
+    QVERIFY(b.errors.isEmpty());
+    QCOMPARE(b.prompts, 0);
+}
+
+void ProjectTest::modifiedAfterFuseClearedAfterSave()
+{
+    const QString file = m_dir + QStringLiteral("/projects/m.tessera");
+    Window a;
+    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(!a.w.isWindowModified());
+    QVERIFY(a.w.projectController()->saveAs(file));
+    QVERIFY(!a.w.isWindowModified());
+    QSignalSpy modified(a.w.projectController(), &ProjectController::modifiedChanged);
+    QVERIFY(fuseAll(a.w));
+    QVERIFY(a.w.isWindowModified());
+    QVERIFY(a.w.projectController()->isModified());
+    QCOMPARE(modified.count(), 1);
+    QVERIFY(a.w.projectController()->save());
+    QVERIFY(!a.w.isWindowModified());
+    QCOMPARE(modified.count(), 2);
+    // Undo goes back before the saved state: modified again; redo returns to it.
+    a.w.planSession()->undoStack()->undo();
+    QVERIFY(a.w.isWindowModified());
+    a.w.planSession()->undoStack()->redo();
+    QVERIFY(!a.w.isWindowModified());
+    // A run option is project state too.
+    a.w.fallbackAction()->setChecked(!a.w.fallbackAction()->isChecked());
+    QVERIFY(a.w.isWindowModified());
+    a.w.fallbackAction()->setChecked(!a.w.fallbackAction()->isChecked());
+    QVERIFY(!a.w.isWindowModified());
+}
+
+void ProjectTest::unsavedPromptOnCloseCanCancel()
+{
+    Window a;
+    QVERIFY(openAndWait(a.w, m_model));
+    // Nothing changed: closing asks nothing.
+    QVERIFY(fuseAll(a.w));
+    a.answer = ProjectController::UnsavedChoice::Cancel;
+    QVERIFY(!a.w.close());
+    QCOMPARE(a.prompts, 1);
+    QVERIFY(a.w.isVisible());
+    QVERIFY(a.w.isWindowModified());
+    // Save of an untitled project asks for a file; cancelling that cancels the close.
+    a.answer = ProjectController::UnsavedChoice::Save;
+    QVERIFY(!a.w.close());
+    QCOMPARE(a.prompts, 2);
+    // Save to a file: the close goes through.
+    const QString file = m_dir + QStringLiteral("/projects/closing.tessera");
+    a.w.projectController()->setSavePathPrompt([&](const QString& suggested) {
+        [&] { QCOMPARE(suggested, m_dir + QStringLiteral("/models/dw_pw_block.tessera")); }();
+        return file;
+    });
+    QVERIFY(a.w.close());
+    QCOMPARE(a.prompts, 3);
+    QVERIFY(QFile::exists(file));
+    QVERIFY(!a.w.isVisible());
+}
+
+void ProjectTest::unsavedPromptOnOpeningAnotherFile()
+{
+    Window a;
+    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(fuseAll(a.w));
+    a.answer = ProjectController::UnsavedChoice::Cancel;
+    QSignalSpy started(a.w.session(), &app::Session::started);
+    a.w.openFile(sample("softmax.tsr"));
+    QCOMPARE(a.prompts, 1);
+    QCOMPARE(started.count(), 0);
+    QCOMPARE(a.w.currentPath(), m_model);
+    a.answer = ProjectController::UnsavedChoice::Discard;
+    QVERIFY(openAndWait(a.w, sample("softmax.tsr")));
+    QCOMPARE(a.prompts, 2);
+    QCOMPARE(a.w.currentPath(), sample("softmax.tsr"));
+    QVERIFY(!a.w.isWindowModified());
+    QCOMPARE(a.w.windowTitle(), QStringLiteral("softmax.tsr[*] \u2014 Tessera"));
+}
+
+void ProjectTest::autosaveIsOfferedForRecovery()
+{
+    const QString file = m_dir + QStringLiteral("/projects/auto.tessera");
+    const QString dir = ProjectController::autosaveDir();
+    std::string planJson;
+    {
+        Window a;
+        QCOMPARE(a.w.projectController()->autosaveInterval(), 60000);
+        QVERIFY(openAndWait(a.w, m_model));
+        QVERIFY(a.w.projectController()->saveAs(file));
+        QVERIFY(a.w.projectController()->autosaveNow().isEmpty());  // nothing to keep while saved
+        QVERIFY(fuseAll(a.w));
+        planJson = schedule::planToJson(a.w.planSession()->plan());
+        // The timer writes it after a while; here at once.
+        a.w.projectController()->setAutosaveInterval(50);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(a.w.projectController()->autosavePath()), 5000);
+        const QString written = a.w.projectController()->autosavePath();
+        QCOMPARE(QFileInfo(written).absolutePath(), dir);
+        // The file it belongs to is untouched (not fused).
+        auto onDisk = project::loadProject(file.toStdString());
+        QVERIFY(onDisk.ok());
+        QCOMPARE(onDisk->project.plan->groups.size(), std::size_t(3));
+        // As if this instance crashed: the autosave belongs to a process that is gone.
+        a.w.projectController()->setAutosaveInterval(600000);
+        QVERIFY(QFile::rename(written, dir + QStringLiteral("/autosave-99999999.tessera")));
+        QVERIFY(QFile::rename(dir + QStringLiteral("/autosave-") + QString::number(QCoreApplication::applicationPid()) +
+                                  QStringLiteral(".json"),
+                              dir + QStringLiteral("/autosave-99999999.json")));
+        a.w.projectController()->setUnsavedPrompt([](const QString&) { return ProjectController::UnsavedChoice::Discard; });
+    }
+    QVERIFY(QFile::exists(dir + QStringLiteral("/autosave-99999999.tessera")));
+
+    Window b;
+    QString offered;
+    b.w.projectController()->setRecoverPrompt([&](const QString& original, const QString&) {
+        offered = original;
+        return true;
+    });
+    QSignalSpy opened(b.w.projectController(), &ProjectController::projectOpened);
+    QVERIFY(b.w.projectController()->checkForRecovery());
+    QCOMPARE(offered, file);
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 60000);
+    QVERIFY(QTest::qWaitFor([&] { return b.w.planSession()->ready() && !b.w.planSession()->isBusy(); }, 60000));
+    QCOMPARE(schedule::planToJson(b.w.planSession()->plan()), planJson);
+    QCOMPARE(b.w.projectController()->projectPath(), file);
+    QCOMPARE(b.w.currentPath(), m_model);
+    QVERIFY(b.w.isWindowModified());
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/autosave-99999999.tessera")));
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/autosave-99999999.json")));
+    // Saved, it is the project again.
+    QVERIFY(b.w.projectController()->save());
+    auto onDisk = project::loadProject(file.toStdString());
+    QVERIFY(onDisk.ok());
+    QCOMPARE(onDisk->project.plan->groups.size(), std::size_t(1));
+
+    // A second start finds nothing; a declined offer deletes the autosave.
+    Window c;
+    QVERIFY(!c.w.projectController()->checkForRecovery());
+    writeAll(dir + QStringLiteral("/autosave-99999998.tessera"), readAll(file));
+    int asked = 0;
+    c.w.projectController()->setRecoverPrompt([&](const QString&, const QString&) {
+        ++asked;
+        return false;
+    });
+    QVERIFY(!c.w.projectController()->checkForRecovery());
+    QCOMPARE(asked, 1);
+    QVERIFY(!QFile::exists(dir + QStringLiteral("/autosave-99999998.tessera")));
+    QVERIFY(c.w.currentPath().isEmpty());
+}
+
+void ProjectTest::corruptProjectIsAnErrorAndLeavesTheFile()
+{
+    Window a;
+    QVERIFY(openAndWait(a.w, m_model));
+    const QString bad = m_dir + QStringLiteral("/projects/bad.tessera");
+    const QByteArray bytes("{\n  \"format\": \"tessera-project\",\n  \"version\": 1,,\n}\n");
+    writeAll(bad, bytes);
+    QSignalSpy started(a.w.session(), &app::Session::started);
+    a.w.openFile(bad);
+    QCOMPARE(a.errors.size(), 1);
+    QVERIFY2(a.errors[0].startsWith(bad + QStringLiteral(":3:16: error: not valid JSON")), qPrintable(a.errors[0]));
+    QCOMPARE(readAll(bad), bytes);
+    QCOMPARE(started.count(), 0);
+    QCOMPARE(a.w.currentPath(), m_model);
+    QVERIFY(a.w.projectController()->projectPath().isEmpty());
+    QCOMPARE(a.w.windowTitle(), QStringLiteral("dw_pw_block.onnx[*] \u2014 Tessera"));
+
+    // Another tool's JSON: the key is named.
+    writeAll(bad, QByteArray("{\"format\": \"tessera-fusion-plan\", \"version\": 1}"));
+    a.w.openFile(bad);
+    QCOMPARE(a.errors.size(), 2);
+    QVERIFY2(a.errors[1].contains(QStringLiteral("key 'format' is \"tessera-fusion-plan\"")), qPrintable(a.errors[1]));
+}
+
+void ProjectTest::newerVersionOpensReadOnly()
+{
+    auto p = project::newProject(m_model.toStdString());
+    QVERIFY(p.ok());
+    p->options.check = false;
+    const QString file = m_dir + QStringLiteral("/projects/future.tessera");
+    QVERIFY(project::saveProject(*p, file.toStdString()).ok());
+    QByteArray bytes = readAll(file);
+    bytes.replace("\"version\": 1,", "\"version\": 3,");
+    bytes.replace("\"runs\": []", "\"runs\": [], \"holograms\": {\"x\": 1}");
+    writeAll(file, bytes);
+
+    Window a;
+    QVERIFY(openAndWait(a.w, file));
+    QVERIFY(a.w.projectController()->isReadOnly());
+    QCOMPARE(a.infos.size(), 1);
+    QVERIFY2(a.infos[0].contains(QStringLiteral("project version 3; this one writes version 1")), qPrintable(a.infos[0]));
+    QVERIFY(!a.w.projectController()->saveAction()->isEnabled());
+    QVERIFY(a.w.projectController()->saveAsAction()->isEnabled());
+    QCOMPARE(a.w.windowTitle(), QStringLiteral("future.tessera[*] (read-only) \u2014 Tessera"));
+    QVERIFY(!a.w.checkAction()->isChecked());
+    // The version warning is in the Problems list.
+    bool listed = false;
+    for (int i = 0; i < a.w.problemsList()->count(); ++i)
+        listed = listed || a.w.problemsList()->item(i)->text().contains(QStringLiteral("saving is disabled"));
+    QVERIFY(listed);
+    // Save goes to Save As (cancelled here): the file stays as it was.
+    QVERIFY(fuseAll(a.w));
+    QVERIFY(!a.w.projectController()->save());
+    QCOMPARE(readAll(file), bytes);
+    // Save As writes a version-1 copy, which is a normal project.
+    const QString copy = m_dir + QStringLiteral("/projects/copy.tessera");
+    QVERIFY(a.w.projectController()->saveAs(copy));
+    QVERIFY(!a.w.projectController()->isReadOnly());
+    QVERIFY(a.w.projectController()->saveAction()->isEnabled());
+    QCOMPARE(a.w.windowTitle(), QStringLiteral("copy.tessera[*] \u2014 Tessera"));
+    QCOMPARE(readAll(file), bytes);
+}
+
+void ProjectTest::missingSourceNamesThePath()
+{
+    auto p = project::newProject(m_model.toStdString());
+    QVERIFY(p.ok());
+    const QString file = m_dir + QStringLiteral("/projects/gone.tessera");
+    QVERIFY(project::saveProject(*p, file.toStdString()).ok());
+    QVERIFY(QFile::remove(m_model));
+    Window a;
+    QVERIFY(openAndWait(a.w, sample("softmax.tsr")));
+    a.w.openFile(file);
+    QCOMPARE(a.errors.size(), 1);
+    QVERIFY2(a.errors[0].contains(QStringLiteral("the project's source '%1' was not found").arg(m_model)),
+             qPrintable(a.errors[0]));
+    QCOMPARE(a.w.currentPath(), sample("softmax.tsr"));
+}
+
+void ProjectTest::plannerOnlyProjectPlansWithItsPlanner()
+{
+    // As `tessera-cli project new MODEL --plan hidet --hw a100` writes it: no plan, a planner.
+    auto p = project::newProject(m_model.toStdString());
+    QVERIFY(p.ok());
+    p->planner = "hidet";
+    p->hardware.name = "a100";
+    const QString file = m_dir + QStringLiteral("/projects/hidet.tessera");
+    QVERIFY(project::saveProject(*p, file.toStdString()).ok());
+    Window a;
+    QVERIFY(openAndWait(a.w, file));
+    QCOMPARE(a.w.planSession()->planner(), QStringLiteral("hidet"));
+    QCOMPARE(a.w.planSession()->hardware().name, std::string("a100"));
+    const schedule::FusionPlan& plan = a.w.planSession()->plan();
+    QCOMPARE(plan.groups.size(), std::size_t(2));
+    QCOMPARE(plan.groups[0].ops, (std::vector<std::string>{"dw_conv", "relu6"}));
+    QCOMPARE(a.w.problemsList()->count(), 0);
+    QVERIFY(!a.w.isWindowModified());
+    // Saved from the window, the plan itself is stored.
+    QVERIFY(a.w.projectController()->save());
+    auto onDisk = project::loadProject(file.toStdString());
+    QVERIFY(onDisk.ok());
+    QVERIFY(onDisk->project.plan.has_value());
+    QCOMPARE(onDisk->project.plan->groups.size(), std::size_t(2));
+    QCOMPARE(onDisk->project.hardware.name, std::string("a100"));
+    QVERIFY(onDisk->project.hardware.profileJson.empty());
+}
+
+void ProjectTest::dslProjectKeepsItsProgramText()
+{
+    const QString tsr = m_dir + QStringLiteral("/models/softmax.tsr");
+    QVERIFY(QFile::copy(sample("softmax.tsr"), tsr));
+    auto p = project::newProject(tsr.toStdString());
+    QVERIFY(p.ok());
+    QCOMPARE(p->source.programText, readAll(tsr).toStdString());
+    // Edited in the window and saved with the project only: the .tsr still has the old text.
+    p->source.programText += "\n# edited in the project\n";
+    const QString file = m_dir + QStringLiteral("/projects/prog.tessera");
+    QVERIFY(project::saveProject(*p, file.toStdString()).ok());
+    Window a;
+    QVERIFY(openAndWait(a.w, file));
+    QTRY_COMPARE_WITH_TIMEOUT(a.w.programText(), QString::fromStdString(p->source.programText), 10000);
+    QVERIFY(a.w.programModified());
+    QVERIFY(QTest::qWaitFor([&] { return a.w.planSession()->ready() && !a.w.planSession()->isBusy(); }, 60000));
+    QCOMPARE(a.w.projectController()->projectPath(), file);
+    // Saving the project keeps the edited text (the .tsr is the Program dock's to save).
+    a.w.setProgramText(a.w.programText() + QStringLiteral("# and once more\n"));
+    QVERIFY(a.w.projectController()->save());
+    auto onDisk = project::loadProject(file.toStdString());
+    QVERIFY(onDisk.ok());
+    QCOMPARE(onDisk->project.source.programText, p->source.programText + "# and once more\n");
+    QCOMPARE(readAll(tsr), readAll(sample("softmax.tsr")));
+    a.w.setSavePrompt([](const QString&) { return app::MainWindow::SaveChoice::Discard; });
+}
+
+void ProjectTest::runGoesIntoTheHistory()
+{
+    const QString file = m_dir + QStringLiteral("/projects/runs.tessera");
+    {
+        Window a;
+        QVERIFY(openAndWait(a.w, m_model));
+        QVERIFY(a.w.projectController()->saveAs(file));
+        QSignalSpy finished(&a.w, &app::MainWindow::runFinished);
+        a.w.startRun();
+        QVERIFY(QTest::qWaitFor([&] { return finished.count() > 0; }, 300000));
+        QCOMPARE(finished.at(0).at(0).toBool(), true);
+        const project::Project& p = a.w.projectController()->project();
+        QCOMPARE(p.runs.size(), std::size_t(1));
+        QCOMPARE(p.runs[0].target, std::string("cpu"));
+        QCOMPARE(p.runs[0].kernels.size(), std::size_t(3));
+        QCOMPARE(p.runs[0].kernels[0].name, std::string("dw_conv"));
+        QVERIFY(p.runs[0].kernels[0].medianSeconds > 0);
+        QVERIFY(p.runs[0].checked);
+        QVERIFY(a.w.isWindowModified());
+        QVERIFY(a.w.projectController()->save());
+        QVERIFY(!a.w.isWindowModified());
+    }
+    auto onDisk = project::loadProject(file.toStdString());
+    QVERIFY(onDisk.ok());
+    QCOMPARE(onDisk->project.runs.size(), std::size_t(1));
+    const double median = onDisk->project.runs[0].kernels[1].medianSeconds;
+
+    // Reopened, the last run fills the Timings dock until the next run.
+    Window b;
+    QVERIFY(openAndWait(b.w, file));
+    const views::TimingSnapshot& s = b.w.timingPanel()->model()->snapshot();
+    QCOMPARE(s.rows.size(), std::size_t(3));
+    QCOMPARE(s.rows[1].kernel, onDisk->project.runs[0].kernels[1].name);
+    QCOMPARE(s.rows[1].medianSeconds, median);
+    QVERIFY2(b.w.timingPanel()->summaryText().contains(QStringLiteral("(from the project)")),
+             qPrintable(b.w.timingPanel()->summaryText()));
+    QVERIFY(b.w.timingDock()->isVisible());
+}
+
+QTEST_MAIN(ProjectTest)
+#include "project_test.moc"
