@@ -9,6 +9,8 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QListWidget>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -140,6 +142,14 @@ void ProjectTest::saveAndReopenKeepsThePlan()
     std::string planJson;
     {
         Window a;
+        // File > Save Project (Ctrl+S) and Save Project As (Ctrl+Shift+S), before Quit.
+        const QList<QAction*> fileMenu = a.w.menuBar()->actions().constFirst()->menu()->actions();
+        const qsizetype save = fileMenu.indexOf(a.w.projectController()->saveAction());
+        QVERIFY(save > 0);
+        QCOMPARE(fileMenu.value(save + 1), a.w.projectController()->saveAsAction());
+        QCOMPARE(a.w.projectController()->saveAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_S));
+        QCOMPARE(a.w.projectController()->saveAsAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+        QVERIFY(fileMenu.constLast()->shortcut() == QKeySequence(QKeySequence::Quit));
         QVERIFY(openAndWait(a.w, m_model));
         QCOMPARE(a.w.windowTitle(), QStringLiteral("dw_pw_block.onnx[*] \u2014 Tessera"));
         QVERIFY(fuseAll(a.w));
