@@ -1,5 +1,7 @@
 #include "app/gui/check_controller.h"
 
+#include <algorithm>
+
 #include <QDockWidget>
 #include <QMenu>
 
@@ -83,8 +85,12 @@ bool CheckController::showKernel(const QString& name)
         ++m_generation;
         m_busy = false;
         m_view->setSnapshot(snapshotFor(k));
+        const bool wasHidden = m_dock->isHidden();
         m_dock->show();
         m_dock->raise();
+        // A heatmap needs height; the user's own size is kept once the dock is open.
+        if (wasHidden)
+            m_window->resizeDocks({m_dock}, {std::max(m_dock->height(), m_window->height() * 2 / 5)}, Qt::Vertical);
         return true;
     }
     return false;

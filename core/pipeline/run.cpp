@@ -121,14 +121,14 @@ void corruptTensor(ir::TensorData& t) {
         case ir::DType::F32: {
             float v;
             std::memcpy(&v, p, sizeof v);
-            v += 1.0f + std::fabs(v);
+            v += std::copysign(1.0f + std::fabs(v), v);
             std::memcpy(p, &v, sizeof v);
             break;
         }
         case ir::DType::F64: {
             double v;
             std::memcpy(&v, p, sizeof v);
-            v += 1.0 + std::fabs(v);
+            v += std::copysign(1.0 + std::fabs(v), v);
             std::memcpy(p, &v, sizeof v);
             break;
         }

@@ -33,8 +33,9 @@
 /// - Testing hook: when the environment variable TESSERA_DEBUG_CORRUPT_KERNEL (kCorruptKernelEnv)
 ///   names a kernel (KernelReport::name; several names separated by commas), its first output is
 ///   corrupted in the arena right after it ran (its launch segment ends with it), as if the kernel
-///   were wrong: the elements with flat index in [n/2, n/2 + max(1, n/8)) of its n elements get
-///   1 + |x| added (f32, f64; integer types get 1; other dtypes are left alone). Downstream steps
+///   were wrong: the elements with flat index in [n/2, n/2 + max(1, n/8)) of its n elements move
+///   1 + |x| away from zero (x + copysign(1 + |x|, x): f32, f64; integer types get 1 added; other
+///   dtypes are left alone). Downstream steps
 ///   and the graph outputs read the corrupted values; the check flags the kernel with its first bad
 ///   element at flat index n/2 (unless the tolerance exceeds 1). For tests and demos only.
 /// - RunReport::warnings says when timings look disturbed: on the CPU target, other processes

@@ -1,5 +1,5 @@
 // Failing kernels keep their data (issue 8): the testing hook TESSERA_DEBUG_CORRUPT_KERNEL
-// corrupts a kernel's output slice [n/2, n/2 + n/8), the check flags it with the first bad
+// moves a kernel's output slice [n/2, n/2 + n/8) away from zero, the check flags it with the first bad
 // element at n/2, got/want and the kernel's inputs are kept within RunOptions::keepFailingBytes
 // (none over budget, none for passing kernels), and rerunInReference reproduces want.
 #include <gtest/gtest.h>
@@ -80,7 +80,7 @@ TEST(FailingData, CorruptedKernelKeepsGotWantAndInputs) {
         EXPECT_EQ(c.comparison.firstBadIndex, n / 2);
         EXPECT_EQ(c.comparison.beyondTolerance, std::max<std::int64_t>(1, n / 8));
         const double want = c.expected->elementAsDouble(n / 2);
-        EXPECT_DOUBLE_EQ(c.actual->elementAsDouble(n / 2), static_cast<double>(static_cast<float>(want) + (1.0f + std::fabs(static_cast<float>(want)))));
+        EXPECT_DOUBLE_EQ(c.actual->elementAsDouble(n / 2), static_cast<double>(static_cast<float>(want) + std::copysign(1.0f + std::fabs(static_cast<float>(want)), static_cast<float>(want))));
         EXPECT_GT(c.tolerance.relTol, 0);
         ASSERT_EQ(k.checkInputs.size(), 1u);  // Clip's min/max are constants
         EXPECT_EQ(k.checkInputs[0].first, "dw_out");

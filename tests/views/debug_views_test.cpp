@@ -294,6 +294,9 @@ private slots:
         QCOMPARE(m.columnCount(), 11);
         QCOMPARE(m.rowCount(), 4);
         QCOMPARE(m.headerData(M::VsPinned, Qt::Horizontal).toString(), QStringLiteral("vs pinned"));
+        QCOMPARE(M::formatRatio(0.0018), QStringLiteral("0.0018x"));
+        QCOMPARE(M::formatRatio(250), QStringLiteral("250x"));
+        QCOMPARE(M::formatRatio(1.254), QStringLiteral("1.25x"));
         QCOMPARE(m.data(m.index(0, M::VsPinned)).toString(), QStringLiteral("2.00x"));
         QCOMPARE(m.data(m.index(0, M::VsPinned), Qt::UserRole).toDouble(), 2.0);
         QCOMPARE(m.data(m.index(1, M::VsPinned)).toString(), QStringLiteral("0.25x"));  // matched 'b' by node set

@@ -137,9 +137,9 @@ void TimingPanel::refreshSummary()
     const auto& pinned = m_model->pinned();
     const TimingSnapshot& s = m_model->snapshot();
     if (pinned && pinned->totalSeconds > 0 && s.timed && s.totalSeconds > 0)
-        text += tr(" \u00b7 vs pinned: %1x end to end (pinned %2)")
-                    .arg(pinned->totalSeconds / s.totalSeconds, 0, 'f', 2)
-                    .arg(TimingTableModel::formatSeconds(pinned->totalSeconds));
+        text += tr(" \u00b7 vs pinned: %1 end to end (pinned %2)")
+                    .arg(TimingTableModel::formatRatio(pinned->totalSeconds / s.totalSeconds),
+                         TimingTableModel::formatSeconds(pinned->totalSeconds));
     else if (pinned)
         text += tr(" \u00b7 compared with the pinned run");
     m_summary->setText(text);

@@ -125,7 +125,7 @@ QString TimingTableModel::comparisonText(int row) const
     const TimingRow& r = m_snapshot.rows[static_cast<std::size_t>(row)];
     if (p->reps <= 0 || r.reps <= 0 || !(r.medianSeconds > 0))
         return QStringLiteral("-");
-    return QStringLiteral("%1x").arg(p->medianSeconds / r.medianSeconds, 0, 'f', 2);
+    return formatRatio(p->medianSeconds / r.medianSeconds);
 }
 
 int TimingTableModel::rowCount(const QModelIndex& parent) const
@@ -145,6 +145,15 @@ QString TimingTableModel::formatSeconds(double s)
     if (s < 1)
         return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 3);
     return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
+}
+
+QString TimingTableModel::formatRatio(double ratio)
+{
+    if (ratio >= 100)
+        return QStringLiteral("%1x").arg(ratio, 0, 'f', 0);
+    if (ratio > 0 && ratio < 0.1)
+        return QString::number(ratio, 'g', 2) + QLatin1Char('x');
+    return QStringLiteral("%1x").arg(ratio, 0, 'f', 2);
 }
 
 QString TimingTableModel::formatCount(double v, const QString& unit)

@@ -112,6 +112,8 @@ public:
 
     /// "0.8 us", "12.3 us", "1.234 ms", "1.234 s" (as tessera-cli run prints times).
     static QString formatSeconds(double seconds);
+    /// A time ratio: "1.25x"; below 0.1 two significant digits ("0.0018x"), from 100 on whole ("250x").
+    static QString formatRatio(double ratio);
     /// SI prefixes: "950", "1.23 K", "45.6 M", "1.20 G" (3 significant digits); `unit` appended.
     static QString formatCount(double value, const QString& unit = QString());
 

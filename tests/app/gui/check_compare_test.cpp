@@ -108,7 +108,7 @@ private slots:
         QCOMPARE(view->indexBoxes()[1]->value(), int(first[1]));
         const double got = view->stats().firstBadGot, want = view->stats().firstBadWant;
         const float w32 = static_cast<float>(want);
-        QCOMPARE(got, static_cast<double>(w32 + (1.0f + std::fabs(w32))));
+        QCOMPARE(got, static_cast<double>(w32 + std::copysign(1.0f + std::fabs(w32), w32)));
 
         // The re-run in the reference interpreter reproduces want.
         QSignalSpy rerun(check, &app::CheckController::rerunFinished);
