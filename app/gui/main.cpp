@@ -175,8 +175,12 @@ int main(int argc, char** argv)
         if (parser.isSet(geometryOpt))
             window.resize(size);
     }
+    // An autosave left by an instance that did not exit cleanly is offered first (not while
+    // taking a screenshot); recovered, it takes the place of the file named on the command line
+    // and of the first run's sample.
+    const bool recovered = shot.isEmpty() && window.projectController()->checkForRecovery();
     // Without a file: the first run opens the MobileNetV2 sample beside the Welcome panel.
-    const bool firstRunSample = file.isEmpty() && window.startFirstRun();
+    const bool firstRunSample = file.isEmpty() && !recovered && window.startFirstRun();
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
     const QString target = parser.value(targetOpt);
@@ -311,9 +315,6 @@ int main(int argc, char** argv)
         if (parser.isSet(mappingTensorOpt))
             panel->memoryView()->shapeEdit()->setText(parser.value(mappingTensorOpt));
     }
-    // An autosave left by an instance that did not exit cleanly is offered first (not while
-    // taking a screenshot); recovered, it takes the place of the file named on the command line.
-    const bool recovered = shot.isEmpty() && window.projectController()->checkForRecovery();
     if (!file.isEmpty() && !recovered)
         window.openFile(QFileInfo(file).absoluteFilePath());
     return QApplication::exec();

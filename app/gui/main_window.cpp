@@ -548,7 +548,11 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         }
         if (lines.isEmpty())
             lines << tr("%1: the model could not be loaded").arg(out.path);
-        if (m_reportError)
+        // A program that was read but does not parse opens in the Program dock with its errors
+        // underlined there and listed in Problems (to be fixed in place): no modal box for it.
+        const bool editableProgram = !out.programText.isEmpty() && !out.programExported &&
+                                     out.path.endsWith(QLatin1String(".tsr"), Qt::CaseInsensitive);
+        if (m_reportError && !editableProgram)
             m_reportError(tr("Could not open %1").arg(name), lines);
         emit loadFailed(out.path);
         return;

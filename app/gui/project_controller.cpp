@@ -1,5 +1,7 @@
 #include "app/gui/project_controller.h"
 
+#include "app/gui/app_settings.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -216,6 +218,9 @@ project::Project ProjectController::currentProject() const
         p.target = target.toStdString();
     p.options.check = m_window->checkAction()->isChecked();
     p.options.fallbackReference = m_window->fallbackAction()->isChecked();
+    // The window's runs use the Preferences' thread count: the project keeps it so that
+    // `tessera-cli project run` reproduces them with the same threads.
+    p.options.threads = AppSettings::load().effectiveThreads();
     const QString grid = m_window->mappingPanel()->gridExpression().trimmed();
     if (!grid.isEmpty()) {
         // The dock previews one mapping at a time: the last one shown is what is kept.

@@ -1,5 +1,7 @@
 #include "views/timing/timing_panel.h"
 
+#include <algorithm>
+
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -49,6 +51,9 @@ TimingPanel::TimingPanel(QWidget* parent)
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    // The median is what people look for first: right after the kernel and its op, so that a
+    // narrow dock still shows it (the model keeps its column numbers; only the view's order moves).
+    m_table->horizontalHeader()->moveSection(TimingTableModel::Median, TimingTableModel::Flops);
     layout->addWidget(m_summary);
     layout->addWidget(m_table, 1);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -107,8 +112,9 @@ void TimingPanel::setSnapshot(TimingSnapshot snapshot)
     placeComparisonColumn();
     m_table->resizeColumnsToContents();
     // Long kernel names should not push the numbers out of view.
-    if (m_table->columnWidth(TimingTableModel::Kernel) > 260)
-        m_table->setColumnWidth(TimingTableModel::Kernel, 260);
+    const int kernelMax = std::clamp(m_table->viewport()->width() / 3, 140, 260);
+    if (m_table->columnWidth(TimingTableModel::Kernel) > kernelMax)
+        m_table->setColumnWidth(TimingTableModel::Kernel, kernelMax);
 }
 
 void TimingPanel::clear(const QString& message)
