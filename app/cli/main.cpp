@@ -1,8 +1,11 @@
 // tessera-cli: command-line twin of the IDE. CLI11 lives in this file only (it is slow to compile);
 // the commands themselves are in the other files of app/cli.
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -181,6 +184,7 @@ int main(int argc, char** argv) {
         ProjectRunCmdOptions projRun;
         auto* projCmd = app.add_subcommand("project", "Projects (.tessera): a model or program with its plan, target, options and measurement history");
         projCmd->require_subcommand(1);
+        projCmd->footer("`tessera-cli project FILE.tessera [--json] [--save] [--reps N]` is short for `project run FILE.tessera ...`.");
         auto* projNewCmd = projCmd->add_subcommand("new", "Write a project for a model or program");
         projNewCmd->add_option("MODEL", projNew.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         projNewCmd->add_option("-o,--output", projNew.output, "the project file to write (FILE.tessera)")->required();
@@ -199,7 +203,13 @@ int main(int argc, char** argv) {
             ->check(CLI::Range(1, 100000));
 
         try {
-            app.parse(argc, argv);
+            // `project FILE.tessera ...` reproduces the project's measurements: `project run FILE ...`.
+            std::vector<std::string> args(argv + 1, argv + argc);
+            if (args.size() >= 2 && args[0] == "project" && args[1].size() > 8 &&
+                args[1].compare(args[1].size() - 8, 8, ".tessera") == 0)
+                args.insert(args.begin() + 1, "run");
+            std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+            app.parse(args);
         } catch (const CLI::Success& e) {
             return app.exit(e);
         } catch (const CLI::ParseError& e) {

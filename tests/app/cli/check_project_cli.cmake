@@ -48,7 +48,8 @@ expect_has("${OUT}" "no earlier run of cpu in the project")
 expect_has("${OUT}" "saved as run 1 of")
 expect_match("${OUT}" "dw_conv +Conv +[0-9.]+ [mu]?s +- +- +[0-9.]+e-[0-9]+")
 
-cli(0 project run ${P} --reps 2)
+# The short form `project FILE.tessera` is `project run FILE.tessera`.
+cli(0 project ${P} --reps 2)
 expect_has("${OUT}" "compared with the last recorded run of cpu")
 expect_match("${OUT}" "dw_conv +Conv +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+x")
 expect_match("${OUT}" "pw_conv +Conv +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+x")
