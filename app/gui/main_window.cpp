@@ -15,6 +15,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QTime>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QStatusBar>
@@ -529,6 +530,8 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         m_cudaModule.reset();
         m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
         m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
+        m_runHistory.clear();
+        m_timing->setHistory(m_runHistory.snapshot());
         m_roofline->clearPoints();
         m_energy->clearPoints();
         m_runLabel->clear();
@@ -675,6 +678,7 @@ void MainWindow::onRunStarted(quint64)
     m_timing->clear(tr("Running..."));
     m_runProgress->setRange(0, 1000);
     m_runProgress->setValue(0);
+    m_runEta.start();
     setRunMessage(tr("Run: starting..."), false);
     setRunBusy(true);
 }
@@ -693,7 +697,7 @@ void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
         m_runProgress->setRange(0, 1000);
         m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
     }
-    setRunMessage(tr("Run: %1...").arg(stage), false);
+    setRunMessage(tr("Run: %1...").arg(stage) + m_runEta.suffix(fraction), false);
 }
 
 void MainWindow::showCompiledCode()
@@ -823,6 +827,10 @@ void MainWindow::onRunFinished(quint64, bool ok)
 
     const pipeline::RunReport& report = *out.report;
     m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
+    if (out.settings.run.time) {
+        m_runHistory.add(report, out.settings, QTime::currentTime().toString(QStringLiteral("HH:mm:ss")).toStdString());
+        m_timing->setHistory(m_runHistory.snapshot());
+    }
     m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
     showRoofline(report);
     showPlanTimings(report);

@@ -56,6 +56,8 @@
 
 #include <vector>
 
+#include "app/gui/eta_estimator.h"
+#include "app/gui/run_history.h"
 #include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
 #include "core/support/diagnostic.h"
@@ -377,6 +379,8 @@ private:
     QString m_pendingTarget;
     QLabel* m_runLabel = nullptr;
     QProgressBar* m_runProgress = nullptr;
+    EtaEstimator m_runEta;    ///< "about 20 s left" after the run's stage text
+    RunHistory m_runHistory;  ///< Timings history chart: this model's runs (cleared on load)
     QToolButton* m_runCancel = nullptr;
     bool m_runDocksShown = false;
     /// The compiled model whose code and statuses are on screen (null when none).

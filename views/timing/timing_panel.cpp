@@ -7,8 +7,11 @@
 #include <QLabel>
 #include <QMenu>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include "views/timing/timing_history_chart.h"
 
 namespace tessera::views {
 namespace {
@@ -24,7 +27,8 @@ QString counted(qsizetype n, const QString& one, const QString& many)
 
 TimingPanel::TimingPanel(QWidget* parent)
     : QWidget(parent), m_summary(new QLabel(this)), m_table(new QTableView(this)), m_model(new TimingTableModel(this)),
-      m_proxy(new QSortFilterProxyModel(this))
+      m_proxy(new QSortFilterProxyModel(this)), m_splitter(new QSplitter(Qt::Vertical, this)),
+      m_chart(new TimingHistoryChart(this))
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -55,7 +59,16 @@ TimingPanel::TimingPanel(QWidget* parent)
     // narrow dock still shows it (the model keeps its column numbers; only the view's order moves).
     m_table->horizontalHeader()->moveSection(TimingTableModel::Median, TimingTableModel::Flops);
     layout->addWidget(m_summary);
-    layout->addWidget(m_table, 1);
+    m_splitter->setObjectName(QStringLiteral("timingSplitter"));
+    m_splitter->setChildrenCollapsible(true);
+    m_chart->setObjectName(QStringLiteral("timingHistoryChart"));
+    m_splitter->addWidget(m_table);
+    m_splitter->addWidget(m_chart);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+    layout->addWidget(m_splitter, 1);
+    // Selection changes from the user and from selectKernel() both redraw the history.
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] { refreshHistory(); });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &TimingPanel::onCurrentRowChanged);
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
@@ -110,6 +123,7 @@ void TimingPanel::setSnapshot(TimingSnapshot snapshot)
     m_selecting = false;
     refreshSummary();
     placeComparisonColumn();
+    refreshHistory();
     m_table->resizeColumnsToContents();
     // Long kernel names should not push the numbers out of view.
     const int kernelMax = std::clamp(m_table->viewport()->width() / 3, 140, 260);
@@ -124,6 +138,24 @@ void TimingPanel::clear(const QString& message)
     m_selecting = false;
     m_baseSummary.clear();
     m_summary->setText(message);
+    refreshHistory();
+}
+
+void TimingPanel::setHistory(std::shared_ptr<const TimingHistory> history)
+{
+    m_history = std::move(history);
+    refreshHistory();
+}
+
+void TimingPanel::refreshHistory()
+{
+    // A "gone" row's kernel is not in the latest run: historySeries gives nothing for it.
+    const std::string kernel = selectedKernel();
+    if (!m_history) {
+        m_chart->setSeries({}, fromStd(kernel));
+        return;
+    }
+    m_chart->setSeries(historySeries(*m_history, kernel), fromStd(kernel));
 }
 
 void TimingPanel::setPinned(std::shared_ptr<const PinnedRun> pinned)

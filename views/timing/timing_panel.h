@@ -10,6 +10,9 @@
 /// While a run is pinned (setPinned) the table has the "vs pinned" column (TimingTableModel),
 /// shown right after Median, and the summary line ends with the end-to-end ratio
 /// ("vs pinned: 1.25x end to end (pinned 2.500 ms)").
+/// Below the table (in a splitter) the history chart (TimingHistoryChart) draws the selected
+/// kernel's median over the runs of the history the app gives (setHistory), or the end-to-end
+/// time when no kernel is selected.
 /// Thread rules: UI thread only.
 
 #include <memory>
@@ -17,10 +20,12 @@
 
 #include <QWidget>
 
+#include "views/timing/timing_history.h"
 #include "views/timing/timing_table_model.h"
 
 class QLabel;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 
 namespace tessera::views {
@@ -41,6 +46,11 @@ public:
     /// Compares with a pinned run (nullptr: no comparison).
     void setPinned(std::shared_ptr<const PinnedRun> pinned);
 
+    /// The runs of this session for the history chart (nullptr or empty: the chart says so).
+    void setHistory(std::shared_ptr<const TimingHistory> history);
+    const std::shared_ptr<const TimingHistory>& history() const { return m_history; }
+    class TimingHistoryChart* historyChart() const { return m_chart; }
+
     QString summaryText() const;
     TimingTableModel* model() const { return m_model; }
     QSortFilterProxyModel* proxy() const { return m_proxy; }
@@ -60,11 +70,15 @@ private:
     void refreshSummary();
     void placeComparisonColumn();
     void onContextMenu(const QPoint& pos);
+    void refreshHistory();
 
     QLabel* m_summary;
     QTableView* m_table;
     TimingTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
+    QSplitter* m_splitter;
+    class TimingHistoryChart* m_chart;
+    std::shared_ptr<const TimingHistory> m_history;
     bool m_selecting = false;
     QString m_baseSummary;
 };

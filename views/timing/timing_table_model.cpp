@@ -43,6 +43,39 @@ void TimingTableModel::setPinned(std::shared_ptr<const PinnedRun> pinned)
     endResetModel();
 }
 
+std::vector<int> matchKernels(const std::vector<KernelIdentity>& current, const std::vector<KernelIdentity>& other)
+{
+    std::vector<int> match(current.size(), -1);
+    std::vector<bool> used(other.size(), false);
+    auto sorted = [](std::vector<std::string> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    // Names first, so that a renamed kernel cannot take the match of one that kept its name.
+    for (std::size_t r = 0; r < current.size(); ++r) {
+        for (std::size_t p = 0; p < other.size(); ++p) {
+            if (!used[p] && *other[p].name == *current[r].name) {
+                match[r] = static_cast<int>(p);
+                used[p] = true;
+                break;
+            }
+        }
+    }
+    for (std::size_t r = 0; r < current.size(); ++r) {
+        if (match[r] >= 0 || current[r].ops->empty())
+            continue;
+        const auto ops = sorted(*current[r].ops);
+        for (std::size_t p = 0; p < other.size(); ++p) {
+            if (!used[p] && sorted(*other[p].ops) == ops) {
+                match[r] = static_cast<int>(p);
+                used[p] = true;
+                break;
+            }
+        }
+    }
+    return match;
+}
+
 void TimingTableModel::match()
 {
     m_match.assign(m_snapshot.rows.size(), -1);
@@ -50,33 +83,17 @@ void TimingTableModel::match()
     if (!m_pinned)
         return;
     const auto& pk = m_pinned->kernels;
+    std::vector<KernelIdentity> current;
+    for (const TimingRow& r : m_snapshot.rows)
+        current.push_back({&r.kernel, &r.ops});
+    std::vector<KernelIdentity> other;
+    for (const PinnedKernel& k : pk)
+        other.push_back({&k.kernel, &k.ops});
+    m_match = matchKernels(current, other);
     std::vector<bool> used(pk.size(), false);
-    auto sorted = [](std::vector<std::string> v) {
-        std::sort(v.begin(), v.end());
-        return v;
-    };
-    // Names first, so that a renamed kernel cannot take the match of one that kept its name.
-    for (std::size_t r = 0; r < m_snapshot.rows.size(); ++r) {
-        for (std::size_t p = 0; p < pk.size(); ++p) {
-            if (!used[p] && pk[p].kernel == m_snapshot.rows[r].kernel) {
-                m_match[r] = static_cast<int>(p);
-                used[p] = true;
-                break;
-            }
-        }
-    }
-    for (std::size_t r = 0; r < m_snapshot.rows.size(); ++r) {
-        if (m_match[r] >= 0 || m_snapshot.rows[r].ops.empty())
-            continue;
-        const auto ops = sorted(m_snapshot.rows[r].ops);
-        for (std::size_t p = 0; p < pk.size(); ++p) {
-            if (!used[p] && sorted(pk[p].ops) == ops) {
-                m_match[r] = static_cast<int>(p);
-                used[p] = true;
-                break;
-            }
-        }
-    }
+    for (int m : m_match)
+        if (m >= 0)
+            used[static_cast<std::size_t>(m)] = true;
     for (std::size_t p = 0; p < pk.size(); ++p)
         if (!used[p])
             m_gone.push_back(static_cast<int>(p));

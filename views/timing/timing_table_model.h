@@ -80,6 +80,18 @@ struct TimingSnapshot {
     std::string compileNote;       ///< e.g. "compile 1.2 s" or "compile cache hit"
 };
 
+/// A kernel as the cross-run matching sees it: its name and the nodes it covers.
+struct KernelIdentity {
+    const std::string* name = nullptr;              ///< never null
+    const std::vector<std::string>* ops = nullptr;  ///< never null; may be empty
+};
+
+/// Matches the kernels of one run (`current`) with those of another (`other`): by equal name
+/// first, then (for kernels left, with nodes) by the same set of nodes in any order; each `other`
+/// kernel matches at most once. Returns, per current kernel, its index in `other` or -1.
+/// Used by the pinned comparison and by the Timings history (timing_history.h).
+std::vector<int> matchKernels(const std::vector<KernelIdentity>& current, const std::vector<KernelIdentity>& other);
+
 class TimingTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:

@@ -1,0 +1,77 @@
+#include "app/gui/run_history.h"
+
+#include <utility>
+
+namespace tessera::app {
+
+std::string RunHistory::planLabel(const RunSettings& settings, const pipeline::RunReport& report)
+{
+    const pipeline::CompileOptions& c = settings.compile;
+    std::string plan;
+    if (c.plan) {
+        const std::string& by = c.plan->planner;
+        plan = (by == "user" ? "edited plan" : by.empty() ? "plan" : "plan (" + by + ")") + " (" +
+               std::to_string(c.plan->groups.size()) + (c.plan->groups.size() == 1 ? " group)" : " groups)");
+    } else {
+        plan = "planner " + (c.planner.empty() ? std::string("default") : c.planner);
+    }
+    std::string target;
+    if (c.target == lower::Target::Cuda) {
+        target = "CUDA";
+        if (!settings.run.cudaArch.empty())
+            target += " " + settings.run.cudaArch;
+    } else {
+        const int threads = report.threads > 0 ? report.threads : settings.run.threads;
+        target = "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+    }
+    return plan + " \u00b7 " + target;
+}
+
+views::TimingHistoryRun RunHistory::fromReport(const pipeline::RunReport& report, const RunSettings& settings)
+{
+    views::TimingHistoryRun run;
+    run.plan = planLabel(settings, report);
+    if (settings.run.time) {
+        run.totalSeconds = report.total.median;
+        run.totalQ1Seconds = report.total.q1;
+        run.totalQ3Seconds = report.total.q3;
+    }
+    for (const pipeline::KernelReport& k : report.kernels) {
+        views::TimingHistoryKernel h;
+        h.kernel = k.name;
+        h.ops = k.ops;
+        h.medianSeconds = k.time.median;
+        h.q1Seconds = k.time.q1;
+        h.q3Seconds = k.time.q3;
+        h.reps = k.time.reps;
+        run.kernels.push_back(std::move(h));
+    }
+    return run;
+}
+
+int RunHistory::add(const pipeline::RunReport& report, const RunSettings& settings, const std::string& time)
+{
+    views::TimingHistoryRun run = fromReport(report, settings);
+    run.time = time;
+    return add(std::move(run));
+}
+
+int RunHistory::add(views::TimingHistoryRun run)
+{
+    // Copy on write: a snapshot a view still holds stays as it was.
+    auto next = std::make_shared<views::TimingHistory>(*m_history);
+    run.number = m_next++;
+    next->runs.push_back(std::move(run));
+    if (next->runs.size() > kCapacity)
+        next->runs.erase(next->runs.begin(), next->runs.begin() + static_cast<std::ptrdiff_t>(next->runs.size() - kCapacity));
+    m_history = std::move(next);
+    return m_history->runs.back().number;
+}
+
+void RunHistory::clear()
+{
+    m_history = std::make_shared<views::TimingHistory>();
+    m_next = 1;
+}
+
+}  // namespace tessera::app
