@@ -8,12 +8,14 @@ std::string RunHistory::planLabel(const RunSettings& settings, const pipeline::R
 {
     const pipeline::CompileOptions& c = settings.compile;
     std::string plan;
-    if (c.plan) {
-        const std::string& by = c.plan->planner;
-        plan = (by == "user" ? "edited plan" : by.empty() ? "plan" : "plan (" + by + ")") + " (" +
-               std::to_string(c.plan->groups.size()) + (c.plan->groups.size() == 1 ? " group)" : " groups)");
+    // The window passes the planner's plan explicitly once planned: the same plan as the planner
+    // setting alone, so only edited and loaded plans are named apart.
+    const std::string by = c.plan ? c.plan->planner : c.planner;
+    if (c.plan && (by == "user" || by == "file")) {
+        plan = (by == "user" ? "edited plan (" : "plan from file (") + std::to_string(c.plan->groups.size()) +
+               (c.plan->groups.size() == 1 ? " group)" : " groups)");
     } else {
-        plan = "planner " + (c.planner.empty() ? std::string("default") : c.planner);
+        plan = "planner " + (by.empty() ? std::string("default") : by);
     }
     std::string target;
     if (c.target == lower::Target::Cuda) {

@@ -31,7 +31,7 @@ public:
     std::shared_ptr<const views::TimingHistory> snapshot() const { return m_history; }
 
     /// The run's plan and target, e.g. "planner hidet · CPU, 2 threads", "edited plan (12 groups)
-    /// · CUDA sm_90".
+    /// · CUDA sm_90", "plan from file (3 groups) · ..." (a planner's plan reads as its planner).
     static std::string planLabel(const RunSettings& settings, const pipeline::RunReport& report);
     /// A history run from a report (kernels with their medians and quartiles).
     static views::TimingHistoryRun fromReport(const pipeline::RunReport& report, const RunSettings& settings);

@@ -25,7 +25,7 @@ TimingHistoryChart::TimingHistoryChart(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setObjectName(QStringLiteral("timingHistoryPlot"));
-    m_plot->setMinimumHeight(90);
+    m_plot->setMinimumHeight(140);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize())));
     m_line = m_plot->addGraph();

@@ -64,8 +64,8 @@ TimingPanel::TimingPanel(QWidget* parent)
     m_chart->setObjectName(QStringLiteral("timingHistoryChart"));
     m_splitter->addWidget(m_table);
     m_splitter->addWidget(m_chart);
-    m_splitter->setStretchFactor(0, 3);
-    m_splitter->setStretchFactor(1, 2);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 1);
     layout->addWidget(m_splitter, 1);
     // Selection changes from the user and from selectKernel() both redraw the history.
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] { refreshHistory(); });

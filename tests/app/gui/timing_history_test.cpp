@@ -5,6 +5,7 @@
 // (TESSERA_RUNNER, set by CMake) and `c++` for the end-to-end case.
 #include <cmath>
 
+#include <QDockWidget>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -223,6 +224,9 @@ private slots:
         QVERIFY(panel->history());
         QCOMPARE(panel->history()->runs.size(), std::size_t(2));
         QCOMPARE(panel->historyChart()->pointCount(), 2);  // end to end, nothing selected
+        // The first run goes before the plan is made, the second with the planner's plan: same plan.
+        QCOMPARE(panel->history()->runs[0].plan, panel->history()->runs[1].plan);
+        QVERIFY(panel->history()->runs[1].plan.rfind("planner ", 0) == 0);
         const std::string first = panel->model()->kernelAt(0);
         QVERIFY(!first.empty());
         panel->selectKernel(first);
@@ -231,6 +235,12 @@ private slots:
         QCOMPARE(panel->historyChart()->pointCount(), 2);
         QCOMPARE(panel->historyChart()->series()[1].run, 2);
         QVERIFY(panel->historyChart()->title().startsWith(QStringLiteral("'%1' over 2 runs").arg(QString::fromStdString(first))));
+        // TESSERA_TEST_SCREENSHOT=path.png: the window with the chart, for the docs (run under Xvfb).
+        if (const QString shot = qEnvironmentVariable("TESSERA_TEST_SCREENSHOT"); !shot.isEmpty()) {
+            w.resizeDocks({w.timingDock()}, {380}, Qt::Vertical);
+            QTest::qWait(500);
+            QVERIFY(w.grab().save(shot));
+        }
 
         // Another model clears the history.
         QVERIFY2(loadSample(w, QStringLiteral("dw_pw_block.onnx")), qPrintable(errors.join('\n')));
