@@ -37,6 +37,7 @@
 #include "core/perf/machine_profile.h"
 #include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
+#include "views/code/code_view.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
@@ -246,6 +247,18 @@ void MainWindow::createRunDocks()
 
     m_code = new views::CodePanel(this);
     m_code->setObjectName(QStringLiteral("codePanel"));
+    // A click on a generated line selects the kernel those lines belong to, everywhere.
+    connect(m_code->codeView(), &views::CodeView::lineClicked, this, [this](int line) {
+        if (!m_compiled)
+            return;
+        for (const pipeline::CompiledStep& step : m_compiled->steps) {
+            if (step.kind != pipeline::StepKind::Reference && step.firstLine > 0 && line >= step.firstLine &&
+                line <= step.lastLine) {
+                onKernelRowSelected(fromStd(step.name));
+                return;
+            }
+        }
+    });
     m_codeDock = new QDockWidget(tr("Code"), this);
     m_codeDock->setObjectName(QStringLiteral("codeDock"));
     m_codeDock->setWidget(m_code);

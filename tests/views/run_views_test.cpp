@@ -1,6 +1,7 @@
 // Views of a run's results (Qt Test, offscreen): kernel-status colours and the graph legend, the
 // code view's highlighted line range and scrolling, the C++ highlighter, the timing table model.
 #include <QGraphicsScene>
+#include <QMouseEvent>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -227,6 +228,32 @@ private slots:
         code.setCode(numberedLines(5));
         QCOMPARE(code.highlightFirst(), 0);
         QVERIFY(code.gutterWidth() > 0);
+    }
+
+    void codeViewClickNamesTheLine()
+    {
+        views::CodeView code;
+        code.resize(500, 300);
+        code.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&code));
+        code.setCode(numberedLines(50));
+        QSignalSpy clicked(&code, &views::CodeView::lineClicked);
+        // The middle of line 4 (block 3).
+        QTextCursor c(code.document()->findBlockByNumber(3));
+        const QPoint p4 = code.cursorRect(c).center() + QPoint(10, 0);
+        QTest::mouseClick(code.viewport(), Qt::LeftButton, Qt::NoModifier, p4);
+        QCOMPARE(clicked.size(), 1);
+        QCOMPARE(clicked.first().first().toInt(), 4);
+        // Selecting text (a drag) is not a click on a line.
+        clicked.clear();
+        QTextCursor sel(code.document()->findBlockByNumber(6));
+        sel.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+        code.setTextCursor(sel);
+        QMouseEvent release(QEvent::MouseButtonRelease, QPointF(p4), code.viewport()->mapToGlobal(QPointF(p4)),
+                            Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(code.viewport(), &release);
+        QVERIFY(code.textCursor().hasSelection());
+        QCOMPARE(clicked.size(), 0);
     }
 
     void codePanelHeader()

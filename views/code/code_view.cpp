@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <QFontDatabase>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
 #include <QTextBlock>
@@ -167,6 +168,14 @@ void CodeView::applySelections()
         }
     }
     setExtraSelections(selections);
+}
+
+void CodeView::mouseReleaseEvent(QMouseEvent* event)
+{
+    QPlainTextEdit::mouseReleaseEvent(event);
+    // A plain click, not the end of a text selection (copying code must not change the selection).
+    if (event->button() == Qt::LeftButton && !textCursor().hasSelection())
+        emit lineClicked(cursorForPosition(event->position().toPoint()).blockNumber() + 1);
 }
 
 }  // namespace tessera::views

@@ -43,8 +43,14 @@ public:
     /// Width of the line-number gutter in pixels.
     int gutterWidth() const;
 
+signals:
+    /// The user clicked (pressed and released without selecting text) on line `line` (1-based):
+    /// the app selects the kernel those lines belong to (linked selection).
+    void lineClicked(int line);
+
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
 
 private:
     friend class CodeGutter;

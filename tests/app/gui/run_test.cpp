@@ -380,6 +380,15 @@ private slots:
         QCOMPARE(view->selectedNodeId(), view->operatorIdByName(first.name));
         QCOMPARE(w.codePanel()->codeView()->highlightFirst(), first.firstLine);
 
+        // A click on a generated line selects its kernel's node (and its row); a line outside
+        // every kernel (the module's preamble) changes nothing.
+        emit w.codePanel()->codeView()->lineClicked(second.firstLine + 1);
+        QCOMPARE(view->selectedNodeId(), view->operatorIdByName(second.name));
+        QCOMPARE(w.timingPanel()->selectedKernel(), second.name);
+        QCOMPARE(w.codePanel()->codeView()->highlightFirst(), second.firstLine);
+        emit w.codePanel()->codeView()->lineClicked(1);
+        QCOMPARE(view->selectedNodeId(), view->operatorIdByName(second.name));
+
         // A graph input has no kernel: no highlight, no row.
         for (const views::SnapshotNode& sn : view->snapshot()->nodes) {
             if (sn.kind == views::SnapshotNodeKind::GraphInput) {
