@@ -137,6 +137,9 @@ public:
     RunSession* runSession() const { return m_run; }
     views::CodePanel* codePanel() const { return m_code; }
     views::TimingPanel* timingPanel() const { return m_timing; }
+    /// Replaces the Timings history with `runs` (oldest first; a project's stored runs), as if
+    /// they had run in this session (main_window_history.cpp).
+    void seedRunHistory(const std::vector<views::TimingHistoryRun>& runs);
     QDockWidget* codeDock() const { return m_codeDock; }
     QDockWidget* timingDock() const { return m_timingDock; }
     /// The Roofline dock (below Code; View > Roofline): after each run every kernel's dot is added

@@ -386,6 +386,12 @@ void ProjectController::applyPending()
 
 void ProjectController::showLastRun()
 {
+    // The stored runs seed the Timings history chart (the newest RunHistory::kCapacity).
+    std::vector<views::TimingHistoryRun> history;
+    const std::size_t first = m_project.runs.size() > RunHistory::kCapacity ? m_project.runs.size() - RunHistory::kCapacity : 0;
+    for (std::size_t i = first; i < m_project.runs.size(); ++i)
+        history.push_back(RunHistory::fromRecord(m_project.runs[i]));
+    m_window->seedRunHistory(history);
     const project::RunRecord* r = project::lastRun(m_project, m_project.target);
     if (r == nullptr)
         r = project::lastRun(m_project);

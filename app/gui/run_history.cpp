@@ -1,5 +1,6 @@
 #include "app/gui/run_history.h"
 
+#include <set>
 #include <utility>
 
 namespace tessera::app {
@@ -19,9 +20,7 @@ std::string RunHistory::planLabel(const RunSettings& settings, const pipeline::R
     }
     std::string target;
     if (c.target == lower::Target::Cuda) {
-        target = "CUDA";
-        if (!settings.run.cudaArch.empty())
-            target += " " + settings.run.cudaArch;
+        target = "CUDA";  // no arch: a project's stored runs do not know it
     } else {
         const int threads = report.threads > 0 ? report.threads : settings.run.threads;
         target = "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
@@ -48,6 +47,34 @@ views::TimingHistoryRun RunHistory::fromReport(const pipeline::RunReport& report
         h.reps = k.time.reps;
         run.kernels.push_back(std::move(h));
     }
+    return run;
+}
+
+views::TimingHistoryRun RunHistory::fromRecord(const project::RunRecord& record)
+{
+    views::TimingHistoryRun run;
+    std::set<std::string> groups;
+    for (const project::KernelMeasurement& k : record.kernels) {
+        views::TimingHistoryKernel h;
+        h.kernel = k.name;
+        h.ops = k.nodes;
+        h.medianSeconds = k.medianSeconds;
+        h.reps = k.medianSeconds > 0 ? 1 : 0;
+        run.kernels.push_back(std::move(h));
+        groups.insert(k.group.empty() ? k.name : k.group);
+    }
+    const std::string& by = record.planner;
+    if (by == "user" || by == "file")
+        run.plan = (by == "user" ? "edited plan (" : "plan from file (") + std::to_string(groups.size()) +
+                   (groups.size() == 1 ? " group)" : " groups)");
+    else
+        run.plan = "planner " + (by.empty() ? std::string("default") : by);
+    if (record.target.rfind("cuda", 0) == 0)
+        run.plan += " \u00b7 CUDA";
+    else
+        run.plan += " \u00b7 CPU, " + std::to_string(record.threads) + (record.threads == 1 ? " thread" : " threads");
+    run.time = record.time;
+    run.totalSeconds = record.totalSeconds;
     return run;
 }
 

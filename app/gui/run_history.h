@@ -12,6 +12,7 @@
 
 #include "app/gui/run_session.h"
 #include "core/pipeline/run.h"
+#include "core/project/project.h"
 #include "views/timing/timing_history.h"
 
 namespace tessera::app {
@@ -35,6 +36,10 @@ public:
     static std::string planLabel(const RunSettings& settings, const pipeline::RunReport& report);
     /// A history run from a report (kernels with their medians and quartiles).
     static views::TimingHistoryRun fromReport(const pipeline::RunReport& report, const RunSettings& settings);
+
+    /// A history run from a project's stored run (medians only, no quartiles; labelled like a
+    /// live run of that planner and target).
+    static views::TimingHistoryRun fromRecord(const project::RunRecord& record);
 
 private:
     std::shared_ptr<views::TimingHistory> m_history = std::make_shared<views::TimingHistory>();

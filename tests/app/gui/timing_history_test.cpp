@@ -10,13 +10,16 @@
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "app/gui/eta_estimator.h"
 #include "app/gui/main_window.h"
+#include "app/gui/project_controller.h"
 #include "app/gui/run_history.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "core/project/project.h"
 #include "views/timing/timing_history.h"
 #include "views/timing/timing_history_chart.h"
 #include "views/timing/timing_panel.h"
@@ -164,6 +167,60 @@ private slots:
         chart.setSeries(views::historySeries(*h.snapshot(), ""), QString());
         QCOMPARE(chart.title(), QStringLiteral("End to end over 3 runs (median, ms); select a kernel for its history"));
         QCOMPARE(views::TimingHistoryChart::unitFor(2.0).first, QStringLiteral("s"));
+    }
+
+    void projectRunsSeedTheHistory()
+    {
+        project::RunRecord a;
+        a.time = "2026-11-30T10:00:00Z";
+        a.target = "cpu";
+        a.planner = "hidet";
+        a.threads = 2;
+        a.totalSeconds = 4e-5;
+        project::KernelMeasurement k;
+        k.name = "dw_conv";
+        k.group = "g0";
+        k.nodes = {"dw_conv", "relu6"};
+        k.medianSeconds = 3e-5;
+        a.kernels = {k};
+        const views::TimingHistoryRun r = app::RunHistory::fromRecord(a);
+        QCOMPARE(r.plan, std::string("planner hidet \u00b7 CPU, 2 threads"));
+        QCOMPARE(r.totalSeconds, 4e-5);
+        QCOMPARE(r.kernels.size(), std::size_t(1));
+        QCOMPARE(r.kernels[0].ops, (std::vector<std::string>{"dw_conv", "relu6"}));
+        QCOMPARE(r.kernels[0].reps, std::int64_t(1));
+        project::RunRecord b = a;
+        b.planner = "user";
+        b.kernels[0].name = "fused";
+        b.kernels[0].medianSeconds = 2e-5;
+        QCOMPARE(app::RunHistory::fromRecord(b).plan, std::string("edited plan (1 group) \u00b7 CPU, 2 threads"));
+
+        // Opened in the window, the project's stored runs are the chart's first points.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        auto p = project::newProject((kSamples + QStringLiteral("/dw_pw_block.onnx")).toStdString());
+        QVERIFY(p.ok());
+        p->runs = {a, b};
+        const QString file = dir.filePath(QStringLiteral("h.tessera"));
+        QVERIFY(project::saveProject(*p, file.toStdString()).ok());
+        app::MainWindow w;
+        w.setErrorReporter([](const QString&, const QStringList&) {});
+        w.projectController()->setUnsavedPrompt([](const QString&) { return app::ProjectController::UnsavedChoice::Discard; });
+        w.projectController()->setRecoverPrompt([](const QString&, const QString&) { return false; });
+        w.projectController()->setInformer([](const QString&, const QString&) {});
+        QSignalSpy shown(&w, &app::MainWindow::modelShown);
+        w.openFile(file);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() > 0, 60000);
+        auto* panel = w.findChild<views::TimingPanel*>(QStringLiteral("timingPanel"));
+        QVERIFY(panel && panel->history());
+        QCOMPARE(panel->history()->runs.size(), std::size_t(2));
+        // The newest run's kernel "fused" is "dw_conv" of the first run, by its nodes.
+        const auto series = views::historySeries(*panel->history(), "fused");
+        QCOMPARE(series.size(), std::size_t(2));
+        QCOMPARE(series[0].kernel, std::string("dw_conv"));
+        QCOMPARE(series[0].seconds, 3e-5);
+        QVERIFY(series[0].planDiffers);
+        QCOMPARE(series[1].seconds, 2e-5);
     }
 
     void etaStrings()
