@@ -710,7 +710,8 @@ void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
         m_runProgress->setRange(0, 1000);
         m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
     }
-    setRunMessage(tr("Run: %1...").arg(stage) + m_runEta.suffix(fraction), false);
+    // An opaque step's fraction stands still: an estimate from it would only mislead.
+    setRunMessage(tr("Run: %1...").arg(stage) + (opaque ? QString() : m_runEta.suffix(fraction)), false);
 }
 
 void MainWindow::showCompiledCode()
