@@ -11,6 +11,7 @@
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
 #include "core/perf/cpu_microbench.h"
+#include "core/perf/cpu_profile.h"
 #include "core/perf/gpu_microbench.h"
 #include "core/perf/machine_profile.h"
 #include "core/runtime/runner_client.h"
@@ -51,19 +52,13 @@ bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfi
                  const support::DiagnosticList& warnings = {}) {
     if (!options.save) return true;
     // Roofs the measurement itself found inconsistent would mislead every later chart.
-    for (const auto& w : warnings.items())
-        if (w.message.find("timings look disturbed") != std::string::npos && !options.force) {
-            err << "tessera-cli: error: the profile was not saved: the measurement looks disturbed (see the warnings "
-                   "above); measure again on a quiet machine, or with fewer threads than the idle cores "
-                   "(--threads 1), or add --force to save it anyway\n";
-            return false;
-        }
-    const std::string dir = perf::defaultProfileDir();
-    if (dir.empty()) {
-        err << "tessera-cli: error: no profile folder (set HOME or XDG_CONFIG_HOME)\n";
+    if (perf::measurementLooksDisturbed(warnings) && !options.force) {
+        err << "tessera-cli: error: the profile was not saved: the measurement looks disturbed (see the warnings "
+               "above); measure again on a quiet machine, or with fewer threads than the idle cores "
+               "(--threads 1), or add --force to save it anyway\n";
         return false;
     }
-    auto path = perf::saveProfile(profile, dir);
+    auto path = perf::saveProfileToDefaultDir(profile);
     if (!path) {
         printDiagnostics(path.diagnostics(), err);
         return false;
@@ -228,13 +223,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
     }
     printDiagnostics(r.diagnostics(), err);  // warnings
 
-    perf::MachineProfile profile;
-    profile.fingerprint = perf::cpuFingerprint();
-    profile.target = "cpu";
-    profile.description = std::string("tessera-cli roofline measure") + (options.quick ? " --quick" : "") + ", ISA " +
-                          perf::cpuIsaName(r->isa);
-    profile.roofs = r->roofs;
-    profile.measuredAt = perf::isoUtcNow();
+    const perf::MachineProfile profile = perf::cpuProfileFromMeasurement(*r, "tessera-cli roofline measure", options.quick);
 
     // The table (or JSON) first: a refused --save must not lose the measurement.
     const bool saved = saveIfAsked(options, profile, err, r.diagnostics());
@@ -245,10 +234,7 @@ int runRooflineMeasure(const RooflineMeasureOptions& options, std::ostream& out,
         nlohmann::json warnings = nlohmann::json::array();
         for (const auto& w : r.diagnostics().items()) warnings.push_back(w.message);
         j["warnings"] = std::move(warnings);
-        j["disturbed"] = std::any_of(r.diagnostics().items().begin(), r.diagnostics().items().end(),
-                                     [](const support::Diagnostic& d) {
-                                         return d.message.find("timings look disturbed") != std::string::npos;
-                                     });
+        j["disturbed"] = perf::measurementLooksDisturbed(r.diagnostics());
         j["saved"] = options.save && saved;
         j["isa"] = perf::cpuIsaName(r->isa);
         j["cache"] = {{"l1d_bytes", r->cache.l1d}, {"l2_bytes", r->cache.l2}, {"l3_bytes", r->cache.l3},

@@ -85,6 +85,7 @@ MainWindow::MainWindow(QWidget* parent)
     createFusionDock();
     createProgramDock();
     createStatusBar();
+    createRoofMeasurement();
     m_check = new CheckController(this, m_viewMenu);
     m_compare = new CompareController(this, m_runMenu);
     createConventions();
@@ -486,6 +487,7 @@ void MainWindow::showProblems()
     diagnostics.append(m_runDiagnostics);
     if (m_plans != nullptr)
         diagnostics.append(m_plans->diagnostics());
+    diagnostics.append(m_roofDiagnostics);
     m_problems->clear();
     int warnings = 0, errors = 0, notes = 0;
     for (const support::Diagnostic& d : diagnostics.items()) {

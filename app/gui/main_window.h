@@ -109,6 +109,7 @@ class WelcomePanel;
 struct RunSettings;
 class PlanSession;
 class ProjectController;
+class RoofSession;
 class RunSession;
 class Session;
 struct LoadOutcome;
@@ -266,6 +267,19 @@ public:
 
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const { return m_model; }
+    // Run > Measure Roofs (main_window_roofs.cpp): the GUI twin of `tessera-cli roofline measure
+    // --target cpu --save`, on RoofSession's worker, with progress and Cancel in the status bar.
+    /// Starts measuring this CPU's roofs (supersedes a measurement in progress).
+    void measureRoofs();
+    /// Cancels the measurement in progress; nothing is saved.
+    void cancelRoofMeasurement();
+    QAction* measureRoofsAction() const { return m_measureRoofsAction; }
+    RoofSession* roofSession() const { return m_roofSession; }
+    /// Asked before saving roofs with consistency problems (perf::roofConsistencyProblems); true
+    /// saves anyway. A message box by default; tests replace it.
+    using RoofSavePrompt = std::function<bool(const QStringList& problems)>;
+    void setRoofSavePrompt(RoofSavePrompt prompt) { m_roofSavePrompt = std::move(prompt); }
+
     QString currentPath() const { return m_path; }
     QStringList recentFiles() const;
 
@@ -281,6 +295,9 @@ signals:
     void runFinished(bool ok);
     /// The target list changed (the device probe answered) or another target was selected.
     void targetChanged();
+    /// A roof measurement ended: `savedPath` is the profile written (empty when it failed, was
+    /// cancelled or the user declined to save a disturbed one).
+    void roofMeasurementFinished(const QString& savedPath);
     /// Edited program text was parsed (ok: the graph shows it; else its errors are shown).
     void programParsed(bool ok);
 
@@ -428,6 +445,19 @@ private:
     std::uint64_t m_programSignature = 0;
     QString m_liveKey;
     SavePrompt m_savePrompt;
+
+    // Roof measurement (main_window_roofs.cpp).
+    void createRoofMeasurement();
+    void onRoofProgress(quint64 generation, double fraction, const QString& phase);
+    void onRoofFinished(quint64 generation, bool ok);
+    /// Looks the CPU profile up again and re-places the last run's dots against it.
+    void reloadRoofProfile();
+    RoofSession* m_roofSession = nullptr;
+    QAction* m_measureRoofsAction = nullptr;
+    QProgressBar* m_roofProgress = nullptr;
+    QToolButton* m_roofCancel = nullptr;
+    RoofSavePrompt m_roofSavePrompt;
+    support::DiagnosticList m_roofDiagnostics;  ///< the last measurement's, in Problems
 
     // Conventions (main_window_conventions.cpp).
     void createConventions();

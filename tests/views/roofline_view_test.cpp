@@ -292,7 +292,15 @@ void RooflineViewTest::noProfileShowsBannerAndDots() {
     v.addPoints({conv()});
     v.flush();
     QCOMPARE(v.bannerText(),
-             QString("No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`"));
+             QString("No measured roofs for this machine: measure them here (Run > Measure Roofs) or run "
+                     "`tessera-cli roofline measure --target cpu --save`"));
+    QVERIFY(!v.measureButton()->isHidden());  // the CPU hint offers the GUI twin
+    QSignalSpy measure(&v, &RooflineView::measureRoofsRequested);
+    v.measureButton()->click();
+    QCOMPARE(measure.count(), 1);
+    v.setProfile(std::nullopt, "No measured roofs for CUDA device 0");
+    QVERIFY(v.measureButton()->isHidden());  // the GUI measures CPU roofs only
+    v.setProfile(std::nullopt);
     QVERIFY(v.roofLines().empty());
     QCOMPARE(v.dotPositions("conv").size(), std::size_t(1));
     QVERIFY(v.tooltipText("conv").contains("bound: no measured roofs"));

@@ -7,6 +7,7 @@
 #include <QFontMetricsF>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
@@ -18,7 +19,8 @@ namespace {
 constexpr std::size_t kMaxTrail = 16;  // previous positions kept per kernel
 
 const char* kDefaultMissingHint =
-    "No measured roofs for this machine: run `tessera-cli roofline measure --target cpu --save`";
+    "No measured roofs for this machine: measure them here (Run > Measure Roofs) or run `tessera-cli roofline "
+    "measure --target cpu --save`";
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
@@ -100,7 +102,16 @@ RooflineView::RooflineView(QWidget* parent)
     m_banner->setWordWrap(true);
     m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_banner->setStyleSheet("QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 4px; }");
-    m_layout->insertWidget(1, m_banner);  // between the tool bar and the plot
+    m_measureButton = new QPushButton(tr("Measure Roofs"), this);
+    m_measureButton->setObjectName("rooflineMeasure");
+    m_measureButton->setToolTip(tr("Measure this CPU's compute peaks and memory bandwidths now (Run > Measure Roofs)"));
+    connect(m_measureButton, &QPushButton::clicked, this, &RooflineView::measureRoofsRequested);
+    m_bannerRow = new QWidget(this);
+    auto* bannerLayout = new QHBoxLayout(m_bannerRow);
+    bannerLayout->setContentsMargins(0, 0, 0, 0);
+    bannerLayout->addWidget(m_banner, 1);
+    bannerLayout->addWidget(m_measureButton, 0, Qt::AlignVCenter);
+    m_layout->insertWidget(1, m_bannerRow);  // between the tool bar and the plot
 
     m_plot->yAxis->setLabel(tr("Performance (GFLOP/s)"));
     m_plot->addLayer("trails", m_plot->layer("grid"), QCustomPlot::limAbove);
@@ -272,10 +283,13 @@ void RooflineView::rebuild() {
         m_subtitle->setText(sub);
         m_banner->clear();
         m_banner->hide();
+        m_bannerRow->hide();
     } else {
         m_subtitle->setText(definition + "\n" + tr("No measured roofs") + kernelCount);
         m_banner->setText(m_missingHint);
         m_banner->show();
+        m_measureButton->setVisible(m_missingHint == QLatin1String(kDefaultMissingHint));
+        m_bannerRow->show();
     }
 
     clearChart();

@@ -79,6 +79,7 @@ class QCPCurve;
 class QCPGraph;
 class QCPItemText;
 class QLabel;
+class QPushButton;
 
 namespace tessera::views {
 
@@ -137,9 +138,16 @@ public:
     /// Roof labels as laid out by the last layout.
     std::vector<PlacedLabel> roofLabels() const;
 
+    /// The banner's "Measure Roofs" button; shown with the default (CPU) hint only, since the
+    /// GUI measures CPU roofs. For tests.
+    QPushButton* measureButton() const { return m_measureButton; }
+
 signals:
     /// The precision box changed the precision (not emitted by setPrecision).
     void precisionChanged(const QString& precision);
+    /// The banner's "Measure Roofs" button was clicked: the owner measures this CPU's roofs (the
+    /// view starts nothing itself).
+    void measureRoofsRequested();
 
 protected:
     bool hasPending() const override { return !m_pending.empty(); }
@@ -166,6 +174,8 @@ private:
     QComboBox* m_precisionBox = nullptr;
     QLabel* m_precisionLabel = nullptr;
     QLabel* m_banner = nullptr;
+    QWidget* m_bannerRow = nullptr;  ///< the banner and its button
+    QPushButton* m_measureButton = nullptr;
 
     QString m_missingHint;
     std::vector<perf::Roof> m_roofs;  ///< perf::chartRoofs of the profile
