@@ -179,8 +179,10 @@ int main(int argc, char** argv)
     // taking a screenshot); recovered, it takes the place of the file named on the command line
     // and of the first run's sample.
     const bool recovered = shot.isEmpty() && window.projectController()->checkForRecovery();
-    // Without a file: the first run opens the MobileNetV2 sample beside the Welcome panel.
-    const bool firstRunSample = file.isEmpty() && !recovered && window.startFirstRun();
+    // The first run shows the Welcome panel (without a file, beside the MobileNetV2 sample it opens).
+    // A screenshot of a named file keeps the plain window (reproducible pictures).
+    const bool firstRunSample =
+        !recovered && (shot.isEmpty() || file.isEmpty()) && window.startFirstRun(file.isEmpty());
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
     const QString target = parser.value(targetOpt);

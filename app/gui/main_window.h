@@ -235,10 +235,11 @@ public:
     /// The settings Run uses now: the Run menu's switches, the target, the plan on screen and the
     /// Preferences (app_settings.h: threads, compiler, extra flags, cache folders).
     RunSettings currentRunSettings() const;
-    /// At start-up without a file: on the first run (QSettings "welcome/firstRunDone" unset) opens
-    /// the MobileNetV2 sample and shows the Welcome dock; later the dock shows unless "Don't show
-    /// this at start-up" was ticked. Returns true when it started loading the sample.
-    bool startFirstRun();
+    /// At start-up. On the first run (QSettings "welcome/firstRunDone" unset) shows the Welcome dock
+    /// and, when `openSample` (no file was named), opens the MobileNetV2 sample. Later runs show
+    /// the dock without a file unless "Don't show this at start-up" was ticked, and hide it when a
+    /// file was named. Returns true when it started loading the sample.
+    bool startFirstRun(bool openSample = true);
     /// Restores the window geometry and dock arrangement saved when the window last closed
     /// (QSettings "window/geometry", "window/state", layout version 1).
     void restoreLayout();

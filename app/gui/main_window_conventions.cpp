@@ -262,13 +262,13 @@ void MainWindow::showWelcome()
     m_welcomeDock->raise();
 }
 
-bool MainWindow::startFirstRun()
+bool MainWindow::startFirstRun(bool openSample)
 {
     QSettings s;
     const bool first = !s.value(QLatin1String(WelcomePanel::kFirstRunKey), false).toBool();
     s.setValue(QLatin1String(WelcomePanel::kFirstRunKey), true);
     bool opened = false;
-    if (first) {
+    if (first && openSample) {
         const QString dir = samplesDirectory();
         const QString model = dir.isEmpty() ? QString() : dir + QStringLiteral("/mobilenet_v2.onnx");
         if (!model.isEmpty()) {
@@ -276,7 +276,8 @@ bool MainWindow::startFirstRun()
             opened = true;
         }
     }
-    if (first || !s.value(QLatin1String(WelcomePanel::kDontShowKey), false).toBool())
+    // The README's run command names the sample: its first run still gets the Welcome panel.
+    if (first || (openSample && !s.value(QLatin1String(WelcomePanel::kDontShowKey), false).toBool()))
         showWelcome();
     else
         m_welcomeDock->hide();  // also when a restored layout had it open

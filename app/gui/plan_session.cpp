@@ -19,6 +19,7 @@
 
 #include "core/ir/op_registry.h"
 #include "core/pipeline/compile.h"
+#include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/schedule/planners.h"
 
@@ -82,6 +83,8 @@ target::GpuProfile profileNamed(const std::vector<target::GpuProfile>& profiles,
         if (fromStd(p.name) == name)
             return p;
     }
+    if (name == QLatin1String("host"))
+        return pipeline::hostProfile();
     return target::builtinGpuProfiles().front();
 }
 
@@ -142,6 +145,8 @@ PlanSession::~PlanSession()
 std::vector<target::GpuProfile> PlanSession::profiles() const
 {
     std::vector<target::GpuProfile> all = target::builtinGpuProfiles();
+    // This CPU in FusePlanner's terms (what `--hw host`, the CLI's default for --target cpu, plans for).
+    all.push_back(pipeline::hostProfile());
     all.insert(all.end(), m_custom.begin(), m_custom.end());
     return all;
 }
@@ -604,8 +609,9 @@ void PlanSession::chooseHardware(const target::GpuProfile& hardware)
     bool known = false;
     for (const target::GpuProfile& p : profiles())
         known = known || p.name == hardware.name;
-    if (!known || std::none_of(target::builtinGpuProfiles().begin(), target::builtinGpuProfiles().end(),
-                               [&](const target::GpuProfile& p) { return p.name == hardware.name; })) {
+    const bool host = hardware.name == "host";
+    if (!host && (!known || std::none_of(target::builtinGpuProfiles().begin(), target::builtinGpuProfiles().end(),
+                                         [&](const target::GpuProfile& p) { return p.name == hardware.name; }))) {
         // A custom profile, new or edited again: remember it.
         auto it = std::find_if(m_custom.begin(), m_custom.end(), [&](const target::GpuProfile& p) { return p.name == hardware.name; });
         if (it != m_custom.end())

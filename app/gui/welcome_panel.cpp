@@ -75,8 +75,9 @@ WelcomePanel::WelcomePanel(QWidget* parent) : QWidget(parent)
                               tr("Each dot is a kernel: how close it gets to the memory and compute roofs. Click a dot "
                                  "to find its operator; the Timings dock lists every kernel.")));
     layout->addWidget(addStep(Step::FusionPlan, tr("3. Switch the fusion planner"),
-                              tr("Which operators run as one kernel. Pick another planner (none, hidet, fuseplanner) "
-                                 "and run again: the Measured column compares.")));
+                              tr("Which operators run as one kernel. Pin this run first (Run > Pin Run, Ctrl+Shift+B), "
+                                 "pick another planner (none, hidet, fuseplanner) and run again: Timings shows each "
+                                 "kernel against the pinned run.")));
     layout->addWidget(addStep(Step::SelectNode, tr("4. Select a node"),
                               tr("Its kernel's lines light up in the Code dock; Properties shows its shapes and "
                                  "Task Mapping (Ctrl+M) who computes what.")));

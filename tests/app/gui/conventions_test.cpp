@@ -372,6 +372,28 @@ private slots:
         }
     }
 
+    void firstRunWithAFileShowsWelcomeOnly()
+    {
+        QSettings().remove(QStringLiteral("welcome"));
+        {
+            // The README's run command names the sample: the first run still shows the Welcome.
+            MainWindow w;
+            w.show();
+            QSignalSpy shown(&w, &MainWindow::modelShown);
+            QVERIFY(!w.startFirstRun(false));
+            QVERIFY(w.welcomeDock()->isVisible());
+            QTest::qWait(100);
+            QCOMPARE(shown.count(), 0);
+        }
+        {
+            // Later starts with a file: the plain window.
+            MainWindow w;
+            w.show();
+            QVERIFY(!w.startFirstRun(false));
+            QVERIFY(!w.welcomeDock()->isVisible());
+        }
+    }
+
     void welcomeRunStepRuns()
     {
         MainWindow w;

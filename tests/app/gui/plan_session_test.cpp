@@ -13,6 +13,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "views/roofline/roofline_view.h"
@@ -23,6 +24,7 @@
 #include "app/gui/run_results.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
+#include "core/pipeline/host_profile.h"
 #include "core/schedule/fusion_plan.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_table_model.h"
@@ -251,6 +253,17 @@ void PlanSessionTest::hardwareChange()
     QCOMPARE(s.hardware().name, std::string("a100"));
     s.undoStack()->undo();
     QCOMPARE(s.hardware().name, std::string("h200"));
+    // This CPU ("host", the CLI's default for --target cpu) is offered once and is not a custom profile.
+    const auto hosts = [&] {
+        const auto all = s.profiles();
+        return std::count_if(all.begin(), all.end(), [](const target::GpuProfile& p) { return p.name == "host"; });
+    };
+    QCOMPARE(hosts(), 1);
+    s.chooseHardware(pipeline::hostProfile());
+    QCOMPARE(s.hardware().name, std::string("host"));
+    QCOMPARE(s.hardware().sms, pipeline::hostProfile().sms);
+    QCOMPARE(hosts(), 1);
+    QCOMPARE(PlanSession().hardware().name, std::string("host"));  // remembered via QSettings
 }
 
 void PlanSessionTest::planFileRoundTrip()
