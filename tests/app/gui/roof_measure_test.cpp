@@ -14,6 +14,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/roof_session.h"
+#include "app/gui/session.h"
 #include "core/perf/cpu_microbench.h"
 #include "core/perf/kernel_points.h"
 #include "core/perf/machine_profile.h"
@@ -127,6 +128,53 @@ private slots:
         QVERIFY(saved.ok());
         QCOMPARE(saved->roofs.size(), out.result->roofs.size());
         QVERIFY(saved->description.rfind("tessera Run > Measure Roofs --quick, ISA ", 0) == 0);
+    }
+
+    void measuringAfterARunReplacesTheRunsDots()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("c++")).isEmpty())
+            QSKIP("no C++ compiler (c++) on PATH: kernels cannot be compiled");
+        app::MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        w.setRoofSavePrompt([](const QStringList&) { return true; });
+        perf::CpuMicrobenchOptions o = w.roofSession()->options();
+        o.minSeconds = 0.005;
+        w.roofSession()->setOptions(o);
+        QSignalSpy loaded(w.session(), &app::Session::finished);
+        w.openFile(QStringLiteral(TESSERA_SAMPLES "/dw_pw_block.onnx"));
+        QVERIFY(loaded.wait(120000));
+        QVERIFY(loaded.first().at(1).toBool());
+        QSignalSpy ran(&w, &app::MainWindow::runFinished);
+        w.runAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(ran.count() == 1, 240000);
+        views::RooflineView* view = w.rooflineView();
+        view->flush();
+        const QStringList kernels = view->kernelNames();
+        QVERIFY(!kernels.isEmpty());
+        QVERIFY(!view->bannerText().isEmpty());
+        QVERIFY(view->tooltipText(kernels.first()).contains(QStringLiteral("no measured roofs")));
+        std::vector<QPointF> before;
+        for (const QString& k : kernels)
+            before.push_back(view->dotPositions(k).front());
+
+        QSignalSpy done(&w, &app::MainWindow::roofMeasurementFinished);
+        w.measureRoofsAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 180000);
+        QVERIFY(!done.first().at(0).toString().isEmpty());
+        view->flush();
+        // The run's kernels stay, at the same places, now measured against the new roofs.
+        QVERIFY(view->bannerText().isEmpty());
+        QCOMPARE(view->kernelNames(), kernels);
+        for (int i = 0; i < kernels.size(); ++i)
+            QCOMPARE(view->dotPositions(kernels[i]).front(), before[static_cast<std::size_t>(i)]);
+        QVERIFY2(view->tooltipText(kernels.first()).contains(QStringLiteral("binding roof: ")),
+                 qPrintable(view->tooltipText(kernels.first())));
+        // TESSERA_TEST_SCREENSHOT=path.png: the window after the measurement (run under Xvfb).
+        if (const QString shot = qEnvironmentVariable("TESSERA_TEST_SCREENSHOT"); !shot.isEmpty()) {
+            QTest::qWait(500);
+            QVERIFY(w.grab().save(shot));
+        }
     }
 
     void cancelStopsTheMeasurementAndSavesNothing()
