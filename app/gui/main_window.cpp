@@ -643,6 +643,8 @@ void MainWindow::startRun()
         setRunMessage(tr("Open a model first (File > Open)"), true);
         return;
     }
+    if (roofMeasurementBlocksRun())
+        return;
     m_run->start(m_model, currentRunSettings());
 }
 

@@ -453,6 +453,8 @@ private:
     void onRoofFinished(quint64 generation, bool ok);
     /// Looks the CPU profile up again and re-places the last run's dots against it.
     void reloadRoofProfile();
+    /// True (and says so) while roofs are measured: kernels timed meanwhile would disturb both.
+    bool roofMeasurementBlocksRun();
     RoofSession* m_roofSession = nullptr;
     QAction* m_measureRoofsAction = nullptr;
     QProgressBar* m_roofProgress = nullptr;

@@ -164,6 +164,14 @@ void MainWindow::onRoofFinished(quint64, bool)
     emit roofMeasurementFinished(fromStd(*path));
 }
 
+bool MainWindow::roofMeasurementBlocksRun()
+{
+    if (!m_roofSession || !m_roofSession->isBusy())
+        return false;
+    setRunMessage(tr("Run once the roof measurement has finished, or cancel it (a busy CPU measures low roofs)"), true);
+    return true;
+}
+
 void MainWindow::reloadRoofProfile()
 {
     const RunOutcome& last = m_run->lastOutcome();
