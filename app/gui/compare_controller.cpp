@@ -97,7 +97,9 @@ bool CompareController::pin()
     m_window->rooflineView()->setPinnedPoints(pipeline::kernelSamples(*last.report, *last.compiled));
     m_window->codePanel()->setDiffAvailable(true);
     m_window->statusBar()->showMessage(
-        tr("Pinned the last run (%1 kernels): the next runs are compared with it").arg(last.report->kernels.size()), 5000);
+        tr("Pinned the last run (%1 %2): the next runs are compared with it")
+            .arg(last.report->kernels.size())
+            .arg(last.report->kernels.size() == 1 ? tr("kernel") : tr("kernels")), 5000);
     updateActions();
     return true;
 }

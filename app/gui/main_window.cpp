@@ -514,12 +514,17 @@ void MainWindow::showProblems()
         return;
     }
     m_problemsDock->show();
+    // Plain English plurals (no translation catalogue is loaded, so "%n warning(s)" would show as is).
+    auto counted = [](int n, const QString& one, const QString& many) {
+        return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
+    };
     QStringList parts;
     if (errors > 0)
-        parts << tr("%n error(s)", nullptr, errors);
-    parts << tr("%n warning(s)", nullptr, warnings);
+        parts << counted(errors, tr("error"), tr("errors"));
+    if (warnings > 0 || errors == 0)
+        parts << counted(warnings, tr("warning"), tr("warnings"));
     if (notes > 0)
-        parts << tr("%n note(s)", nullptr, notes);
+        parts << counted(notes, tr("note"), tr("notes"));
     m_problemsButton->setText(parts.join(QStringLiteral(", ")));
     m_problemsButton->setIcon(style()->standardIcon(errors > 0     ? QStyle::SP_MessageBoxCritical
                                                     : warnings > 0 ? QStyle::SP_MessageBoxWarning

@@ -107,6 +107,12 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
                             : "NVRTC " + report.cudaModule->arch + " " +
                                   views::TimingTableModel::formatSeconds(report.cudaModule->compileSeconds).toStdString();
     }
+    for (const support::Diagnostic& d : report.warnings.items()) {
+        if (d.where == "timing") {
+            s.timingWarning = d.message;
+            break;
+        }
+    }
     for (const pipeline::KernelReport& k : report.kernels) {
         views::TimingRow r;
         r.kernel = k.name;

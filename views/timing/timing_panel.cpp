@@ -180,6 +180,9 @@ void TimingPanel::refreshSummary()
                          TimingTableModel::formatSeconds(pinned->totalSeconds));
     else if (pinned)
         text += tr(" \u00b7 compared with the pinned run");
+    // Inflated times are the first thing to know about a run, not a line lost in Problems.
+    if (!s.timingWarning.empty())
+        text += QStringLiteral("\n\u26a0 ") + tr("Timings unreliable: %1").arg(fromStd(s.timingWarning));
     m_summary->setText(text);
 }
 

@@ -78,6 +78,9 @@ struct TimingSnapshot {
     bool timed = true;
     bool checked = false;
     std::string compileNote;       ///< e.g. "compile 1.2 s" or "compile cache hit"
+    /// Why the times may be inflated (the run's "timing" warning, e.g. other processes used 62% of
+    /// the CPUs' time); empty when none. Shown in the summary, not only in Problems.
+    std::string timingWarning;
 };
 
 /// A kernel as the cross-run matching sees it: its name and the nodes it covers.

@@ -222,6 +222,22 @@ private slots:
         QCOMPARE(views::TimingPanel::summaryFor(s2),
                  QStringLiteral("3 kernels \u00b7 2 threads \u00b7 compile cache hit \u00b7 check: 1 of 3 outside "
                                 "tolerance (first: 'k1')"));
+
+        // A run disturbed by other processes says so in the Timings summary, not only in Problems.
+        QCOMPARE(s.timingWarning, std::string());
+        pipeline::RunReport busy = report;
+        busy.warnings.warning("m.onnx", "stage", "not about timing");
+        busy.warnings.warning("m.onnx", "timing", "other processes used 62% of the CPUs' time");
+        options.time = true;
+        const views::TimingSnapshot s3 = app::timingSnapshot(busy, options);
+        QCOMPARE(s3.timingWarning, std::string("other processes used 62% of the CPUs' time"));
+        views::TimingPanel panel;
+        panel.setSnapshot(s3);
+        QVERIFY2(panel.summaryText().endsWith(
+                     QStringLiteral("\n\u26a0 Timings unreliable: other processes used 62% of the CPUs' time")),
+                 qPrintable(panel.summaryText()));
+        panel.setSnapshot(s);
+        QVERIFY(!panel.summaryText().contains(QStringLiteral("unreliable")));
     }
 
     void kernelStatusMapping()
