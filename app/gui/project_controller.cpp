@@ -31,6 +31,7 @@
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "app/gui/welcome_panel.h"
 #include "core/pipeline/host_profile.h"
 #include "core/target/gpu_profile.h"
 #include "views/mapping/mapping_panel.h"
@@ -458,8 +459,17 @@ bool ProjectController::saveAs(const QString& given)
         QString suggested = m_projectPath;
         if (suggested.isEmpty()) {
             const QFileInfo model(m_window->currentPath());
-            suggested = model.absolutePath() + QLatin1Char('/') + model.completeBaseName() +
-                        QLatin1String(project::kProjectExtension);
+            // Beside the model, unless that is the shipped samples folder (or not writable): a
+            // project is the user's work, not a change to the samples.
+            QString dir = model.absolutePath();
+            const QString samples = samplesDirectory();
+            if (!QFileInfo(dir).isWritable() ||
+                (!samples.isEmpty() && QFileInfo(dir).canonicalFilePath() == QFileInfo(samples).canonicalFilePath())) {
+                const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+                if (!docs.isEmpty())
+                    dir = docs;
+            }
+            suggested = dir + QLatin1Char('/') + model.completeBaseName() + QLatin1String(project::kProjectExtension);
         }
         path = m_savePathPrompt ? m_savePathPrompt(suggested) : QString();
         if (path.isEmpty())

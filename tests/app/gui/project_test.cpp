@@ -102,6 +102,7 @@ private slots:
     void modifiedAfterFuseClearedAfterSave();
     void unsavedPromptOnCloseCanCancel();
     void unsavedPromptOnOpeningAnotherFile();
+    void saveOfASampleSuggestsDocuments();
     void autosaveIsOfferedForRecovery();
     void corruptProjectIsAnErrorAndLeavesTheFile();
     void newerVersionOpensReadOnly();
@@ -239,6 +240,24 @@ void ProjectTest::unsavedPromptOnCloseCanCancel()
     QCOMPARE(a.prompts, 3);
     QVERIFY(QFile::exists(file));
     QVERIFY(!a.w.isVisible());
+}
+
+void ProjectTest::saveOfASampleSuggestsDocuments()
+{
+    // A shipped sample's project is suggested in Documents, not in the samples folder.
+    qputenv("TESSERA_SAMPLES", QByteArray(TESSERA_SAMPLES));
+    Window a;
+    QVERIFY(openAndWait(a.w, sample("dw_pw_block.onnx")));
+    QString suggested;
+    a.w.projectController()->setSavePathPrompt([&](const QString& s) {
+        suggested = s;
+        return QString();  // cancelled
+    });
+    QVERIFY(!a.w.projectController()->saveAs());
+    const QString docs = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    QVERIFY(!docs.isEmpty());
+    QCOMPARE(suggested, docs + QStringLiteral("/dw_pw_block.tessera"));
+    qunsetenv("TESSERA_SAMPLES");
 }
 
 void ProjectTest::unsavedPromptOnOpeningAnotherFile()
