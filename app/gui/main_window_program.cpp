@@ -235,6 +235,12 @@ void MainWindow::onProgramLoaded(bool ok)
     }
     if (!m_programExported && (!m_programShownOnce || !ok)) {
         m_programShownOnce = true;
+        // Beside an open Welcome panel (same side) the two would split the height and leave the
+        // editor a few lines tall: they share the area as tabs instead, the program in front.
+        if (m_welcomeDock && m_welcomeDock->isVisible() && !m_welcomeDock->isFloating() &&
+            dockWidgetArea(m_welcomeDock) == dockWidgetArea(m_programDock) &&
+            !tabifiedDockWidgets(m_welcomeDock).contains(m_programDock))
+            tabifyDockWidget(m_welcomeDock, m_programDock);
         m_programDock->show();
         m_programDock->raise();
         resizeDocks({m_programDock}, {std::max(420, width() * 3 / 8)}, Qt::Horizontal);

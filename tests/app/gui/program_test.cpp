@@ -5,6 +5,7 @@
 // Save Program As turns it into a program; linked selection; unsaved-text prompts; Live mode
 // re-runs after edits and plan changes and reports failures without a dialog. Live runs need
 // tessera-runner (TESSERA_RUNNER, set by CMake) and `c++`.
+#include <QAction>
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
@@ -150,6 +151,22 @@ private slots:
         QCOMPARE(w.programDock()->toggleViewAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
         QCOMPARE(w.saveProgramAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
         QCOMPARE(w.liveAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
+    }
+
+    void programBesideWelcomeSharesTheArea()
+    {
+        // A program opened while the Welcome panel is up: the two become tabs (the editor in
+        // front, full height) instead of splitting the left side into a few lines each.
+        app::MainWindow w;
+        w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
+        w.resize(1400, 900);
+        w.show();
+        w.findChild<QAction*>(QStringLiteral("welcomeAction"))->trigger();
+        QVERIFY(w.welcomeDock()->isVisible());
+        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
+        QVERIFY(w.programDock()->isVisible());
+        QVERIFY(w.tabifiedDockWidgets(w.welcomeDock()).contains(w.programDock()));
+        QTRY_VERIFY(w.programDock()->height() > w.height() / 2);
     }
 
     void editReparsesAndTheGraphFollows()
