@@ -1,7 +1,5 @@
 #include "app/gui/project_controller.h"
 
-#include "app/gui/app_settings.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,14 +25,18 @@
 #include <QTimer>
 #include <QUndoStack>
 
+#include "app/gui/app_settings.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
 #include "app/gui/welcome_panel.h"
+#include "core/perf/kernel_points.h"
+#include "core/perf/machine_profile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/target/gpu_profile.h"
 #include "views/mapping/mapping_panel.h"
+#include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 
 namespace tessera::app {
@@ -419,6 +421,32 @@ void ProjectController::showLastRun()
     }
     m_window->timingPanel()->setSnapshot(std::move(s));
     m_window->timingDock()->show();
+
+    // Its dots on the roofline too (CARM: the record keeps the issued bytes), against this CPU's
+    // roofs when the run was recorded on this machine's CPU; otherwise without roofs.
+    std::vector<perf::KernelSample> samples;
+    for (const project::KernelMeasurement& k : r->kernels) {
+        if (k.medianSeconds <= 0 || k.bytes <= 0)
+            continue;
+        perf::KernelSample ks;
+        ks.name = k.name;
+        ks.opType = k.opType;
+        ks.ops = k.nodes;
+        ks.group = k.group;
+        ks.flops = k.flops;
+        ks.seconds = k.medianSeconds;
+        ks.issuedBytes = static_cast<double>(k.bytes);
+        samples.push_back(std::move(ks));
+    }
+    views::RooflineView* roofline = m_window->rooflineView();
+    roofline->clearPoints();
+    if (r->target == "cpu" && r->fingerprint == perf::cpuFingerprint())
+        roofline->setProfile(perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));
+    else
+        roofline->setProfile(std::nullopt, tr("The recorded run is from %1: no roofs of that machine here")
+                                               .arg(fromStd(r->device.empty() ? r->target : r->device)));
+    roofline->setThreads(r->threads);
+    roofline->addPoints(samples);
 }
 
 void ProjectController::onRunFinished(bool ok)

@@ -24,6 +24,7 @@
 #include "app/gui/session.h"
 #include "core/project/project.h"
 #include "core/schedule/fusion_plan.h"
+#include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
 
@@ -520,6 +521,15 @@ void ProjectTest::runGoesIntoTheHistory()
     QVERIFY2(b.w.timingPanel()->summaryText().contains(QStringLiteral("(from the project)")),
              qPrintable(b.w.timingPanel()->summaryText()));
     QVERIFY(b.w.timingDock()->isVisible());
+    // ... and puts its kernels on the roofline (same machine: this CPU's roofs, if any).
+    b.w.rooflineView()->flush();
+    QStringList expected;
+    for (const project::KernelMeasurement& k : onDisk->project.runs[0].kernels)
+        expected << QString::fromStdString(k.name);
+    QStringList drawn = b.w.rooflineView()->kernelNames();
+    drawn.sort();
+    expected.sort();
+    QCOMPARE(drawn, expected);
 }
 
 QTEST_MAIN(ProjectTest)
