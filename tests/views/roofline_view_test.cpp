@@ -138,6 +138,7 @@ private slots:
     void clickSelectsAndSlotHighlights();
     void exportsPngSvgPdf();
     void legendListsOnlyKeysWithDots();
+    void legendMovesOffTheDots();
     void hierarchicalDotsCarryTheirLevel();
     void precisionBoxListsTheProfilesPrecisions();
     void roofLabelsNeverOverlap();
@@ -361,6 +362,43 @@ void RooflineViewTest::exportsPngSvgPdf() {
         QVERIFY(v.exportTo(qEnvironmentVariable("TESSERA_ROOFLINE_SHOT"), 900, 560));
     QVERIFY(!v.exportTo(dir.filePath("r.bmp"), 0, 0, &error));
     QVERIFY(error.contains(".bmp"));
+}
+
+void RooflineViewTest::legendMovesOffTheDots() {
+    // No roofs, so nothing keeps kernels out of the top left corner where the legend starts. Nine
+    // op types make a three-row legend; the kernel of least intensity and most GFLOP/s (it sets
+    // both ranges) sits right under it. The legend moves to the first free corner (top right: the
+    // other extreme kernel is bottom right) and covers no dot there.
+    RooflineView v;
+    v.resize(800, 600);
+    v.setProfile(std::nullopt);
+    auto kernel = [](const std::string& name, const std::string& op, double ai, double gflops) {
+        KernelSample s = conv();
+        s.name = name;
+        s.opType = op;
+        s.ops = {name};
+        s.issuedBytes = s.flops / ai;
+        s.seconds = s.flops / (gflops * 1e9);
+        return s;
+    };
+    std::vector<KernelSample> samples = {kernel("top_left", "Conv", 0.01, 2000), kernel("bottom_right", "Gemm", 100, 0.5)};
+    const char* ops[] = {"Add", "Mul", "Relu", "Clip", "Softmax", "MatMul", "Sigmoid"};
+    for (int i = 0; i < 7; ++i)
+        samples.push_back(kernel(std::string("mid") + std::to_string(i), ops[i], 1.0 + 0.2 * i, 50));
+    v.addPoints(samples);
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    v.flush();
+    v.plot()->replot();
+    QTRY_COMPARE(v.plot()->axisRect()->insetLayout()->insetAlignment(0), Qt::AlignTop | Qt::AlignRight);
+    v.plot()->replot();
+    const QRectF legend = v.plot()->legend->outerRect();
+    QVERIFY(legend.height() > 40);  // three rows
+    for (const KernelSample& s : samples) {
+        const QPointF p(v.plot()->xAxis->coordToPixel(s.flops / s.issuedBytes),
+                        v.plot()->yAxis->coordToPixel(s.flops / s.seconds / 1e9));
+        QVERIFY2(!legend.contains(p), s.name.c_str());
+    }
 }
 
 void RooflineViewTest::legendListsOnlyKeysWithDots() {

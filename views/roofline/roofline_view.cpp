@@ -118,7 +118,7 @@ RooflineView::RooflineView(QWidget* parent)
     m_plot->addLayer("roofs", m_plot->layer("trails"), QCustomPlot::limAbove);
     m_plot->addLayer("roofLabels", m_plot->layer("roofs"), QCustomPlot::limAbove);
     m_plot->addLayer("pinned", m_plot->layer("roofLabels"), QCustomPlot::limAbove);
-    // Top left: above every bandwidth roof, where no kernel can be.
+    // Top left to begin with: above every bandwidth roof (placeLabels moves it off the dots).
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
     connect(m_plot, &QCustomPlot::afterLayout, this, &RooflineView::placeLabels);
@@ -536,6 +536,36 @@ void RooflineView::placeLabels() {
             obstacles.push_back({a + (b - a) * (static_cast<double>(j) / steps), 1, static_cast<int>(i), 1});
     }
     const bool legend = m_plot->legend->visible();
+    if (legend && !m_kernels.empty()) {
+        // The legend goes to the corner of the axis rect that covers the fewest kernel dots (top
+        // left first: above every bandwidth roof, empty unless there are no roofs or kernels beat
+        // their DRAM bound). Moving it does not move the dots, so the next layout keeps it.
+        const QSizeF size = QRectF(m_plot->legend->outerRect()).size() + QSizeF(6, 6);
+        const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignLeft, Qt::AlignTop | Qt::AlignRight,
+                                         Qt::AlignBottom | Qt::AlignRight, Qt::AlignBottom | Qt::AlignLeft};
+        auto rectAt = [&](Qt::Alignment a) {
+            const double x = (a & Qt::AlignLeft) ? area.left() : area.right() - size.width();
+            const double y = (a & Qt::AlignTop) ? area.top() : area.bottom() - size.height();
+            return QRectF(QPointF(x, y), size);
+        };
+        Qt::Alignment best = corners[0];
+        int bestCovered = -1;
+        for (Qt::Alignment a : corners) {
+            const QRectF r = rectAt(a).adjusted(-5, -5, 5, 5);
+            int covered = 0;
+            for (const Obstacle& o : obstacles)
+                covered += (o.line < 0 && r.contains(o.at)) ? 1 : 0;
+            if (bestCovered < 0 || covered < bestCovered) {
+                best = a;
+                bestCovered = covered;
+            }
+        }
+        QCPLayoutInset* inset = m_plot->axisRect()->insetLayout();
+        if (inset->insetAlignment(0) != best) {
+            inset->setInsetAlignment(0, best);
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
     const QRectF legendRect = legend ? QRectF(m_plot->legend->outerRect()).adjusted(-3, -3, 3, 3) : QRectF();
     const QPolygonF legendBox(legendRect);
 

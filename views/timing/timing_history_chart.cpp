@@ -25,7 +25,7 @@ TimingHistoryChart::TimingHistoryChart(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setObjectName(QStringLiteral("timingHistoryPlot"));
-    m_plot->setMinimumHeight(140);
+    m_plot->setMinimumHeight(100);  // the Timings table above it comes first in a short dock
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, QString(), QFont(font().family(), font().pointSize())));
     m_line = m_plot->addGraph();
@@ -36,6 +36,7 @@ TimingHistoryChart::TimingHistoryChart(QWidget* parent)
     m_bars->setDataPlottable(m_line);
     m_bars->setPen(QPen(QColor(0x90, 0x90, 0x90)));
     m_plot->xAxis->setLabel(tr("run"));
+    m_plot->yAxis->ticker()->setTickCount(3);  // readable in a short dock
     QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
     ticker->setTickStep(1);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

@@ -64,8 +64,10 @@ TimingPanel::TimingPanel(QWidget* parent)
     m_chart->setObjectName(QStringLiteral("timingHistoryChart"));
     m_splitter->addWidget(m_table);
     m_splitter->addWidget(m_chart);
-    m_splitter->setStretchFactor(0, 1);
+    // The table is what people read first: it gets twice the chart's height.
+    m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 1);
+    m_splitter->setSizes({200, 100});
     layout->addWidget(m_splitter, 1);
     // Selection changes from the user and from selectKernel() both redraw the history.
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] { refreshHistory(); });
