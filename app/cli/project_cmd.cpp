@@ -358,19 +358,9 @@ int runProjectRunImpl(const ProjectRunCmdOptions& options, std::ostream& out, st
 }  // namespace
 
 int runProjectRun(const ProjectRunCmdOptions& options, std::ostream& out, std::ostream& err) {
-    if (!options.json) return runProjectRunImpl(options, out, err);
     // As `run --json`: a failed run still prints one JSON object; the errors also go to stderr.
-    std::ostringstream captured;
-    const int rc = runProjectRunImpl(options, out, captured);
-    err << captured.str();
-    if (rc != kExitOk && rc != kExitCheckFailed) {
-        nlohmann::json j{{"ok", false}, {"exit_code", rc}, {"errors", nlohmann::json::array()}};
-        std::istringstream lines(captured.str());
-        for (std::string line; std::getline(lines, line);)
-            if (!line.empty()) j["errors"].push_back(line);
-        out << j.dump(2) << "\n";
-    }
-    return rc;
+    return withJsonFailureObject(options.json, out, err,
+                                 [&](std::ostream& o, std::ostream& e) { return runProjectRunImpl(options, o, e); });
 }
 
 }  // namespace tessera::cli

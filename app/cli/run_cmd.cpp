@@ -250,11 +250,15 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
 }  // namespace
 
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err) {
-    if (!options.json) return runRunImpl(options, out, err);
-    // With --json, a failed run still prints one JSON object (scripts parse stdout), and the
-    // errors go to stderr as usual.
+    return withJsonFailureObject(options.json, out, err,
+                                 [&](std::ostream& o, std::ostream& e) { return runRunImpl(options, o, e); });
+}
+
+int withJsonFailureObject(bool json, std::ostream& out, std::ostream& err,
+                          const std::function<int(std::ostream& out, std::ostream& err)>& impl) {
+    if (!json) return impl(out, err);
     std::ostringstream captured;
-    const int rc = runRunImpl(options, out, captured);
+    const int rc = impl(out, captured);
     err << captured.str();
     if (rc != kExitOk && rc != kExitCheckFailed) {
         nlohmann::json j{{"ok", false}, {"exit_code", rc}, {"errors", nlohmann::json::array()}};

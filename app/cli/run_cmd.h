@@ -28,6 +28,7 @@
 /// out in the runner, 1 internal error.
 /// Thread rules: none (runs on the caller's thread).
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -89,6 +90,12 @@ struct CompileCmdOptions {
 };
 
 int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream& err);
+
+/// Runs `impl(out, err)`; with `json`, a failure (an exit code other than ok or check failed)
+/// still prints one JSON object {"ok": false, "exit_code", "errors": [stderr lines]} on `out`
+/// (scripts parse stdout), and the errors go to `err` as usual. Used by `run` and `project run`.
+int withJsonFailureObject(bool json, std::ostream& out, std::ostream& err,
+                          const std::function<int(std::ostream& out, std::ostream& err)>& impl);
 
 /// `run`'s loading and compiling, shared with `compile` and `report`: loads a model or program
 /// (DSL errors shown with the source line and a caret), builds its runtime inputs from NAME=FILE.npy
