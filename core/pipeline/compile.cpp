@@ -11,6 +11,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
+#include "core/pipeline/user_schedule.h"
 #include "core/schedule/planners.h"
 #include "core/runtime/reference_interpreter.h"
 
@@ -315,6 +316,11 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     cm.model = std::move(*spec);
     cm.foldedNodes = stats.foldedNodes;
     cm.target = options.target;
+    for (const auto& user : options.schedules)
+        if (cm.model.graph.findNode(user.subject) == ir::kNoNode)
+            cm.warnings.warning(file, "schedule of '" + user.subject + "'",
+                                "not used: no operator of that name in the compiled graph");
+    applyUserSchedules(cm.model.program, options.schedules);
     const ir::Graph& g = cm.model.graph;
     const auto order = g.topologicalOrder();
     if (!order) {

@@ -55,6 +55,10 @@ struct CompileOptions {
     /// Hardware profile for the planner and the plan's checks; empty name = the target's: this CPU
     /// (pipeline::hostProfile) for the CPU target, the built-in "h200" for CUDA.
     target::GpuProfile hardware;
+    /// User schedules (core/pipeline/user_schedule.h: the GUI's applied task mappings, `--schedule`,
+    /// a project's "schedules"), by node name: each replaces the program's schedule of that node or
+    /// its default. A subject that names no node of the specialised graph is reported as a warning.
+    std::vector<ir::KernelScheduleDecl> schedules;
 };
 
 enum class StepKind { Kernel, Reference };
