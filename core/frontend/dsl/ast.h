@@ -218,6 +218,9 @@ struct Statement {
 struct Program {
     std::optional<std::string> version;
     std::vector<Statement> statements;
+    /// Names defined by statements that failed to parse (the error is already reported): sema
+    /// treats later uses of them as known-bad and stays silent instead of reporting each use.
+    std::vector<Name> poisoned;
 };
 
 }  // namespace tessera::frontend::dsl::ast

@@ -20,6 +20,7 @@ struct SyntaxError {};
 const std::vector<std::string> kStatementWords{"tessera", "model", "opset",    "input",
                                                "output",  "param", "schedule", "fuse"};
 const std::vector<std::string> kInitWords{"random", "zeros", "ones", "fill", "npy", "onnx"};
+const std::vector<std::string> kReducers{"sum", "prod", "max", "min"};
 const std::vector<std::string> kScheduleWords{"target", "grid",  "block",  "warp",      "thread",
                                               "tile",   "stage", "unroll", "vectorize", "parallel"};
 
@@ -62,6 +63,7 @@ public:
             }
             parseStatementInto(prog.statements, /*inGraph=*/false);
         }
+        prog.poisoned = std::move(m_poisoned);
         return prog;
     }
 
@@ -72,6 +74,16 @@ private:
     std::vector<Token> m_tokens;
     std::size_t m_pos = 0;
     int m_depth = 0;
+    /// Names the statement being parsed defines so far; poisoned when the statement fails.
+    std::vector<ast::Name> m_pendingDefs;
+    std::vector<ast::Name> m_poisoned;
+
+    /// Records a name the current statement defines, so that a syntax error later in the
+    /// statement does not turn each later use of the name into an error of its own.
+    const ast::Name& defines(const ast::Name& n) {
+        m_pendingDefs.push_back(n);
+        return n;
+    }
 
     struct DepthGuard {
         Parser& p;
@@ -215,12 +227,16 @@ private:
     // ---- statements -----------------------------------------------------------------------
     void parseStatementInto(std::vector<ast::Statement>& out, bool inGraph) {
         const std::size_t startPos = m_pos;
+        // Graph bodies nest statements: the enclosing statement's names wait while the inner ones parse.
+        std::vector<ast::Name> enclosingDefs = std::exchange(m_pendingDefs, {});
         try {
             ast::Statement s = parseStatement(inGraph);
             out.push_back(std::move(s));
         } catch (const SyntaxError&) {
+            for (auto& n : m_pendingDefs) m_poisoned.push_back(std::move(n));
             sync();
         }
+        m_pendingDefs = std::move(enclosingDefs);
         if (m_pos == startPos) advance();  // always make progress
     }
 
@@ -265,7 +281,7 @@ private:
                 notInGraph("'input'");
                 advance();
                 s.kind = ast::Statement::Kind::Input;
-                s.input.name = parseName("an input name");
+                s.input.name = defines(parseName("an input name"));
                 expect(TK::Colon, "and a type after the input name (input x: f32[1, 3]);");
                 s.input.type = parseType();
                 if (accept(TK::Assign)) s.input.init = parseInitializer();
@@ -290,7 +306,7 @@ private:
             if (w == "param") {
                 advance();
                 s.kind = ast::Statement::Kind::Param;
-                s.param.name = parseName("a parameter name");
+                s.param.name = defines(parseName("a parameter name"));
                 expect(TK::Colon, "and a type after the parameter name (param w: f32[3, 3] = zeros;)");
                 s.param.type = parseType();
                 if (!at(TK::Assign))
@@ -313,7 +329,7 @@ private:
                 notInGraph("'fuse'");
                 advance();
                 s.kind = ast::Statement::Kind::Fuse;
-                s.fuse.group = parseName("a fusion group name");
+                s.fuse.group = defines(parseName("a fusion group name"));
                 expect(TK::Assign, "after the fusion group name (fuse g = [a, b] anchor a;)");
                 expect(TK::LBracket, "to start the member list");
                 s.fuse.members.push_back(parseName("a node name"));
@@ -378,7 +394,7 @@ private:
                     t.name = {"_", cur().range};
                     advance();
                 } else {
-                    t.name = parseName("an output name");
+                    t.name = defines(parseName("an output name"));
                     if (accept(TK::Colon)) t.type = parseType();
                 }
                 t.range = rangeFrom(ts);
@@ -766,7 +782,7 @@ private:
     ast::ComputeStmt parseCompute() {
         ast::ComputeStmt c;
         const SourceRange start = cur().range;
-        c.output = parseName("the output tensor name");
+        c.output = defines(parseName("the output tensor name"));
         expect(TK::LBracket, "");
         if (!at(TK::RBracket)) {
             for (;;) {
@@ -825,8 +841,23 @@ private:
         }
         if (!axesOnly || i + 1 >= m_tokens.size()) return false;
         const TK after = m_tokens[i + 1].kind;
+        // `as` names the node; it is not the start of a reduction body.
+        if (after == TK::Ident && m_tokens[i + 1].text == "as") return false;
         return after == TK::Ident || after == TK::QIdent || after == TK::Int || after == TK::Float ||
                after == TK::LParen || after == TK::Bang;
+    }
+
+    /// `sun(k) x[k]`: a call that can only be a reduction with a misspelled reducer (nothing else
+    /// may follow a call directly). Reported once at the name; the statement is then abandoned.
+    [[noreturn]] void unknownReducer() {
+        const Token& name = cur();
+        std::string msg = "unknown reducer '" + name.text + "'";
+        if (auto m = closestMatch(name.text, kReducers))
+            msg += "; did you mean '" + *m + "'?";
+        else
+            msg += "; reducers are sum, prod, max and min";
+        error(name.range, std::move(msg));
+        throw SyntaxError{};
     }
 
     ast::Expr parseExpr() {
@@ -965,6 +996,8 @@ private:
                 e.name = {cur().text, cur().range};
                 advance();
                 expect(TK::RParen, "to close cast(...)");
+            } else if (looksLikeReduction()) {
+                unknownReducer();
             } else {
                 e.kind = ast::Expr::Kind::Call;
                 e.name = {fn, cur().range};

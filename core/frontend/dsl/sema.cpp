@@ -131,6 +131,7 @@ public:
         std::vector<std::pair<ast::Name, std::optional<ast::Type>>> outputs;
         std::vector<const ast::ScheduleStmt*> schedules;
         std::vector<const ast::FuseStmt*> fusions;
+        for (const auto& n : prog.poisoned) m_poisoned.insert(n.text);
         for (const auto& s : prog.statements) {
             switch (s.kind) {
                 case ast::Statement::Kind::Model:
@@ -161,6 +162,7 @@ public:
                     fusions.push_back(&s.fuse);
                     break;
             }
+            poisonFailedDefinitions(s, ctx);
         }
         if (!m.opsets.count("")) m.opsets[""] = 17;
         std::set<std::string> seenOutputs;
@@ -194,6 +196,9 @@ private:
     std::int64_t m_totalBytes = 0;
     std::map<std::string, std::shared_ptr<const ir::Model>> m_onnxCache;
     std::set<std::string> m_onnxFailed;
+    /// Names whose defining statement failed with an error already reported: uses of them fail
+    /// quietly, so that one mistake gives one error, not one per later use.
+    std::set<std::string> m_poisoned;
 
     // ---- diagnostics ---------------------------------------------------------------------------
     void report(Severity sev, const SourceRange& r, std::string msg, std::vector<std::string> notes = {}) {
@@ -219,7 +224,50 @@ private:
         return names;
     }
 
+    /// A value of that name in ctx or an enclosing graph (unlike lookup, adds nothing).
+    static bool visible(const GraphCtx& ctx, const std::string& name) {
+        for (const GraphCtx* c = &ctx; c; c = c->parent)
+            if (c->g->findValue(name) != ir::kNoValue) return true;
+        return false;
+    }
+
+    /// True when `name` is undefined because of an error reported already.
+    bool poisoned(const std::string& name) const {
+        return m_poisoned.count(name) != 0 && errorCount() > 0;
+    }
+
+    /// After a statement: the names it should have defined but did not (it failed) are poisoned.
+    /// Only once an error was reported, so that a quiet failure can never hide a name.
+    void poisonFailedDefinitions(const ast::Statement& s, const GraphCtx& ctx) {
+        if (errorCount() == 0) return;
+        auto check = [&](const ast::Name& n) {
+            if (!n.text.empty() && ctx.g->findValue(n.text) == ir::kNoValue) m_poisoned.insert(n.text);
+        };
+        switch (s.kind) {
+            case ast::Statement::Kind::Input:
+                check(s.input.name);
+                break;
+            case ast::Statement::Kind::Param:
+                check(s.param.name);
+                break;
+            case ast::Statement::Kind::Op:
+                for (const auto& t : s.op.targets)
+                    if (!t.omitted) check(t.name);
+                if (s.op.nodeName && ctx.g->findNode(s.op.nodeName->text) == ir::kNoNode)
+                    m_poisoned.insert(s.op.nodeName->text);
+                break;
+            case ast::Statement::Kind::Compute:
+                check(s.compute.output);
+                if (s.compute.nodeName && ctx.g->findNode(s.compute.nodeName->text) == ir::kNoNode)
+                    m_poisoned.insert(s.compute.nodeName->text);
+                break;
+            default:
+                break;
+        }
+    }
+
     void undefinedName(const ast::Name& n, const GraphCtx& ctx, const std::string& what) {
+        if (poisoned(n.text)) return;
         auto notes = didYouMean(n.text, visibleNames(ctx));
         error(n.range, what + " " + quote(n.text) + " is not defined", notes);
     }
@@ -849,6 +897,7 @@ private:
                           "only op calls, compute definitions and params may appear in a graph body");
                     break;
             }
+            poisonFailedDefinitions(s, ctx);
         }
         const bool bodyFailed = errorCount() > errorsBefore;
         for (const auto& [n, t] : gl.results) {
@@ -1154,6 +1203,7 @@ private:
                     break;
                 }
                 b.ok = false;
+                if (poisoned(x.name.text)) break;
                 if (lookup(ctx, x.name.text) != ir::kNoValue) {
                     error(x.range,
                           quote(x.name.text) + " is a tensor; read an element with " + x.name.text + "[...]");
@@ -1252,7 +1302,21 @@ private:
                     if (arity(2)) e = ir::ComputeExpr::binaryOp(*bi, std::move(args[0]), std::move(args[1]));
                 } else {
                     b.ok = false;
-                    auto notes = didYouMean(fn, kFunctions);
+                    // y[i] = m(i): a tensor read with the wrong brackets is the likeliest intent.
+                    std::vector<std::string> notes;
+                    if (visible(ctx, fn))
+                        notes.push_back("hint: " + quote(fn) + " is a tensor; read an element with " + fn + "[...]");
+                    // sun(x[i, k]): a reducer misspelled and written like a function. Reducers come
+                    // first so that they win ties ('sun' is as close to 'sin').
+                    std::vector<std::string> cands{"sum", "prod"};
+                    cands.insert(cands.end(), kFunctions.begin(), kFunctions.end());
+                    if (notes.empty()) {
+                        if (auto r = closestMatch(fn, cands); r && (*r == "sum" || *r == "prod"))
+                            notes.push_back("hint: did you mean " + quote(*r) + "? A reduction names its axes: " +
+                                            *r + "(k) x[i, k]");
+                        else if (r)
+                            notes.push_back("hint: did you mean " + quote(*r) + "?");
+                    }
                     if (notes.empty())
                         notes.push_back(
                             "hint: functions are exp log sqrt rsqrt sin cos tan tanh sigmoid abs floor ceil "
@@ -1400,8 +1464,9 @@ private:
         for (const auto& mem : s.members) {
             const ir::NodeId id = findNodeOrProducer(g, mem.text);
             if (id == ir::kNoNode) {
-                error(mem.range, "fusion member " + quote(mem.text) + " is not a node",
-                      didYouMean(mem.text, nodeNames(g)));
+                if (!poisoned(mem.text))
+                    error(mem.range, "fusion member " + quote(mem.text) + " is not a node",
+                          didYouMean(mem.text, nodeNames(g)));
                 ok = false;
                 continue;
             }
@@ -1422,7 +1487,9 @@ private:
         }
         if (s.anchor) {
             const ir::NodeId a = findNodeOrProducer(g, s.anchor->text);
-            if (a == ir::kNoNode || !members.count(a)) {
+            if (a == ir::kNoNode && poisoned(s.anchor->text)) {
+                ok = false;
+            } else if (a == ir::kNoNode || !members.count(a)) {
                 error(s.anchor->range,
                       "anchor " + quote(s.anchor->text) + " is not a member of fusion group " + quote(f.name),
                       didYouMean(s.anchor->text, f.members));
@@ -1463,7 +1530,10 @@ private:
                     break;
                 }
         }
-        if (ok) m.program.fusions.push_back(std::move(f));
+        if (ok)
+            m.program.fusions.push_back(std::move(f));
+        else
+            m_poisoned.insert(s.group.text);  // its schedule would only repeat the member's error
     }
 
     void scheduleStmt(const ast::ScheduleStmt& s, ir::Model& m) {
@@ -1479,6 +1549,7 @@ private:
         } else {
             const ir::NodeId id = findNodeOrProducer(g, s.subject.text);
             if (id == ir::kNoNode) {
+                if (poisoned(s.subject.text)) return;
                 std::vector<std::string> cands = nodeNames(g);
                 for (const auto& f2 : m.program.fusions) cands.push_back(f2.name);
                 error(s.subject.range,
