@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
                            "fusion plan: none, hidet, fuseplanner, or a plan file (tessera-cli plan --output); default: the program's fuse groups, else none");
         runCmd->add_option("--hw", run.fusion.hw,
                            "hardware profile for the planner: host (this CPU; the default for --target cpu), h200 (the default for cuda), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
+        runCmd->add_option("--schedule", run.fusion.schedules,
+                           "NODE=GRID[;BLOCK]: compile NODE with these task mappings (repeatable), e.g. \"Conv_0=spatial(1,8,4,4).repeat(1,4,28,28)\"");
         runCmd->add_option("--timeout", run.timeoutSeconds, "seconds a kernel may run before the runner is killed (default 120)")
             ->check(CLI::Range(0.001, 1e6));
 
@@ -125,6 +127,8 @@ int main(int argc, char** argv) {
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
         compileCmd->add_option("--plan", compile.fusion.plan, "fusion plan: none, hidet, fuseplanner or a plan file");
         compileCmd->add_option("--hw", compile.fusion.hw, "hardware profile for the planner (default: host for cpu, h200 for cuda)");
+        compileCmd->add_option("--schedule", compile.fusion.schedules,
+                               "NODE=GRID[;BLOCK]: compile NODE with these task mappings (repeatable)");
 
         ConformanceCmdOptions conf;
         auto* confCmd = app.add_subcommand("conformance", "Run ONNX backend node tests through Tessera's compiler and print passed/failed/skipped per op");

@@ -174,6 +174,9 @@ int runProjectShow(const ProjectShowCmdOptions& options, std::ostream& out, std:
     for (const auto& m : p.mappings)
         out << "mapping" << (m.node.empty() ? std::string() : " " + m.node) << ": " << m.grid
             << (m.block.empty() ? std::string() : " / " + m.block) << "\n";
+    for (const auto& sch : p.schedules)
+        out << "schedule " << sch.node << ": grid " << sch.grid
+            << (sch.block.empty() ? std::string() : ", block " + sch.block) << "\n";
     out << "runs: " << p.runs.size() << "\n";
     if (p.runs.empty()) return kExitOk;
     out << std::left << std::setw(4) << "#" << std::setw(22) << "time" << std::setw(9) << "target" << std::setw(28)

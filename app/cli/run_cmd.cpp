@@ -22,6 +22,7 @@
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
+#include "core/pipeline/user_schedule.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/codegen/cuda/cuda_codegen.h"
@@ -131,6 +132,14 @@ namespace {
 
 /// Applies --plan/--hw to the compile options. Returns an exit code (0 = ok).
 int applyFusionChoice(const FusionChoice& fusion, pipeline::CompileOptions& copts, std::ostream& err) {
+    for (const auto& spec : fusion.schedules) {
+        auto s = pipeline::parseScheduleSpec(spec);
+        if (!s.ok()) {
+            printDiagnostics(s.diagnostics(), err);
+            return kExitBadInput;
+        }
+        copts.schedules.push_back(std::move(*s));
+    }
     if (!fusion.hw.empty()) {
         auto hw = pipeline::findHardwareProfile(fusion.hw);
         if (!hw.ok()) {

@@ -52,9 +52,13 @@ constexpr int kExitKernelFault = 4;
 
 /// `--plan` and `--hw` of run, compile and report: a planner name (none, hidet, fuseplanner) or a
 /// plan JSON file (`plan --output`), and a hardware profile name or JSON file (default h200).
+/// `--schedule NODE=GRID[;BLOCK]` (run, compile; repeatable): a user schedule of that node
+/// (core/pipeline/user_schedule.h), the CLI twin of the Task Mapping dock's Apply; a malformed
+/// spec is bad input, a mapping that does not fit the node fails the compile naming the node.
 struct FusionChoice {
     std::string plan;
     std::string hw;
+    std::vector<std::string> schedules;
 };
 
 struct RunCmdOptions {

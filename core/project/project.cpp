@@ -12,6 +12,7 @@
 #include "core/perf/machine_profile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
+#include "core/pipeline/user_schedule.h"
 #include "core/support/atomic_file.h"
 #include "core/support/hash.h"
 
@@ -388,6 +389,20 @@ support::Expected<LoadedProject> parseProject(const std::string& text, const std
             r.str("block", m.block);
             p.mappings.push_back(std::move(m));
         }
+    if (const Json* ss = top.array("schedules"))
+        for (std::size_t i = 0; i < ss->size(); ++i) {
+            const std::string prefix = "schedules[" + std::to_string(i) + "]";
+            if (!(*ss)[i].is_object()) {
+                diags.error(path, "", "'" + prefix + "' must be an object");
+                continue;
+            }
+            Reader r((*ss)[i], prefix, diags, path);
+            ScheduleOverride o;
+            r.str("node", o.node, true);
+            r.str("grid", o.grid, true);
+            r.str("block", o.block);
+            p.schedules.push_back(std::move(o));
+        }
     if (const Json* runs = top.array("runs"))
         for (std::size_t i = 0; i < runs->size(); ++i) {
             RunRecord run;
@@ -457,6 +472,9 @@ std::string projectToJson(const Project& p, const std::string& path) {
     OJson maps = OJson::array();
     for (const auto& m : p.mappings) maps.push_back({{"node", m.node}, {"grid", m.grid}, {"block", m.block}});
     root["mappings"] = std::move(maps);
+    OJson scheds = OJson::array();
+    for (const auto& o : p.schedules) scheds.push_back({{"node", o.node}, {"grid", o.grid}, {"block", o.block}});
+    root["schedules"] = std::move(scheds);
     OJson runs = OJson::array();
     for (const auto& r : p.runs) runs.push_back(runJson(r));
     root["runs"] = std::move(runs);
@@ -544,6 +562,7 @@ support::Expected<pipeline::CompileOptions> compileOptionsFor(const Project& pro
         o.plan = project.plan;
     else if (project.planner == "none" || project.planner == "hidet" || project.planner == "fuseplanner")
         o.planner = project.planner;
+    for (const auto& s : project.schedules) o.schedules.push_back(pipeline::mappingSchedule(s.node, s.grid, s.block));
     return o;
 }
 

@@ -5,10 +5,10 @@
 /// mappings last looked at) and every measurement saved with it, so that a session can be closed,
 /// reopened, shared, and its timings compared run after run.
 ///
-/// JSON format (version 1, keys in snake_case; one object, UTF-8, written with 2-space indent):
+/// JSON format (version 2, keys in snake_case; one object, UTF-8, written with 2-space indent):
 /// @code
 /// {
-///   "format": "tessera-project", "version": 1,              // required
+///   "format": "tessera-project", "version": 2,              // required
 ///   "source": {                                              // required
 ///     "kind": "onnx",                                        // required: "onnx" | "dsl"
 ///     "path": "../models/dw_pw_block.onnx",                  // required: relative to the project's folder
@@ -21,6 +21,7 @@
 ///   "target": "cpu",                                         // "cpu", "cuda:0", "cuda-compile", ...
 ///   "options": {"threads": 2, "check": true, "fallback_reference": true, "tolerance": -1},
 ///   "mappings": [{"node": "MatMul_0", "grid": "spatial(4,4)", "block": "repeat(2,2)"}],
+///   "schedules": [{"node": "Conv_3", "grid": "spatial(1,8,4,4)", "block": ""}],  // since version 2
 ///   "runs": [{
 ///     "time": "2026-01-05T10:11:12Z", "fingerprint": "<perf::cpuFingerprint or gpuFingerprint>",
 ///     "target": "cpu", "device": "Intel(R) Xeon(R) ...", "planner": "fuseplanner",
@@ -45,6 +46,9 @@
 ///   project even when the .tsr file was not saved; the file is only where it came from.
 /// - The content hash lets a reopened project notice that its source file changed (a plan made
 ///   for the old graph may name nodes that are gone): loadProject warns, and the caller decides.
+/// - Version 2 added "schedules" (the user schedules compiled with); a version-1 file has none and
+///   opens as before. Version 1 Tessera opens a version-2 file read-only, so it cannot save the
+///   schedules away.
 /// - Unknown keys are ignored. A file whose version is newer than kProjectVersion is read as far
 ///   as this version understands it, marked readOnly, and saveProject refuses to overwrite it
 ///   (saving would drop what the newer version wrote).
@@ -68,7 +72,7 @@
 
 namespace tessera::project {
 
-inline constexpr int kProjectVersion = 1;
+inline constexpr int kProjectVersion = 2;
 inline constexpr const char* kProjectFormat = "tessera-project";
 /// File name extension of project files, with the dot.
 inline constexpr const char* kProjectExtension = ".tessera";
@@ -105,6 +109,16 @@ struct MappingEdit {
     std::string grid;   ///< e.g. "spatial(4,4)"
     std::string block;  ///< second level ("" = one level)
     bool operator==(const MappingEdit&) const = default;
+};
+
+/// A user schedule applied to a kernel (the Task Mapping dock's Apply, `--schedule`): unlike
+/// MappingEdit it is compiled with (compileOptionsFor puts it in pipeline::CompileOptions::schedules, as
+/// pipeline::mappingSchedule(node, grid, block)).
+struct ScheduleOverride {
+    std::string node;   ///< node name (required)
+    std::string grid;   ///< grid mapping (required)
+    std::string block;  ///< block mapping ("" = one level)
+    bool operator==(const ScheduleOverride&) const = default;
 };
 
 /// One kernel of a recorded run.
@@ -148,6 +162,7 @@ struct Project {
     std::string target = "cpu";
     ProjectRunOptions options;
     std::vector<MappingEdit> mappings;
+    std::vector<ScheduleOverride> schedules; ///< user schedules, one per node at most
     std::vector<RunRecord> runs;             ///< oldest first
 };
 
@@ -209,7 +224,8 @@ support::Expected<ir::Model> loadProjectModel(const Project& project, const supp
 /// unknown name, a malformed embedded profile.
 support::Expected<target::GpuProfile> projectHardware(const Project& project);
 
-/// Compile options for the project (target, threads, fallback, hardware, plan or planner).
+/// Compile options for the project (target, threads, fallback, hardware, plan or planner, the
+/// user schedules).
 /// Errors: a target that is not "cpu", "cuda", "cuda:N" or "cuda-compile"; hardware errors.
 support::Expected<pipeline::CompileOptions> compileOptionsFor(const Project& project);
 /// Run options for the project (check, tolerance, threads, CUDA device from "cuda:N").

@@ -95,6 +95,8 @@ protected:
         p.options.tolerance = 2.5e-4;
         p.mappings.push_back({"MatMul_0", "spatial(4,4)", "repeat(2,2)"});
         p.mappings.push_back({"", "spatial(8)", ""});
+        p.schedules.push_back({"C", "spatial(2,2)", "spatial(16,16) * repeat(8,8)"});
+        p.schedules.push_back({"Relu_1", "spatial(8)", ""});
         project::RunRecord r;
         r.time = "2026-01-05T10:11:12Z";
         r.fingerprint = "Test CPU | 2 logical CPUs";
@@ -131,7 +133,9 @@ TEST_F(ProjectFile, EveryFieldSurvivesSaveAndLoad) {
 
     const auto raw = nlohmann::json::parse(readAll(file));
     EXPECT_EQ(raw["format"], "tessera-project");
-    EXPECT_EQ(raw["version"], 1);
+    EXPECT_EQ(raw["version"], 2);
+    EXPECT_EQ(raw["schedules"][0]["node"], "C");
+    EXPECT_EQ(raw["schedules"][0]["block"], "spatial(16,16) * repeat(8,8)");
     EXPECT_EQ(raw["source"]["kind"], "dsl");
     EXPECT_EQ(raw["source"]["path"], "../models/prog.tsr");
     EXPECT_EQ(raw["source"]["content_hash"].get<std::string>().size(), 32u);
@@ -144,7 +148,7 @@ TEST_F(ProjectFile, EveryFieldSurvivesSaveAndLoad) {
     EXPECT_FALSE(loaded->readOnly);
     EXPECT_FALSE(loaded->sourceMissing);
     EXPECT_FALSE(loaded->sourceChanged);
-    EXPECT_EQ(loaded->fileVersion, 1);
+    EXPECT_EQ(loaded->fileVersion, 2);
     const project::Project& q = loaded->project;
     EXPECT_EQ(q.source.kind, project::SourceKind::Dsl);
     EXPECT_EQ(q.source.path, src.lexically_normal().string());
@@ -162,6 +166,7 @@ TEST_F(ProjectFile, EveryFieldSurvivesSaveAndLoad) {
     EXPECT_EQ(q.target, "cuda:1");
     EXPECT_EQ(q.options, p.options);
     EXPECT_EQ(q.mappings, p.mappings);
+    EXPECT_EQ(q.schedules, p.schedules);
     EXPECT_EQ(q.runs, p.runs);
     ASSERT_NE(project::lastRun(q), nullptr);
     EXPECT_EQ(project::lastRun(q)->time, "2026-01-06T00:00:00Z");
@@ -283,7 +288,7 @@ TEST_F(ProjectFile, NewerVersionOpensReadOnlyAndIsNotOverwritten) {
     ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().formatAll();
     EXPECT_TRUE(loaded->readOnly);
     EXPECT_EQ(loaded->fileVersion, 7);
-    EXPECT_TRUE(hasWarning(loaded.diagnostics(), "project version 7 is newer than this Tessera's (1)"));
+    EXPECT_TRUE(hasWarning(loaded.diagnostics(), "project version 7 is newer than this Tessera's (2)"));
     EXPECT_TRUE(hasWarning(loaded.diagnostics(), "saving is disabled"));
     EXPECT_EQ(loaded->project.options.threads, 1);
     ASSERT_EQ(loaded->project.runs.size(), 1u);
@@ -293,7 +298,7 @@ TEST_F(ProjectFile, NewerVersionOpensReadOnlyAndIsNotOverwritten) {
     ASSERT_FALSE(saved.ok());
     EXPECT_NE(saved.diagnostics().firstError()->message.find("version 7"), std::string::npos);
     EXPECT_EQ(readAll(file), text);
-    // Saving elsewhere (Save As) writes a version-1 project.
+    // Saving elsewhere (Save As) writes a project of this version.
     const fs::path other = m_dir / "now.tessera";
     ASSERT_TRUE(project::saveProject(loaded->project, other.string()).ok());
     auto again = project::loadProject(other.string());
@@ -437,3 +442,57 @@ TEST_F(ProjectFile, RunRecordFromARealCpuRun) {
 }
 
 }  // namespace
+
+TEST_F(ProjectFile, VersionOneProjectWithoutSchedulesStillOpens) {
+    const fs::path model = m_dir / "m.onnx";
+    fs::copy_file(sample("dw_pw_block.onnx"), model);
+    const fs::path file = m_dir / "old.tessera";
+    writeAll(file, R"J({"format": "tessera-project", "version": 1,
+        "source": {"kind": "onnx", "path": "m.onnx"}, "planner": "none", "plan": null, "target": "cpu",
+        "options": {"threads": 1}, "mappings": [{"node": "", "grid": "spatial(4)", "block": ""}], "runs": []})J");
+    auto loaded = project::loadProject(file.string());
+    ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().formatAll();
+    EXPECT_TRUE(loaded.diagnostics().empty()) << loaded.diagnostics().formatAll();
+    EXPECT_FALSE(loaded->readOnly);
+    EXPECT_EQ(loaded->fileVersion, 1);
+    EXPECT_TRUE(loaded->project.schedules.empty());
+    ASSERT_EQ(loaded->project.mappings.size(), 1u);
+    auto opts = project::compileOptionsFor(loaded->project);
+    ASSERT_TRUE(opts.ok());
+    EXPECT_TRUE(opts->schedules.empty());
+    // Saved again it becomes a version-2 project with an empty "schedules".
+    ASSERT_TRUE(project::saveProject(loaded->project, file.string()).ok());
+    const auto raw = nlohmann::json::parse(readAll(file));
+    EXPECT_EQ(raw["version"], 2);
+    EXPECT_EQ(raw["schedules"], nlohmann::json::array());
+}
+
+TEST_F(ProjectFile, SchedulesReachTheCompileAndTheGeneratedCode) {
+    const fs::path model = m_dir / "m.onnx";
+    fs::copy_file(sample("dw_pw_block.onnx"), model);
+    auto p = project::newProject(model.string());
+    ASSERT_TRUE(p.ok());
+    p->planner = "none";
+    p->schedules.push_back({"dw_conv", "spatial(1,4,2,2).repeat(1,8,28,28)", ""});
+    const fs::path file = m_dir / "s.tessera";
+    ASSERT_TRUE(project::saveProject(*p, file.string()).ok());
+    auto loaded = project::loadProject(file.string());
+    ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().formatAll();
+    ASSERT_EQ(loaded->project.schedules.size(), 1u);
+    auto opts = project::compileOptionsFor(loaded->project);
+    ASSERT_TRUE(opts.ok()) << opts.diagnostics().formatAll();
+    ASSERT_EQ(opts->schedules.size(), 1u);
+    EXPECT_EQ(opts->schedules[0].subject, "dw_conv");
+    auto m = project::loadProjectModel(loaded->project);
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    auto cm = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), *opts);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    EXPECT_NE(cm->code.source.find("//   mapping: grid = spatial(1,4,2,2).repeat(1,8,28,28)"), std::string::npos);
+
+    // A schedule entry without its node is an error naming the key.
+    writeAll(file, R"J({"format": "tessera-project", "version": 2, "source": {"kind": "onnx", "path": "m.onnx"},
+        "schedules": [{"grid": "spatial(4)"}]})J");
+    auto bad = project::loadProject(file.string());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.diagnostics().formatAll().find("schedules[0]"), std::string::npos) << bad.diagnostics().formatAll();
+}

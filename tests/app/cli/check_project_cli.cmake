@@ -85,7 +85,7 @@ cli(0 project run ${P} --reps 1)
 expect_has("${OUT}" "note: the last recorded run came from another machine (Other CPU | 64 logical CPUs)")
 
 # A project of a newer version: shown, run, but --save is refused and the file stays as it was.
-string(REPLACE "\"version\": 1," "\"version\": 5," future "${text}")
+string(REPLACE "\"version\": 2," "\"version\": 5," future "${text}")
 file(WRITE ${WORK}/projects/future.tessera "${future}")
 cli(2 project run ${WORK}/projects/future.tessera --save --reps 1)
 expect_has("${ERR}" "--save refused: the project is of version 5")

@@ -382,7 +382,7 @@ void ProjectTest::newerVersionOpensReadOnly()
     const QString file = m_dir + QStringLiteral("/projects/future.tessera");
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     QByteArray bytes = readAll(file);
-    bytes.replace("\"version\": 1,", "\"version\": 3,");
+    bytes.replace("\"version\": 2,", "\"version\": 3,");
     bytes.replace("\"runs\": []", "\"runs\": [], \"holograms\": {\"x\": 1}");
     writeAll(file, bytes);
 
@@ -390,7 +390,7 @@ void ProjectTest::newerVersionOpensReadOnly()
     QVERIFY(openAndWait(a.w, file));
     QVERIFY(a.w.projectController()->isReadOnly());
     QCOMPARE(a.infos.size(), 1);
-    QVERIFY2(a.infos[0].contains(QStringLiteral("project version 3; this one writes version 1")), qPrintable(a.infos[0]));
+    QVERIFY2(a.infos[0].contains(QStringLiteral("project version 3; this one writes version 2")), qPrintable(a.infos[0]));
     QVERIFY(!a.w.projectController()->saveAction()->isEnabled());
     QVERIFY(a.w.projectController()->saveAsAction()->isEnabled());
     QCOMPARE(a.w.windowTitle(), QStringLiteral("future.tessera[*] (read-only) \u2014 Tessera"));
