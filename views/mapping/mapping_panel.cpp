@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "views/mapping/expression_edit.h"
+#include "views/mapping/mapping_apply_bar.h"
 #include "views/mapping/mapping_legend.h"
 #include "views/mapping/memory_view.h"
 
@@ -57,6 +58,7 @@ QSpinBox* noneSpin(QWidget* parent, const QString& name)
 
 MappingPanel::MappingPanel(QWidget* parent)
     : QWidget(parent),
+      m_applyBar(new MappingApplyBar(this)),
       m_gridEdit(new ExpressionEdit(this)),
       m_blockEdit(new ExpressionEdit(this)),
       m_gridLabel(new QLabel(tr("Mapping"), this)),
@@ -177,12 +179,16 @@ MappingPanel::MappingPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
     layout->setSpacing(4);
+    layout->addWidget(m_applyBar);
     layout->addLayout(editors);
     layout->addWidget(m_info);
     layout->addLayout(pickRow);
     layout->addLayout(stepRow);
     layout->addWidget(split, 1);
 
+    m_applyBar->setObjectName(QStringLiteral("mappingApplyBar"));
+    // Ctrl+Return applies from anywhere in the panel (typically the expression being edited).
+    addAction(m_applyBar->applyAction());
     connect(m_gridEdit, &QLineEdit::textChanged, this, &MappingPanel::rebuild);
     connect(m_blockEdit, &QLineEdit::textChanged, this, &MappingPanel::rebuild);
     connect(m_colorBy, &QComboBox::currentIndexChanged, this, [this] {
@@ -261,6 +267,7 @@ void MappingPanel::rebuild()
 {
     const MappingBuild build =
         buildMappingSnapshot(m_gridEdit->text().toStdString(), m_blockEdit->text().toStdString());
+    m_applyBar->setExpressionsValid(build.snapshot != nullptr);
     if (!build.snapshot) {
         showError(build);
         return;

@@ -18,6 +18,9 @@
 ///   step is selected), from core/schedule/memory_analysis.h; bad warps are red there and their
 ///   cells are outlined red on the canvas while a step is selected.
 ///
+/// - The kernel row (MappingApplyBar, issue 8): the kernel the expressions belong to, Apply
+///   (Ctrl+Return anywhere in the panel) and Reset to Default; the app answers through it.
+///
 /// Parsing and analysis are pure and fast for the sizes the canvas accepts (kMaxVisualCells), so
 /// they run synchronously on the UI thread; the panel starts no jobs and owns no threads.
 /// mappingEdited reports each successfully parsed edit (intent for the app, e.g. to store the
@@ -47,6 +50,7 @@ class QToolButton;
 namespace tessera::views {
 
 class ExpressionEdit;
+class MappingApplyBar;
 class MappingLegend;
 class MemoryView;
 
@@ -79,6 +83,8 @@ public:
     void setPlaying(bool playing);
     bool isPlaying() const;
 
+    /// The kernel row: which kernel Apply targets, its buttons and the outcome line.
+    MappingApplyBar* applyBar() const { return m_applyBar; }
     ExpressionEdit* gridEdit() const { return m_gridEdit; }
     ExpressionEdit* blockEdit() const { return m_blockEdit; }
     MappingCanvas* canvas() const { return m_canvas; }
@@ -108,6 +114,7 @@ private:
     void onCellClicked(qint64 worker, qint64 step);
     void onLegendClicked(qint64 key);
 
+    MappingApplyBar* m_applyBar;
     ExpressionEdit* m_gridEdit;
     ExpressionEdit* m_blockEdit;
     QLabel* m_gridLabel;
