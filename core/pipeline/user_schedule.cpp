@@ -63,9 +63,17 @@ void applyUserSchedules(ir::ProgramSchedule& program, const std::vector<ir::Kern
     for (const auto& o : overrides) {
         auto it = std::find_if(program.schedules.begin(), program.schedules.end(),
                                [&](const ir::KernelScheduleDecl& s) { return s.subject == o.subject; });
-        if (it != program.schedules.end())
-            *it = o;
-        else
+        if (it != program.schedules.end()) {
+            // The program's other directives (target, tile, unroll, stage ...) stay: the user
+            // sets the task mappings only.
+            it->mappings = o.mappings;
+            if (!o.target.empty()) it->target = o.target;
+            if (!o.arch.empty()) it->arch = o.arch;
+            for (auto [dst, src] : {std::pair{&it->tiles, &o.tiles}, {&it->unrolls, &o.unrolls},
+                                    {&it->vectorizes, &o.vectorizes}, {&it->parallels, &o.parallels}})
+                if (!src->empty()) *dst = *src;
+            if (!o.stages.empty()) it->stages = o.stages;
+        } else
             program.schedules.push_back(o);
     }
 }
@@ -87,7 +95,10 @@ support::Expected<ScheduleCheck> checkUserSchedule(const ir::Model& specialised,
     lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
     lopts.opset = specialised.defaultOpset();
     lopts.kernelName = n.name;
-    auto lk = lower::lowerNode(g, id, &schedule, lopts);
+    // Checked as the compile will use it: merged into the program's schedule of the node.
+    ir::ProgramSchedule merged = specialised.program;
+    applyUserSchedules(merged, {schedule});
+    auto lk = lower::lowerNode(g, id, merged.scheduleFor(schedule.subject), lopts);
     if (!lk.ok()) return lk.diagnostics();
     ScheduleCheck check;
     check.mappings = lk->kernel.mappings;

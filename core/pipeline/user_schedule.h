@@ -7,6 +7,8 @@
 /// compileModel (CompileOptions::schedules).
 ///
 /// Semantics
+/// - A user schedule sets task mappings: where the program already schedules the node, the
+///   program's tiles, unrolls and stages stay (applyUserSchedules).
 /// - A user schedule of node N is used when N is compiled alone or as the anchor of a
 ///   prologue-epilogue group; fused convolution chains take their tile from the plan and ignore it
 ///   (compileModel warns), exactly as for program schedules.
@@ -44,8 +46,10 @@ ScheduleMappings scheduleMappings(const ir::KernelScheduleDecl& schedule);
 /// Errors: no '=', an empty node name or grid expression.
 support::Expected<ir::KernelScheduleDecl> parseScheduleSpec(const std::string& spec);
 
-/// `program` with every schedule in `overrides` put in place of the one of the same subject
-/// (added when there is none). Later overrides of the same subject win.
+/// `program` with every schedule in `overrides` applied to the one of the same subject: its task
+/// mappings (every level) are replaced, its other directives (target, tile, unroll, stage ...) are
+/// kept unless the override sets them; a subject without a schedule gets the override as is.
+/// Later overrides of the same subject win.
 void applyUserSchedules(ir::ProgramSchedule& program, const std::vector<ir::KernelScheduleDecl>& overrides);
 
 /// What checkUserSchedule found: the mappings the kernel is lowered with, as the kernel lists

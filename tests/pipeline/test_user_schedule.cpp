@@ -67,11 +67,17 @@ TEST(UserSchedule, ParseSpecSplitsNodeGridAndBlock) {
 TEST(UserSchedule, ApplyReplacesTheSubjectsScheduleAndAddsNewOnes) {
     ir::ProgramSchedule p;
     p.schedules.push_back(pipeline::mappingSchedule("C", "spatial(2,2)", "spatial(16,16)"));
+    p.schedules[0].target = "cuda";
+    p.schedules[0].tiles.push_back({"k", 8, {}, {}});
     pipeline::applyUserSchedules(p, {pipeline::mappingSchedule("C", "spatial(4,4)"),
                                      pipeline::mappingSchedule("D", "spatial(8)")});
     ASSERT_EQ(p.schedules.size(), 2u);
     EXPECT_EQ(pipeline::scheduleMappings(*p.scheduleFor("C")).grid, "spatial(4,4)");
     EXPECT_EQ(pipeline::scheduleMappings(*p.scheduleFor("C")).block, "");
+    // The program's other directives stay.
+    EXPECT_EQ(p.scheduleFor("C")->target, "cuda");
+    ASSERT_EQ(p.scheduleFor("C")->tiles.size(), 1u);
+    EXPECT_EQ(p.scheduleFor("C")->tiles[0].factor, 8);
     EXPECT_EQ(pipeline::scheduleMappings(*p.scheduleFor("D")).grid, "spatial(8)");
 }
 
