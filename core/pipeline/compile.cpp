@@ -388,11 +388,18 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     applied.planner = plan.planner;
     applied.hardware = plan.hardware;
     std::size_t done = 0;
+    const int groupCount = std::max(1, static_cast<int>(plan.groups.size()));
+    int groupsLowered = 0;
+    if (options.kernelProgress) options.kernelProgress(0, groupCount, kPhaseLowering);
     for (const schedule::FusionGroup& group : plan.groups) {
         if (cancel && cancel->isCancelled()) {
             diags.error(file, "compile", "cancelled");
             return diags;
         }
+        // Reported before each group (after the previous one), so a `continue` below cannot skip it.
+        if (options.kernelProgress && groupsLowered > 0)
+            options.kernelProgress(groupsLowered, groupCount, kPhaseLowering);
+        ++groupsLowered;
         if (progress)
             progress(0.8 * static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(1, g.numNodes())),
                      "lowering");
@@ -464,8 +471,10 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     }
     cm.plan = std::move(applied);
     if (diags.hasErrors()) return diags;
+    if (options.kernelProgress) options.kernelProgress(groupCount, groupCount, kPhaseLowering);
 
     if (progress) progress(0.85, "generating code");
+    if (options.kernelProgress) options.kernelProgress(0, 1, kPhaseGenerating);
     std::vector<const lower::Kernel*> kernels;
     std::vector<std::size_t> kernelStep;
     for (std::size_t i = 0; i < cm.steps.size(); ++i)
@@ -493,6 +502,7 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         if (s.firstLine == 0 || e.firstLine < s.firstLine) s.firstLine = e.firstLine;
         s.lastLine = std::max(s.lastLine, e.lastLine);
     }
+    if (options.kernelProgress) options.kernelProgress(1, 1, kPhaseGenerating);
     if (progress) progress(1.0, "compiled");
     return cm;
 }

@@ -26,6 +26,7 @@
 /// is called from the calling thread.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,23 @@
 #include "core/support/expected.h"
 
 namespace tessera::pipeline {
+
+/// Per-kernel progress of a long job: `done` of `total` units of `phase` are finished (0 <= done
+/// <= total, total >= 1). Within one phase, `done` never decreases; every phase that starts ends
+/// with done == total unless the job fails or is cancelled. Phases and their units:
+/// compileModel: kPhaseLowering (fusion groups lowered), kPhaseGenerating (1: the module's code);
+/// runModel: kPhaseCompilingModule (1: the host compiler or NVRTC builds the whole module in one
+/// process, so it cannot be split finer), kPhaseRunningKernels (steps run and timed, in execution
+/// order, reference steps included), kPhaseChecking (steps checked against the reference).
+/// Thread rules: called on the thread that runs the job (a worker in the GUI), synchronously;
+/// it must return quickly and must not call back into the job.
+using KernelProgress = std::function<void(int done, int total, const std::string& phase)>;
+
+inline constexpr const char* kPhaseLowering = "lowering";
+inline constexpr const char* kPhaseGenerating = "generating code";
+inline constexpr const char* kPhaseCompilingModule = "compiling kernels";
+inline constexpr const char* kPhaseRunningKernels = "running kernels";
+inline constexpr const char* kPhaseChecking = "checking against the reference interpreter";
 
 struct CompileOptions {
     lower::Target target = lower::Target::Cpu;
@@ -59,6 +77,8 @@ struct CompileOptions {
     /// a project's "schedules"), by node name: each replaces the program's schedule of that node or
     /// its default. A subject that names no node of the specialised graph is reported as a warning.
     std::vector<ir::KernelScheduleDecl> schedules;
+    /// Per-kernel progress (see KernelProgress): lowering per fusion group, then code generation.
+    KernelProgress kernelProgress;
 };
 
 enum class StepKind { Kernel, Reference };

@@ -175,6 +175,9 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
 
     // 1. Compile the module.
     if (progress) progress(0.0, "compiling kernels");
+    const KernelProgress& kp = options.kernelProgress;
+    const int stepCount = std::max(1, static_cast<int>(cm.steps.size()));
+    if (kp) kp(0, 1, kPhaseCompilingModule);
     runtime::HostCompilerOptions copts = options.compiler;
     if (copts.sourceName.empty()) copts.sourceName = stemOf(file) + ".cpp";
     const bool anyKernel = cm.kernelCount() > 0;
@@ -212,6 +215,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         if (!lib.ok()) return lib.diagnostics();
         report.library = *lib;
     }
+    if (kp) kp(1, 1, kPhaseCompilingModule);
 
     // 2. Arena layout: every tensor a step touches, plus the graph outputs.
     Layout layout;
@@ -286,6 +290,15 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     double loadTotalTicks = 0, loadOthersTicks = 0;  // CPU capacity and other processes' use while timing
     double totalMedian = 0, totalMin = 0;
     std::int64_t totalReps = 0;
+    // Steps finished so far (run, and timed when timing), reported only when it grows.
+    int stepsDone = 0;
+    auto stepsFinished = [&](std::size_t n) {
+        const int d = std::min(stepCount, static_cast<int>(n));
+        if (d <= stepsDone) return;
+        stepsDone = d;
+        if (kp) kp(stepsDone, stepCount, kPhaseRunningKernels);
+    };
+    if (kp) kp(0, stepCount, kPhaseRunningKernels);
     while (i < cm.steps.size()) {
         if (cancel && cancel->isCancelled()) {
             diags.error(file, "run", "cancelled");
@@ -338,7 +351,17 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             const pid_t runnerPidBefore = runner.pid();
             const auto runnerBefore = watchLoad ? support::processCpuTicks(runnerPidBefore) : std::nullopt;
             const auto selfBefore = watchLoad ? support::processCpuTicks(getpid()) : std::nullopt;
-            auto r = runner.run(req, cancel);
+            // Launch i's event means the steps before it are finished: run (untimed runs) or run
+            // and timed (the runner times after the checked pass of the whole segment).
+            auto onEvent = [&](const runtime::RunnerEvent& ev) {
+                using K = runtime::RunnerEvent::Kind;
+                if (ev.index >= stepOfLaunch.size()) return;
+                if ((options.time && ev.kind == K::Time) || (!options.time && ev.kind == K::Launch))
+                    stepsFinished(stepOfLaunch[ev.index]);
+                else if (ev.kind == K::TimeTotal)
+                    stepsFinished(stepOfLaunch.back() + 1);
+            };
+            auto r = runner.run(req, cancel, onEvent);
             if (watchLoad && sysBefore) {
                 const auto sysAfter = support::systemCpuTimes();
                 const auto runnerAfter = support::processCpuTicks(runner.pid());
@@ -381,6 +404,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             totalMedian += r->total.median;
             totalMin += r->total.min;
             totalReps = totalReps == 0 ? r->total.reps : std::min(totalReps, r->total.reps);
+            stepsFinished(i);
             continue;
         }
         // A reference step: run the node on the arena's current values.
@@ -407,7 +431,9 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             arena.write(b, t.bytes.data(), std::min<std::int64_t>(b.bytes, static_cast<std::int64_t>(t.bytes.size())));
         }
         ++i;
+        stepsFinished(i);
     }
+    stepsFinished(cm.steps.size());
     report.total.median = totalMedian;
     report.total.min = totalMin;
     report.total.reps = totalReps;
@@ -424,8 +450,10 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     if (options.check) {
         report.checked = true;
         std::int64_t keptBytes = 0;
+        if (kp) kp(0, stepCount, kPhaseChecking);
         for (std::size_t s = 0; s < cm.steps.size(); ++s) {
             const CompiledStep& step = cm.steps[s];
+            if (kp && s > 0) kp(static_cast<int>(s), stepCount, kPhaseChecking);
             if (step.kind != StepKind::Kernel) continue;  // reference steps are the reference
             if (cancel && cancel->isCancelled()) {
                 diags.error(file, "check", "cancelled");
@@ -490,6 +518,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 }
             }
         }
+        if (kp) kp(stepCount, stepCount, kPhaseChecking);
     }
 
     // 6. Timings disturbed by other processes: the kernels' medians cannot add up to much more

@@ -95,6 +95,11 @@ struct RunOptions {
     /// Budget, in bytes over the whole report, for the tensors kept of failing kernels (outputs
     /// got and want, and the inputs they read; see the file comment); 0 keeps none.
     std::int64_t keepFailingBytes = std::int64_t{64} << 20;
+    /// Per-kernel progress (KernelProgress, compile.h): the module compile (one unit), then each
+    /// step once it has run and, when timing, been timed (from the runner's per-launch events;
+    /// a reference step once it ran), then each step checked. Steps count in execution order,
+    /// so `done` of kPhaseRunningKernels is the number of steps finished.
+    KernelProgress kernelProgress;
 };
 
 /// The testing hook's environment variable (see the file comment).

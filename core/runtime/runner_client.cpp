@@ -359,7 +359,8 @@ support::Expected<std::vector<cuda::CudaDeviceInfo>> RunnerClient::devices(const
     return out;
 }
 
-support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const support::CancelToken* cancel) {
+support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const support::CancelToken* cancel,
+                                              const RunnerEventSink& onEvent) {
     m_stderrTail.clear();
     if (cancel && cancel->isCancelled()) return errorList("run cancelled");
     if (auto d = ensureStarted(cancel); d.hasErrors()) return d;
@@ -421,6 +422,7 @@ support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const 
             const std::string kind = ev->is_string() ? ev->get<std::string>() : std::string();
             if (kind == "time_total") {
                 phase = Phase::Total;
+                if (onEvent) onEvent({RunnerEvent::Kind::TimeTotal, 0});
                 continue;
             }
             const auto idx = msg.find("index");
@@ -428,6 +430,9 @@ support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const 
                 idx->get<std::int64_t>() >= 0 && idx->get<std::size_t>() < request.launches.size()) {
                 phase = kind == "launch" ? Phase::Launch : Phase::Time;
                 label = launchLabel(request.launches[idx->get<std::size_t>()]);
+                if (onEvent)
+                    onEvent({kind == "launch" ? RunnerEvent::Kind::Launch : RunnerEvent::Kind::Time,
+                             idx->get<std::size_t>()});
                 continue;
             }
             stop(true);

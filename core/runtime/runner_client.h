@@ -47,7 +47,9 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +65,19 @@ namespace tessera::runtime {
 /// running executable (/proc/self/exe); else `../runner/tessera-runner` relative to it (the build
 /// tree: build/app/cli/tessera-cli and build/app/runner/tessera-runner). Error when none exists.
 support::Expected<std::string> findRunnerExecutable();
+
+/// One progress event of a run as the runner announces it (runner_protocol.h): `Launch` before
+/// launch `index` of the checked pass, `Time` before launch `index` is timed, `TimeTotal` before
+/// the end-to-end timing (index 0). Indices refer to RunRequest::launches.
+struct RunnerEvent {
+    enum class Kind { Launch, Time, TimeTotal };
+    Kind kind = Kind::Launch;
+    std::size_t index = 0;
+};
+
+/// Called by RunnerClient::run on the thread that called run(), once per event, in the order
+/// the runner wrote them; it must return quickly (the runner's output waits meanwhile).
+using RunnerEventSink = std::function<void(const RunnerEvent&)>;
 
 struct RunnerClientOptions {
     /// Executable to start; empty = findRunnerExecutable(). Tests pass
@@ -89,8 +104,11 @@ public:
 
     /// Runs `request` (see runner_protocol.h for what the runner does). rotateBytes -1 becomes
     /// 2 x lastLevelCacheBytes() for a CPU run; for a CUDA run the runner uses 2 x the device's L2.
-    /// On success the arena holds the outputs of the checked pass.
-    support::Expected<RunResult> run(const RunRequest& request, const support::CancelToken* cancel = nullptr);
+    /// On success the arena holds the outputs of the checked pass. `onEvent`, when set, hears
+    /// every launch / time / time_total event (the protocol already sends them; nothing changes
+    /// on the wire), which is how callers report progress per kernel.
+    support::Expected<RunResult> run(const RunRequest& request, const support::CancelToken* cancel = nullptr,
+                                     const RunnerEventSink& onEvent = {});
 
     /// The CUDA devices as the runner sees them (the `devices` request), starting it if needed.
     /// Errors: the runner's, e.g. "no CUDA driver found (libcuda.so.1: cannot open shared object
