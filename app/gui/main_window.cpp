@@ -32,6 +32,7 @@
 #include "app/gui/project_controller.h"
 #include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
+#include "app/gui/schedule_controller.h"
 #include "app/gui/session.h"
 #include "core/perf/gpu_microbench.h"
 #include "core/perf/machine_profile.h"
@@ -84,6 +85,7 @@ MainWindow::MainWindow(QWidget* parent)
     createRooflineDock();
     createFusionDock();
     createProgramDock();
+    createScheduleController();
     createStatusBar();
     createRoofMeasurement();
     m_check = new CheckController(this, m_viewMenu);
@@ -487,6 +489,8 @@ void MainWindow::showProblems()
     diagnostics.append(m_runDiagnostics);
     if (m_plans != nullptr)
         diagnostics.append(m_plans->diagnostics());
+    if (m_schedules != nullptr)
+        diagnostics.append(m_schedules->diagnostics());
     diagnostics.append(m_roofDiagnostics);
     m_problems->clear();
     int warnings = 0, errors = 0, notes = 0;
@@ -588,6 +592,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
     m_view->setGraph(out.snapshot, out.layout);
     m_view->showStart();
     m_plans->setModel(m_model, m_path);
+    m_schedules->setModel(m_model, m_path);
     setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_path).fileName()));
     m_stageLabel->setText(out.layout.simplifiedSplines ? tr("Large graph: straight edges") : QString());
     const ir::Graph& g = m_model->graph;
@@ -607,6 +612,8 @@ void MainWindow::onNodeSelected(int nodeId)
     const views::SnapshotNode* n = snap ? snap->find(nodeId) : nullptr;
     showNodeResults(nodeId);
     selectPlanGroupOfNode(nodeId);
+    if (n == nullptr || n->kind != views::SnapshotNodeKind::Operator)
+        m_schedules->selectNode(ir::kNoNode);
     if (n == nullptr) {
         m_properties->clear();
         return;
@@ -614,6 +621,7 @@ void MainWindow::onNodeSelected(int nodeId)
     if (n->kind == views::SnapshotNodeKind::Operator) {
         m_properties->showNode(n->irNode);
         showKernelSchedule(n->irNode);
+        m_schedules->selectNode(n->irNode);
     } else {
         m_properties->showValue(n->value);
     }

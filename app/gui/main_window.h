@@ -111,6 +111,7 @@ class PlanSession;
 class ProjectController;
 class RoofSession;
 class RunSession;
+class ScheduleController;
 class Session;
 struct LoadOutcome;
 
@@ -157,6 +158,9 @@ public:
     PlanSession* planSession() const { return m_plans; }
     views::FusionPlanPanel* fusionPanel() const { return m_fusionPanel; }
     QDockWidget* fusionDock() const { return m_fusionDock; }
+    /// User schedules: the Task Mapping dock's Apply (Ctrl+Return) / Reset to Default, undoable
+    /// on the plan's undo stack and compiled with by the next run (schedule_controller.h).
+    ScheduleController* scheduleController() const { return m_schedules; }
     QAction* undoAction() const { return m_undoAction; }
     QAction* redoAction() const { return m_redoAction; }
     /// Shows and raises the Fusion Plan dock.
@@ -415,6 +419,8 @@ private:
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
     ProjectController* m_project = nullptr;
+    void createScheduleController();  // main_window_schedules.cpp
+    ScheduleController* m_schedules = nullptr;
 
     QMenu* m_runMenu = nullptr;
     CheckController* m_check = nullptr;

@@ -25,6 +25,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
+#include "app/gui/schedule_controller.h"
 #include "app/gui/settings_dialog.h"
 #include "app/gui/welcome_panel.h"
 #include "views/fusion/fusion_plan_panel.h"
@@ -178,6 +179,7 @@ RunSettings MainWindow::currentRunSettings() const
     else
         settings.compile.planner = m_plans->planner().toStdString();
     settings.compile.hardware = m_plans->hardware();
+    settings.compile.schedules = m_schedules->schedules();  // the Task Mapping dock's applied mappings
     // Preferences (threads, compiler, flags, cache), read now so a change reaches this run.
     AppSettings::load().applyTo(settings);
     return settings;

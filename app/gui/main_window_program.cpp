@@ -18,6 +18,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
+#include "app/gui/schedule_controller.h"
 #include "app/gui/session.h"
 #include "core/frontend/dsl/dsl_printer.h"
 #include "core/schedule/fusion_plan.h"
@@ -367,6 +368,7 @@ void MainWindow::showProgramModel(const LoadOutcome& out)
         }
     }
     m_plans->setModel(m_model, m_path);
+    m_schedules->setModel(m_model, m_path);
     const ir::Graph& g = m_model->graph;
     m_nodesLabel->setText(tr("%n node(s)", nullptr, static_cast<int>(g.numNodes())) +
                           tr(" \u00b7 %n input(s)", nullptr, static_cast<int>(g.runtimeInputs().size())) +
@@ -557,7 +559,8 @@ void MainWindow::runLive()
                             .arg(reinterpret_cast<quintptr>(m_model.get()))
                             .arg(plan, fromStd(m_plans->hardware().name), currentTarget().id)
                             .arg(m_checkAction->isChecked())
-                            .arg(m_fallbackAction->isChecked());
+                            .arg(m_fallbackAction->isChecked()) +
+                        m_schedules->key();
     // The same model, plan, target and options as the last live run: nothing to do (also after
     // the user stopped that run).
     if (key == m_liveKey)

@@ -28,6 +28,7 @@
 #include "app/gui/app_settings.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/schedule_controller.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
 #include "app/gui/welcome_panel.h"
@@ -230,6 +231,7 @@ project::Project ProjectController::currentProject() const
         p.mappings = {project::MappingEdit{"", grid.toStdString(),
                                            m_window->mappingPanel()->blockExpression().trimmed().toStdString()}};
     }
+    p.schedules = m_window->scheduleController()->projectSchedules();
     return p;
 }
 
@@ -348,6 +350,7 @@ void ProjectController::applyPending()
         const project::MappingEdit& m = m_project.mappings.back();
         m_window->mappingPanel()->setExpressions(fromStd(m.grid), fromStd(m.block));
     }
+    m_window->scheduleController()->restore(m_project.schedules);
     showLastRun();
     // A DSL project whose saved text differs from its file (edits saved with the project, not in
     // the .tsr): the Program dock gets the project's text, as unsaved edits of the file; its

@@ -1,0 +1,32 @@
+// The main window's user-schedule wiring (issue 8): the Task Mapping dock's Apply / Reset become
+// schedule edits on the plan's undo stack (schedule_controller.h); refusals go to the status bar
+// and Problems; the next run (and Live) compiles with the schedules.
+#include <QStatusBar>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_session.h"
+#include "app/gui/schedule_controller.h"
+
+namespace tessera::app {
+
+void MainWindow::createScheduleController()
+{
+    m_schedules = new ScheduleController(m_plans, m_mapping, this);
+    m_schedules->setObjectName(QStringLiteral("scheduleController"));
+    // A check lowers the kernel as the next run will compile it (target, threads, preferences).
+    m_schedules->setOptionsProvider([this] { return currentRunSettings().compile; });
+    connect(m_schedules, &ScheduleController::applyRefused, this, [this](const QString& node, const QString& message) {
+        statusBar()->showMessage(tr("Mapping of %1 not applied: %2").arg(node, message), 10000);
+        showProblems();
+    });
+    connect(m_schedules, &ScheduleController::applied, this, [this](const QString& node) {
+        statusBar()->showMessage(isLive() ? tr("Mapping of %1 applied: running again (Live)").arg(node)
+                                          : tr("Mapping of %1 applied: Run (Ctrl+R) compiles it").arg(node),
+                                 8000);
+        // The refusal it replaces leaves Problems.
+        showProblems();
+    });
+    connect(m_schedules, &ScheduleController::schedulesChanged, this, &MainWindow::scheduleLive);
+}
+
+}  // namespace tessera::app
