@@ -20,7 +20,11 @@ TESSERA_DWPW_PREFETCH=1), and prefetch with twice the columns ("pf:rows,cols,bk"
 
 With --final3: as --final, but the default tile only, plus the pre-run-3 tile for the wide blocks.
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--default-only]
+With --run4 (issue 6 run 4): the default tile against the split reduction (TESSERA_DWPW_SPLIT=2/4:
+"sp2", "sp4"), the raw-tap prefetch (TESSERA_DWPW_RAW=1 with prefetch on: "raw"), both, and a few
+split tiles of the wide blocks ("T:rows,cols,bk,rm,split", "+raw" adds the raw-tap prefetch).
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4] [--default-only]
 """
 import json
 import os
@@ -83,7 +87,38 @@ prefetch = "--prefetch" in sys.argv
 wide = "--wide" in sys.argv
 
 
+run4 = "--run4" in sys.argv
+
+# Environment of a --run4 configuration name.
+def run4_env(cfg):
+    env = {}
+    for part in cfg.split("+"):
+        if part.startswith("sp"):
+            env["TESSERA_DWPW_SPLIT"] = part[2:]
+        elif part == "raw":
+            env["TESSERA_DWPW_RAW"] = "1"
+            env["TESSERA_DWPW_PREFETCH"] = "1"
+        elif part.startswith("T:"):
+            env["TESSERA_DWPW_GEMM"] = part[2:]
+        elif part == "pf":
+            env["TESSERA_DWPW_PREFETCH"] = "1"
+    return env
+
+
 def configs(k, cols, c):
+    if run4:
+        if "--default-only" in sys.argv:
+            return [""]
+        if cols < 1000:  # batch 1
+            return ["", "sp2", "sp4", "sp4+raw"]
+        if c < 384:
+            return ["", "sp2", "sp4", "raw", "sp2+raw"]
+        out = ["", "sp2", "sp4", "raw", "sp2+raw", "sp4+raw"]
+        if k == 160:
+            out += ["T:160,8,32,0,2+raw"]
+        if k == 320:
+            out += ["T:160,16,32,0,2+raw"]
+        return out
     if wide:
         old = f"{128 if 64 < k <= 128 else 64},16,32" if c >= 256 else None
         r = -(-k // 32) * 32
@@ -208,12 +243,17 @@ for batch in batches:
             env = dict(os.environ)
             env.pop("TESSERA_DWPW_PREFETCH", None)
             tile = cfg
-            if cfg.startswith("pf"):
+            if run4:
+                for kk in ("TESSERA_DWPW_SPLIT", "TESSERA_DWPW_RAW", "TESSERA_DWPW_GEMM"):
+                    env.pop(kk, None)
+                env.update(run4_env(cfg))
+                tile = ""
+            elif cfg.startswith("pf"):
                 env["TESSERA_DWPW_PREFETCH"] = "1"
                 tile = cfg[3:]
             if tile:
                 env["TESSERA_DWPW_GEMM"] = tile
-            else:
+            elif not run4:
                 env.pop("TESSERA_DWPW_GEMM", None)
             out_dir = os.path.join(work, f"out_{tag}")
             p = subprocess.run([cli, "run", path, "--target", "cuda", "--json", "--plan", plan_path, "--input",

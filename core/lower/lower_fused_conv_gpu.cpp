@@ -33,7 +33,32 @@ constexpr std::int64_t kSharedBudget = 40 * 1024;  // bytes of static shared mem
 
 constexpr std::int64_t kSharedBudgetTall = 46 * 1024;  // tall tiles: one block per SM is the aim, up to the 48 KiB static limit
 
-std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) { return 4 * t.bk * (t.rows() + 4 + t.cols() + 4); }
+std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) {
+    const std::int64_t stages = t.splitK * t.bk * (t.rows() + 4 + t.cols() + 4);
+    // A split's partial sums get a buffer of their own when they do not fit in As (emitGpuGemm).
+    const std::int64_t partials = (t.splitK - 1) * t.rows() * t.cols();
+    return 4 * (partials > t.splitK * t.bk * (t.rows() + 4) ? stages + partials : stages);
+}
+
+constexpr std::int64_t kSharedBudgetSplit = 48 * 1024;  // split tiles: the static limit (one block per SM)
+
+/// `t` with its reduction split over `split` groups, BK halved (down to 8) until the stages fit
+/// the static shared memory; nullopt when none fits or the tile is invalid then.
+std::optional<GpuGemmSpec::Tile> withSplit(GpuGemmSpec::Tile t, std::int64_t split) {
+    if (split == 1) return t;
+    t.splitK = split;
+    for (; t.bk >= 8; t.bk /= 2)
+        if (sharedBytes(t) <= kSharedBudgetSplit && (gpuGemmTileValid(t) || gpuGemmTallTileValid(t))) return t;
+    return std::nullopt;
+}
+
+/// The environment's split (TESSERA_DWPW_SPLIT=1|2|4), 0 when unset or invalid.
+std::int64_t envSplit() {
+    const char* env = std::getenv("TESSERA_DWPW_SPLIT");
+    if (!env || !*env) return 0;
+    const std::string v(env);
+    return v == "1" ? 1 : v == "2" ? 2 : v == "4" ? 4 : 0;
+}
 
 std::int64_t roundUp(std::int64_t v, std::int64_t m) { return ceilDiv(v, m) * m; }
 
@@ -81,15 +106,29 @@ std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t c
 }
 
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+    const GpuGemmSpec::Tile t = dwPwGemmTileUnsplit(filters, columns, channels);
+    if (const std::int64_t split = envSplit(); split > 0)
+        if (auto st = withSplit(t, split)) return *st;
+    return t;
+}
+
+GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
     if (const char* env = std::getenv("TESSERA_DWPW_GEMM"); env && *env) {
         std::istringstream in(env);
-        std::int64_t r = 0, c = 0, b = 0, rm = 0;
-        char s1 = 0, s2 = 0, s3 = 0;
+        std::int64_t r = 0, c = 0, b = 0, rm = 0, split = 1;
+        char s1 = 0, s2 = 0, s3 = 0, s4 = 0;
         if (in >> r >> s1 >> c >> s2 >> b && s1 == ',' && s2 == ',') {
-            const bool withRm = static_cast<bool>(in >> s3 >> rm) && s3 == ',' && rm > 0;
-            if (!withRm)
-                if (auto t = gpuGemmTileOf(r, c, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
-            if (auto t = gpuGemmTallTileOf(r, c, b, withRm ? rm : 0)) return *t;
+            const bool withRm = static_cast<bool>(in >> s3 >> rm) && s3 == ',' && rm >= 0;
+            if (withRm && !(in >> s4 >> split && s4 == ',')) split = 1;
+            std::optional<GpuGemmSpec::Tile> t;
+            if (!withRm || rm == 0)
+                if (auto u = gpuGemmTileOf(r, c, b); u && sharedBytes(*u) <= kSharedBudget) t = u;
+            if (!t) t = gpuGemmTallTileOf(r, c, b, withRm ? rm : 0);
+            if (t && split != 1) {
+                t->splitK = split;
+                if (sharedBytes(*t) > kSharedBudgetSplit || !(gpuGemmTileValid(*t) || gpuGemmTallTileValid(*t))) t.reset();
+            }
+            if (t) return *t;
         }
     }
     if (dwPwWide(filters, channels) && ceilDiv(columns, 16) >= kSms / 2) {
@@ -114,6 +153,13 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
     for (std::int64_t b = bk; b >= 8; b /= 2)
         if (auto t = gpuGemmTileOf(rows, cols, b); t && sharedBytes(*t) <= kSharedBudget) return *t;
     return GpuGemmSpec::Tile{};  // 128 x 128 x 8 (always valid)
+}
+
+bool dwPwGemmRawPrefetch(std::int64_t channels) {
+    const char* env = std::getenv("TESSERA_DWPW_RAW");
+    if (env && *env) return std::string(env) != "0";
+    (void)channels;
+    return false;
 }
 
 bool dwPwGemmPrefetch(std::int64_t channels) {
@@ -169,27 +215,32 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
     gs.tile = dwPwGemmTile(K, N * P, Cm);
     gs.prefetch = dwPwGemmPrefetch(Cm);
     support::DiagnosticList betweenErrors;
-    gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
+    // Tap q = kh * kw_extent + kw of T[c, column j]: the input value under it (0 in the padding).
+    auto tapValue = [&](const Expr& c, const Expr& j, std::int64_t q) -> Expr {
+        const std::int64_t kh = q / ga.k[1], kw = q % ga.k[1];
         const Expr n = N == 1 ? intImm(0) : j / intImm(P);
         const Expr p = N == 1 ? j : j % intImm(P);
         const Expr oh = p / intImm(W1), ow = p % intImm(W1);
+        const Expr xh = oh * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
+        const Expr xw = ow * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
+        // Guards only for taps that can leave the input (padding, a window past the end).
+        Expr inside;
+        auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
+        if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
+        if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
+        if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
+        if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+        Expr xv = load(X, f32, {n, c, xh * intImm(W) + xw});
+        if (inside) xv = select(inside, xv, zero);
+        return xv;
+    };
+    // T[c, j] = between(B1[c] + sum_q W1[c, q] * tap(q)), the taps given.
+    auto combine = [&](const Expr& c, const Expr&, const std::function<Expr(std::int64_t)>& tap) -> Expr {
         Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
-        for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
-            for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
-                const Expr xh = oh * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
-                const Expr xw = ow * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
-                // Guards only for taps that can leave the input (padding, a window past the end).
-                Expr inside;
-                auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
-                if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
-                if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
-                if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
-                if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
-                Expr xv = load(X, f32, {n, c, xh * intImm(W) + xw});
-                if (inside) xv = select(inside, xv, zero);
-                const Expr term = load(W1b, f32, {c, intImm(kh * ga.k[1] + kw)}) * xv;
-                sum = sum ? sum + term : term;
-            }
+        for (std::int64_t q = 0; q < taps; ++q) {
+            const Expr term = load(W1b, f32, {c, intImm(q)}) * tap(q);
+            sum = sum ? sum + term : term;
+        }
         auto v = applyBetween(ck, info, sum ? sum : zero);
         if (!v) {
             betweenErrors.append(v.diagnostics());
@@ -197,6 +248,15 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         }
         return *v;
     };
+    gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
+        return combine(c, j, [&](std::int64_t q) { return tapValue(c, j, q); });
+    };
+    if (gs.prefetch && dwPwGemmRawPrefetch(Cm)) {
+        // The prefetch keeps the raw tap values (the input loads) and forms T at the store.
+        gs.bRawCount = taps;
+        gs.bRaw = tapValue;
+        gs.bCombine = combine;
+    }
     k.body = emitGpuGemm(k, gs);
     if (betweenErrors.hasErrors()) return betweenErrors;
     const GpuGemmSpec::Tile& t = gs.tile;
@@ -205,8 +265,9 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
                       std::to_string(Cm) + " intermediate channels; the depthwise conv (+ between ops) computed in the "
                       "B-tile staging, never stored to global memory");
     k.notes.push_back("tile " + std::to_string(t.rows()) + " filters x " + std::to_string(t.cols()) + " pixels x " +
-                      std::to_string(t.bk) + " channels; each intermediate value computed " +
-                      std::to_string(ceilDiv(K, t.rows())) + "x");
+                      std::to_string(t.bk) + " channels" +
+                      (t.splitK > 1 ? ", reduction split over " + std::to_string(t.splitK) + " thread groups" : std::string()) +
+                      "; each intermediate value computed " + std::to_string(ceilDiv(K, t.rows())) + "x");
     return std::move(ck.lk);
 }
 

@@ -32,10 +32,15 @@ struct ConvChainInfo;
 /// (gpuGemmTallTileOf) of K rounded up to 32 rows x 16 columns (doubled up to 64 while a
 /// thread keeps <= 24 results and >= 132 column tiles remain) x the largest BK <= 32 that fits,
 /// when there are at least 66 column tiles of 16 (half the SMs; else the rule above).
-/// The environment variable TESSERA_DWPW_GEMM="rows,cols,bk[,rm]" overrides it (a tuning aid for
-/// benchmarks; rm picks a tall tile's rows per thread; an invalid override is ignored). Always
-/// gpuGemmTileValid or gpuGemmTallTileValid.
+/// The environment variable TESSERA_DWPW_GEMM="rows,cols,bk[,rm[,split]]" overrides it (a tuning
+/// aid for benchmarks; rm picks a tall tile's rows per thread, 0 = the default split; split the
+/// tile's splitK; an invalid override is ignored), and TESSERA_DWPW_SPLIT=1|2|4 then sets the
+/// splitK of the tile chosen (BK halved until the stages fit 48 KiB; ignored when none fits).
+/// Always gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
+
+/// dwPwGemmTile without TESSERA_DWPW_SPLIT.
+GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels);
 
 /// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per
 /// thread split as evenly as a power of two allows (rows per thread <= cols per thread); nullopt
@@ -56,6 +61,13 @@ bool dwPwWide(std::int64_t filters, std::int64_t channels);
 /// (>= 384 channels, where it measured faster on the H200). The environment variable
 /// TESSERA_DWPW_PREFETCH overrides it ("0": off, anything else: on; a benchmarking switch).
 bool dwPwGemmPrefetch(std::int64_t channels);
+
+/// Whether the register prefetch of a chain with `channels` intermediate channels keeps the raw
+/// depthwise tap values (GpuGemmSpec::bRawCount: the input loads of the next step in registers,
+/// the depthwise sum and between ops computed when storing to shared memory) instead of the
+/// finished intermediate value. Only used with prefetch. The environment variable
+/// TESSERA_DWPW_RAW overrides it ("0": off, anything else: on).
+bool dwPwGemmRawPrefetch(std::int64_t channels);
 
 /// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
 /// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not

@@ -106,8 +106,16 @@ struct GpuGemmSpec {
         std::int64_t ty = 16, tx = 16;  ///< threads per block along rows / columns (ty * tx = 256)
         std::int64_t rm = 8, rn = 8;    ///< results per thread along rows / columns
         std::int64_t bk = 8;            ///< reduction step staged in shared memory per iteration
+        /// Split reduction (1, 2 or 4): the block has splitK groups of ty * tx = 256 threads, each
+        /// with its own shared A/B stage (splitK x the shared memory of one) and accumulators for
+        /// the whole output tile; group g takes the reduction steps g, g + splitK, g + 2 splitK ...
+        /// and at the end groups 1.. write their partial sums to shared memory, where group 0
+        /// adds them to its own in the fixed order 1, 2, 3 (deterministic) and stores the result.
+        /// More warps per SM for GEMMs with few output tiles and long reductions.
+        std::int64_t splitK = 1;
         std::int64_t rows() const { return ty * rm; }
         std::int64_t cols() const { return tx * rn; }
+        std::int64_t threads() const { return ty * tx * splitK; }  ///< threads per block
     } tile;
     /// Optional B producer (prologue fusion, Hidet-style): when set, the B tile's element at
     /// reduction index `k` and column `j` (global indices, both inside [0, K) x [0, N): the
@@ -120,6 +128,17 @@ struct GpuGemmSpec {
     /// top of the next step (one extra register per staged element). Off: the plain
     /// load-barrier-compute-barrier loop described above.
     bool prefetch = false;
+    /// Split B producer for register prefetch (used only with prefetch and bElement): when
+    /// bRawCount > 0, the prefetch keeps bRawCount raw values per B element in registers,
+    /// bRaw(k, j, q) for q in [0, bRawCount) (typically the global loads of the producer, each
+    /// already guarded so that it reads only valid addresses), and the element is formed from
+    /// them by bCombine(k, j, raw) only when it is stored to shared memory at the top of the next
+    /// step, so no warp waits for those loads inside the step that issued them. bCombine(k, j,
+    /// q -> bRaw(k, j, q)) must equal bElement(k, j). Costs bRawCount - 1 extra registers per
+    /// staged B element.
+    std::int64_t bRawCount = 0;
+    std::function<Expr(const Expr& k, const Expr& j, std::int64_t q)> bRaw;
+    std::function<Expr(const Expr& k, const Expr& j, const std::function<Expr(std::int64_t q)>& raw)> bCombine;
 };
 
 /// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands
@@ -129,7 +148,7 @@ struct GpuGemmSpec {
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
                 const std::vector<DType>& types);
 
-/// True when `t` is a tile emitGpuGemm supports: ty * tx = 256; rm and rn each 1, 2, 4 or a
+/// True when `t` is a tile emitGpuGemm supports: splitK 1, 2 or 4; ty * tx = 256; rm and rn each 1, 2, 4 or a
 /// multiple of 4 (a thread's results come in groups of up to 4 consecutive rows / columns, the
 /// groups ty * 4 apart); rows() and cols() powers of two in [16, 256]; bk a power of two in [4, 64]
 /// with rows() * bk and cols() * bk multiples of 256 (each thread stages whole elements).
@@ -137,7 +156,7 @@ bool gpuGemmTileValid(const GpuGemmSpec::Tile& t);
 
 /// True when `t` is a "tall" tile emitGpuGemm supports for an A operand staged k-contiguously
 /// (transA false; the dw-pw GEMM form's filters x channels weights), so that one block can cover
-/// all M rows of a small-M GEMM: ty * tx = 256; rm and rn in [1, 32] with rm * rn <= 64 (a
+/// all M rows of a small-M GEMM: splitK 1, 2 or 4; ty * tx = 256; rm and rn in [1, 32] with rm * rn <= 64 (a
 /// thread's results come in groups of 4, 2 or 1 consecutive rows / columns, whichever divides
 /// rm / rn); rows() any multiple of 32 up to 512; cols() a power of two in [8, 256]; bk a power
 /// of two in [8, 64] with cols() * bk a multiple of 256.

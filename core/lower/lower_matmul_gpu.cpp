@@ -106,7 +106,10 @@ bool levelIs(const ir::KernelScheduleDecl& s, const char* level, const TaskMappi
 
 }  // namespace
 
+static bool splitOk(const GpuGemmSpec::Tile& t) { return t.splitK == 1 || t.splitK == 2 || t.splitK == 4; }
+
 bool gpuGemmTileValid(const GpuGemmSpec::Tile& t) {
+    if (!splitOk(t)) return false;
     auto perOk = [](std::int64_t p) { return p == 1 || p == 2 || (p >= 4 && p % 4 == 0); };
     if (t.ty < 1 || t.tx < 1 || t.ty * t.tx != kThreads || !perOk(t.rm) || !perOk(t.rn)) return false;
     for (std::int64_t e : {t.rows(), t.cols()})
@@ -115,6 +118,7 @@ bool gpuGemmTileValid(const GpuGemmSpec::Tile& t) {
 }
 
 bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t) {
+    if (!splitOk(t)) return false;
     if (t.ty < 1 || t.tx < 1 || t.ty * t.tx != kThreads || t.rm < 1 || t.rn < 1 || t.rm > 32 || t.rn > 32 ||
         t.rm * t.rn > 64)
         return false;
@@ -157,6 +161,13 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     const std::int64_t kBM = tl.rows(), kBN = tl.cols(), kBK = tl.bk, kTY = tl.ty, kTX = tl.tx;
     const std::int64_t kTM = tl.rm, kTN = tl.rn;
     const DimSplit dM = dimSplit(kTY, kTM), dN = dimSplit(kTX, kTN);
+    // Split reduction (Tile::splitK): kS groups of kThreads threads, each with its own shared
+    // stage (rows g * kBK .. of As and Bs) and every kS-th reduction step.
+    const std::int64_t kS = tl.splitK, kAll = kThreads * kS;
+    const std::int64_t kSteps = ceilDiv(s.K, kBK), kStepsG = ceilDiv(kSteps, kS);
+    // Raw B prefetch (GpuGemmSpec::bRawCount): raw values per B element kept in registers.
+    const bool rawB = s.prefetch && s.bElement && s.bRawCount > 0 && s.bRaw && s.bCombine;
+    const std::int64_t kRaw = rawB ? s.bRawCount : 1;
 
     MappingPlan plan;
     plan.target = Target::Cuda;
@@ -167,16 +178,26 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     tile.dtype = accT;
     tile.scope = MemoryScope::Shared;
     tile.name = "As";
-    tile.shape = {kBK, kBM + kPad};
+    tile.shape = {kS * kBK, kBM + kPad};
     const int As = k.addBuffer(tile);
     tile.name = "Bs";
-    tile.shape = {kBK, kBN + kPad};
+    tile.shape = {kS * kBK, kBN + kPad};
     const int Bs = k.addBuffer(tile);
+    // Partial sums of groups 1.. (split reduction): in As when it is large enough (the loop is
+    // done with it by then), else a buffer of their own. Element (group g >= 1, i, j, thread t)
+    // at ((g - 1) * kTM * kTN + i * kTN + j) * kThreads + t: consecutive threads, consecutive words.
+    int Rs = -1;
+    const std::int64_t kRed = (kS - 1) * kTM * kTN * kThreads;
+    if (kS > 1 && kRed > kS * kBK * (kBM + kPad)) {
+        tile.name = "Rs";
+        tile.shape = {kRed};
+        Rs = k.addBuffer(tile);
+    }
     BufferDecl accDecl;
     accDecl.name = "acc";
     accDecl.dtype = accT;
     accDecl.scope = MemoryScope::Local;
-    accDecl.shape = {kThreads, kTM, kTN};
+    accDecl.shape = {kAll, kTM, kTN};
     accDecl.perThread = true;
     const int acc = k.addBuffer(accDecl);
     BufferDecl reg;
@@ -192,19 +213,36 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     if (s.prefetch) {
         BufferDecl pre = accDecl;
         pre.name = "pa";
-        pre.shape = {kThreads, kBM * kBK / kThreads};
+        pre.shape = {kAll, kBM * kBK / kThreads};
         preA = k.addBuffer(pre);
         pre.name = "pb";
-        pre.shape = {kThreads, kBN * kBK / kThreads};
+        pre.shape = {kAll, kBN * kBK / kThreads * kRaw};
         preB = k.addBuffer(pre);
     }
 
-    const std::string blockText = "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")";
-    // A phase: every thread of the block runs body(t) (kernel_ir.h: Threads loops).
-    auto threads = [&](const std::function<Stmt(const Expr&)>& body) {
-        const Var t = k.newVar("t");
-        return forLoop(t, intImm(kThreads), body(varRef(t)), ForKind::Threads, 0, "block = " + blockText);
+    const std::string blockText = (kS > 1 ? std::to_string(kS) + " reduction groups x " : std::string()) + "spatial(" +
+                                  std::to_string(kTY) + "," + std::to_string(kTX) + ")";
+    // A phase: every thread of the block runs body(tAll, g, t) (kernel_ir.h: Threads loops): tAll
+    // the block's thread (per-thread buffers' row), g its reduction group, t its thread in the
+    // group (without a split: g = 0, t = tAll).
+    auto threads = [&](const std::function<Stmt(const Expr& tAll, const Expr& g, const Expr& t)>& body) {
+        const Var ta = k.newVar("t");
+        Stmt b;
+        if (kS == 1) {
+            b = body(varRef(ta), intImm(0), varRef(ta));
+        } else {
+            const Var gv = k.newVar("kg"), tv = k.newVar("tg");
+            b = let(gv, varRef(ta) / intImm(kThreads),
+                    let(tv, varRef(ta) % intImm(kThreads), body(varRef(ta), varRef(gv), varRef(tv))));
+        }
+        return forLoop(ta, intImm(kAll), b, ForKind::Threads, 0, "block = " + blockText);
     };
+    // Shared row of reduction index kk of group g's stage.
+    auto sRow = [&](const Expr& g, const Expr& kk) { return kS == 1 ? kk : g * intImm(kBK) + kk; };
+    // First reduction index of step k0 of group g.
+    auto stepBase = [&](const Expr& k0, const Expr& g) { return (kS == 1 ? k0 : k0 * intImm(kS) + g) * intImm(kBK); };
+    // Whether the staged reduction indices can pass K (ragged last step, or groups past the end).
+    const bool kGuard = kStepsG * kS * kBK > s.K;
     // body(ty, tx) with ty = t / 16 and tx = t % 16 bound by Lets.
     auto withYX = [&](const Expr& t, const std::function<Stmt(const Expr&, const Expr&)>& body) {
         const Var ty = k.newVar("ty"), tx = k.newVar("tx");
@@ -249,9 +287,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         };
 
         // Zero the accumulator.
-        Stmt init = threads([&](const Expr& t) {
+        Stmt init = threads([&](const Expr& ta, const Expr&, const Expr&) {
             return unrolled("i", kTM, [&](const Expr& i) {
-                return unrolled("j", kTN, [&](const Expr& j) { return store(acc, {t, i, j}, zero); });
+                return unrolled("j", kTN, [&](const Expr& j) { return store(acc, {ta, i, j}, zero); });
             });
         });
 
@@ -277,6 +315,13 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         };
         // The guarded global value of each element of thread t's share, given to `sink`.
         using Sink = std::function<Stmt(const Expr& r, const Expr& kk, const Expr& row, const Expr& v)>;
+        // The staging guard of element (global row or column gRow, reduction index gK); null: none.
+        auto guardOf = [&](const Expr& gRow, const Expr& gK, std::int64_t rows, std::int64_t extent) {
+            Expr cond;
+            if (extent % rows != 0) cond = gRow < intImm(extent);
+            if (kGuard) cond = andMaybe(cond, gK < intImm(s.K));
+            return cond;
+        };
         auto stageWith = [&](const Expr& t, const Expr& kBase, bool kContiguous, const Expr& base, std::int64_t rows,
                              std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at,
                              const Sink& sink) {
@@ -285,41 +330,41 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                 Expr row, kk;
                 coords(t, r, kContiguous, rows, &row, &kk);
                 const Expr gRow = base + row, gK = kBase + kk;
-                Expr cond;
-                if (extent % rows != 0) cond = gRow < intImm(extent);
-                if (s.K % kBK != 0) cond = andMaybe(cond, gK < intImm(s.K));
+                const Expr cond = guardOf(gRow, gK, rows, extent);
                 Expr v = at(gRow, gK);
                 if (cond) v = select(cond, v, zero);
                 return sink(r, kk, row, v);
             });
         };
-        auto stage = [&](const Expr& t, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
+        auto stage = [&](const Expr& t, const Expr& g, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
                          std::int64_t rows, std::int64_t extent,
                          const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
             return stageWith(t, kBase, kContiguous, base, rows, extent, at,
-                             [&](const Expr&, const Expr& kk, const Expr& row, const Expr& v) { return store(dst, {kk, row}, v); });
+                             [&](const Expr&, const Expr& kk, const Expr& row, const Expr& v) {
+                                 return store(dst, {sRow(g, kk), row}, v);
+                             });
         };
 
         const Var k0 = k.newVar("k0");
-        const Expr kBase = varRef(k0) * intImm(kBK);
-        Stmt loadPhase = threads([&](const Expr& t) {
-            return seq({stage(t, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
-                        stage(t, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); })});
+        Stmt loadPhase = threads([&](const Expr&, const Expr& g, const Expr& t) {
+            const Expr kBase = stepBase(varRef(k0), g);
+            return seq({stage(t, g, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
+                        stage(t, g, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); })});
         });
-        auto computeBody = [&](const Expr& t) {
+        auto computeBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
                 Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
                     auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
                         return unrolled("g", d.groups, [&](const Expr& gi) {
                             return unrolled("q", d.group, [&](const Expr& q) {
                                 return store(reg, {gi * intImm(d.group) + q},
-                                             load(tileBuf, accT, {kk, gi * intImm(d.stride) + lane * intImm(d.group) + q}));
+                                             load(tileBuf, accT, {sRow(g, kk), gi * intImm(d.stride) + lane * intImm(d.group) + q}));
                             });
                         });
                     };
                     Stmt fma = unrolled("i", kTM, [&](const Expr& i) {
                         return unrolled("j", kTN, [&](const Expr& j) {
-                            const std::vector<Expr> idx{t, i, j};
+                            const std::vector<Expr> idx{ta, i, j};
                             return store(acc, idx, load(acc, accT, idx) + load(aReg, accT, {i}) * load(bReg, accT, {j}));
                         });
                     });
@@ -329,35 +374,71 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             });
         };
         Stmt compute = threads(computeBody);
-        Stmt mainLoop = forLoop(k0, intImm(ceilDiv(s.K, kBK)), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial,
-                                0, "k in steps of " + std::to_string(kBK));
+        const std::string splitText = kS > 1 ? " per group, " + std::to_string(kS) + " groups interleaved" : "";
+        Stmt mainLoop = forLoop(k0, intImm(kStepsG), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial,
+                                0, "k in steps of " + std::to_string(kBK) + splitText);
         Stmt prologue;
         if (s.prefetch) {
             // Register prefetch: step k0 + 1's elements are loaded (and B produced) into per-thread
             // registers in the same phase that computes step k0 from shared memory, so their
             // latency overlaps the FMAs; the next iteration moves them to shared memory.
-            const std::int64_t steps = ceilDiv(s.K, kBK);
-            auto fetchGlobal = [&](const Expr& t, const Expr& kB) {
+            auto fetchGlobal = [&](const Expr& ta, const Expr& t, const Expr& kB) {
+                Stmt bPart;
+                if (rawB) {
+                    // The raw values of each B element (guarded like the element), combined at the put.
+                    bPart = unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
+                        Expr row, kk;
+                        coords(t, r, s.transB, kBN, &row, &kk);
+                        const Expr gCol = colBase + row, gK = kB + kk;
+                        const Expr cond = guardOf(gCol, gK, kBN, s.N);
+                        std::vector<Stmt> st;
+                        for (std::int64_t q = 0; q < kRaw; ++q) {
+                            Expr v = cast(s.bRaw(gK, gCol, q), accT);
+                            if (cond) v = select(cond, v, zero);
+                            st.push_back(store(preB, {ta, r * intImm(kRaw) + intImm(q)}, v));
+                        }
+                        return seq(st);
+                    });
+                } else {
+                    bPart = stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
+                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, r}, v); });
+                }
                 return seq({stageWith(t, kB, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); },
-                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preA, {t, r}, v); }),
-                            stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
-                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {t, r}, v); })});
+                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preA, {ta, r}, v); }),
+                            bPart});
             };
-            auto toShared = [&](const Expr& t, int dst, int reg, bool kContiguous, std::int64_t rows) {
+            auto toShared = [&](const Expr& ta, const Expr& g, const Expr& t, int dst, int reg, bool kContiguous, std::int64_t rows) {
                 return unrolled("r", rows * kBK / kThreads, [&](const Expr& r) {
                     Expr row, kk;
                     coords(t, r, kContiguous, rows, &row, &kk);
-                    return store(dst, {kk, row}, load(reg, accT, {t, r}));
+                    return store(dst, {sRow(g, kk), row}, load(reg, accT, {ta, r}));
                 });
             };
-            prologue = threads([&](const Expr& t) { return fetchGlobal(t, intImm(0)); });
             const Var k1 = k.newVar("k0");
-            Stmt put = threads([&](const Expr& t) { return seq({toShared(t, As, preA, !s.transA, kBM), toShared(t, Bs, preB, s.transB, kBN)}); });
-            Stmt next = threads([&](const Expr& t) {
-                return seq({ifThen(varRef(k1) + 1 < intImm(steps), fetchGlobal(t, (varRef(k1) + 1) * intImm(kBK))), computeBody(t)});
+            // The B elements from their raw values (rawB), at the put of step k1.
+            auto combineToShared = [&](const Expr& ta, const Expr& g, const Expr& t) {
+                return unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
+                    Expr row, kk;
+                    coords(t, r, s.transB, kBN, &row, &kk);
+                    const Expr gCol = colBase + row, gK = stepBase(varRef(k1), g) + kk;
+                    const Expr cond = guardOf(gCol, gK, kBN, s.N);
+                    Expr v = cast(s.bCombine(gK, gCol, [&](std::int64_t q) { return load(preB, accT, {ta, r * intImm(kRaw) + intImm(q)}); }),
+                                  accT);
+                    if (cond) v = select(cond, v, zero);
+                    return store(Bs, {sRow(g, kk), row}, v);
+                });
+            };
+            prologue = threads([&](const Expr& ta, const Expr& g, const Expr& t) { return fetchGlobal(ta, t, stepBase(intImm(0), g)); });
+            Stmt put = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+                return seq({toShared(ta, g, t, As, preA, !s.transA, kBM),
+                            rawB ? combineToShared(ta, g, t) : toShared(ta, g, t, Bs, preB, s.transB, kBN)});
             });
-            mainLoop = forLoop(k1, intImm(steps), seq({put, barrier(), next, barrier()}), ForKind::Serial, 0,
-                               "k in steps of " + std::to_string(kBK) + ", the next step prefetched into registers");
+            Stmt next = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+                return seq({ifThen(varRef(k1) + 1 < intImm(kStepsG), fetchGlobal(ta, t, stepBase(varRef(k1) + 1, g))), computeBody(ta, g, t)});
+            });
+            mainLoop = forLoop(k1, intImm(kStepsG), seq({put, barrier(), next, barrier()}), ForKind::Serial, 0,
+                               "k in steps of " + std::to_string(kBK) + splitText + ", the next step prefetched into registers" +
+                                   (rawB ? " (B as raw loads, combined at the store to shared memory)" : ""));
         }
 
         // Epilogue: one thread's 8 x 8 results.
@@ -376,8 +457,30 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             }
             return store(s.y, idx, cast(r, yT));
         };
-        Stmt out = threads([&](const Expr& t) {
-            return withYX(t, [&](const Expr& ty, const Expr& tx) {
+        // Partial sums of groups 1.. (split reduction), see Rs.
+        const std::int64_t kRowW = kBM + kPad;
+        auto redStore = [&](const Expr& f, const Expr& v) {
+            return Rs >= 0 ? store(Rs, {f}, v) : store(As, {f / intImm(kRowW), f % intImm(kRowW)}, v);
+        };
+        auto redLoad = [&](const Expr& f) {
+            return Rs >= 0 ? load(Rs, accT, {f}) : load(As, accT, {f / intImm(kRowW), f % intImm(kRowW)});
+        };
+        auto redIndex = [&](const Expr& g1, const Expr& li, const Expr& lj, const Expr& t) {
+            return ((g1 * intImm(kTM * kTN) + li * intImm(kTN) + lj) * intImm(kThreads)) + t;
+        };
+        Stmt partials;
+        if (kS > 1) {
+            partials = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+                Stmt st = unrolled("i", kTM, [&](const Expr& i) {
+                    return unrolled("j", kTN, [&](const Expr& j) {
+                        return redStore(redIndex(g - intImm(1), i, j, t), load(acc, accT, {ta, i, j}));
+                    });
+                });
+                return ifThen(g >= intImm(1), st);
+            });
+        }
+        Stmt out = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+            Stmt o = withYX(t, [&](const Expr& ty, const Expr& tx) {
                 return unrolled("g", dM.groups, [&](const Expr& gi) {
                     return unrolled("q", dM.group, [&](const Expr& q) {
                         const Expr li = gi * intImm(dM.group) + q;
@@ -386,7 +489,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                             return unrolled("p", dN.group, [&](const Expr& p) {
                                 const Expr lj = hi * intImm(dN.group) + p;
                                 const Expr col = colBase + hi * intImm(dN.stride) + tx * intImm(dN.group) + p;
-                                Stmt st = result(row, col, load(acc, accT, {t, li, lj}));
+                                Expr v = load(acc, accT, {ta, li, lj});
+                                for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
+                                Stmt st = result(row, col, v);
                                 return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
                             });
                         });
@@ -394,10 +499,13 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                     });
                 });
             });
+            return kS > 1 ? ifThen(g < intImm(1), o) : o;
         });
+        if (kS > 1) out = seq({partials, barrier(), out});
+        auto withRs = [&](Stmt st) { return Rs >= 0 ? allocate(Rs, std::move(st)) : st; };
         if (s.prefetch)
-            return allocate(As, allocate(Bs, allocate(acc, allocate(preA, allocate(preB, seq({init, prologue, mainLoop, out}))))));
-        return allocate(As, allocate(Bs, allocate(acc, seq({init, mainLoop, out}))));
+            return allocate(As, allocate(Bs, allocate(acc, allocate(preA, allocate(preB, withRs(seq({init, prologue, mainLoop, out})))))));
+        return allocate(As, allocate(Bs, allocate(acc, withRs(seq({init, mainLoop, out})))));
     });
 
     // The block mapping in full rank (batch dims 1), as a schedule would write it.
@@ -414,6 +522,10 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         }
         return r + (d.group > 1 ? " + 0.." + std::to_string(d.group - 1) : "");
     };
+    if (kS > 1)
+        k.notes.push_back("reduction split over " + std::to_string(kS) + " groups of " + std::to_string(kThreads) +
+                          " threads (" + std::to_string(kAll) + " per block), each with its own shared stage and every " +
+                          std::to_string(kS) + "th step; partial sums added in group order at the end");
     k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
                       lanes("ty", dM) + ", columns " + lanes("tx", dN));
     return body;

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
@@ -196,6 +197,70 @@ TEST(FusedConvGemm, TallTilesAgainstReference) {
     // 96 filters in one 96-row tile, stride 2, no biases.
     d.K = 96, d.stride = 2, d.bias1 = d.bias2 = false;
     EnvTile env("96,32,16");
+    EXPECT_EQ(check(d), "");
+}
+
+/// Sets an environment variable for its lifetime (unset after).
+struct EnvVar {
+    EnvVar(const char* name, const char* v) : m_name(name) { ::setenv(name, v, 1); }
+    ~EnvVar() { ::unsetenv(m_name); }
+    const char* m_name;
+};
+
+TEST(FusedConvGemm, SplitReductionAgainstReference) {
+    // Tile::splitK: 2 or 4 groups of 256 threads, each every 2nd / 4th reduction step, partial
+    // sums added in group order. 40 channels: 3 steps of 16 (the last ragged; with 2 groups the
+    // 2nd group's last step lies past the channels, with 4 groups the 4th group has no step), 2
+    // of 32; 130 filters; 3 images of 9x9 (columns straddle images and tiles); with and without
+    // register prefetch, and prefetch with the raw taps combined at the store.
+    Dw d;
+    d.N = 3, d.C = 40, d.H = 9, d.W = 9, d.K = 130;
+    struct Mode {
+        const char* prefetch;
+        const char* raw;
+    };
+    for (const Mode m : {Mode{"0", "0"}, Mode{"1", "0"}, Mode{"1", "1"}}) {
+        EnvVar pf("TESSERA_DWPW_PREFETCH", m.prefetch), raw("TESSERA_DWPW_RAW", m.raw);
+        for (const char* tile : {"160,16,16,0,2", "160,16,32,5,2", "160,16,16,0,4", "64,16,32,0,2", "32,32,16,0,4",
+                                 "32,64,8,0,2"}) {
+            EnvTile env(tile);
+            LoweredKernel lk;
+            EXPECT_EQ(check(d, &lk), "") << tile << " prefetch " << m.prefetch << " raw " << m.raw;
+            const std::string split = std::string(tile).substr(std::string(tile).rfind(',') + 1);
+            EXPECT_NE(lk.kernel.notes.back().find("reduction split over " + split + " thread groups"), std::string::npos)
+                << tile << ": " << lk.kernel.notes.back();
+            auto cm = codegen::generateCuda({&lk.kernel});
+            ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+            EXPECT_EQ(cm->launches[0].blockX, 256 * std::stoi(split)) << tile;
+            const std::string text = printKernel(lk.kernel);
+            EXPECT_EQ(text.find("combined at the store") != std::string::npos, std::string(m.raw) == "1") << tile;
+        }
+    }
+    // The partial sums in a buffer of their own when As is too small for them (32 x 64 x 8 tile:
+    // 2048 partials of group 1, As holds 2 x 8 x 36 floats).
+    {
+        EnvTile env("32,64,8,0,2");
+        LoweredKernel lk;
+        ASSERT_EQ(check(d, &lk), "");
+        bool hasRs = false;
+        for (const auto& b : lk.kernel.buffers) hasRs = hasRs || (b.name == "Rs" && b.shape == std::vector<std::int64_t>{2048});
+        EXPECT_TRUE(hasRs);
+    }
+    // TESSERA_DWPW_SPLIT on the default tile, BK halved until the stages fit 48 KiB: batch 32's
+    // 960x7x7 -> 160 block (160 x 16 x 32) keeps BK 32 with 2 groups (46 KiB), 16 with 4; the
+    // 320-filter block (320 x 16 x 32) gets BK 16 with 2 groups (2 x 32 x (324 + 20) floats: 86 KiB).
+    for (const auto& [split, filters, want] : std::vector<std::tuple<const char*, std::int64_t, const char*>>{
+             {"2", 160, "160x16x32"}, {"4", 160, "160x16x16"}, {"2", 320, "320x16x16"}}) {
+        EnvVar sp("TESSERA_DWPW_SPLIT", split);
+        const GpuGemmSpec::Tile t = detail::dwPwGemmTile(filters, 32 * 49, 960);
+        EXPECT_EQ(t.splitK, std::stoi(split));
+        EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk), want);
+    }
+    // Raw taps with a 5x5 window, stride 2, no biases, ragged everything, without a split.
+    d.kernel = 5, d.pad = 2, d.stride = 2, d.bias1 = d.bias2 = false, d.K = 17, d.H = 6, d.W = 11, d.C = 37;
+    EnvVar pf("TESSERA_DWPW_PREFETCH", "1"), raw("TESSERA_DWPW_RAW", "1");
+    EXPECT_EQ(check(d), "");
+    EnvTile env("32,16,16,0,4");
     EXPECT_EQ(check(d), "");
 }
 
