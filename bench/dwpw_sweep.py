@@ -110,9 +110,9 @@ def configs(k, cols, c):
         if "--default-only" in sys.argv:
             return [""]
         if cols < 1000:  # batch 1
-            return ["", "sp2", "sp4", "sp4+raw"]
+            return ["", "sp2", "sp4+raw"]
         if c < 384:
-            return ["", "sp2", "sp4", "raw", "sp2+raw"]
+            return ["", "sp2", "sp4", "sp2+raw"]
         out = ["", "sp2", "sp4", "raw", "sp2+raw", "sp4+raw"]
         if k == 160:
             out += ["T:160,8,32,0,2+raw"]
