@@ -715,20 +715,11 @@ void MainWindow::onRunStarted(quint64)
 
 void MainWindow::onRunProgress(quint64, double fraction, const QString& stage)
 {
-    // The core reports fractions while lowering; compiling the module, the runner's pass
-    // (runs and timing) and the reference check are single long steps without progress
-    // inside, so the bar shows activity there instead of standing still.
-    const bool opaque = stage.startsWith(QLatin1String("Compiling kernels")) ||
-                        stage.startsWith(QLatin1String("Running kernels")) ||
-                        stage.startsWith(QLatin1String("Checking"));
-    if (opaque) {
-        m_runProgress->setRange(0, 0);
-    } else {
-        m_runProgress->setRange(0, 1000);
-        m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
-    }
-    // An opaque step's fraction stands still: an estimate from it would only mislead.
-    setRunMessage(tr("Run: %1...").arg(stage) + (opaque ? QString() : m_runEta.suffix(fraction)), false);
+    // RunSession's fraction is in time and moves per kernel (and with the clock while the
+    // compiler runs), so the bar and the estimate are meaningful in every phase.
+    m_runProgress->setRange(0, 1000);
+    m_runProgress->setValue(static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000));
+    setRunMessage(tr("Run: %1...").arg(stage) + m_runEta.suffix(fraction), false);
 }
 
 void MainWindow::showCompiledCode()

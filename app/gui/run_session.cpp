@@ -17,9 +17,6 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The compile is quick next to JIT compiling and timing: it gets the first quarter of the bar.
-constexpr double kCompileShare = 0.25;
-
 bool hasRunnerError(const support::DiagnosticList& d)
 {
     for (const support::Diagnostic& x : d.items()) {
@@ -42,6 +39,10 @@ RunSession::RunSession(QObject* parent) : QObject(parent)
     runtime::RunnerClientOptions options;
     options.threads = RunSettings().run.threads;
     m_runner = std::make_shared<runtime::RunnerClient>(options);
+    m_clock.start();
+    // The module compile reports nothing while the compiler runs: the clock moves the bar.
+    m_progressTick.setInterval(kProgressTickMs);
+    connect(&m_progressTick, &QTimer::timeout, this, &RunSession::emitProgress);
 }
 
 RunSession::~RunSession()
@@ -79,6 +80,9 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
         finish(std::move(out));
         return gen;
     }
+    m_progress.start(m_clock.elapsed() / 1000.0, static_cast<int>(model->graph.numNodes()), settings.run.time,
+                     settings.run.minSeconds, settings.run.check, m_rates);
+    m_progressTick.start();
     emit progress(gen, 0.0, tr("Starting"));
 
     const support::CancelToken token = m_cancel;
@@ -100,16 +104,18 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
         }
         // Progress is posted to the UI thread; a superseded run's posts are dropped there.
         auto post = [this, gen](double fraction, const std::string& stage) {
-            const QString text = stageText(stage);
             QMetaObject::invokeMethod(
-                this, [this, gen, fraction, text] { onProgress(gen, fraction, text); }, Qt::QueuedConnection);
+                this, [this, gen, fraction, stage] { onCompileProgress(gen, fraction, stage); }, Qt::QueuedConnection);
+        };
+        auto postKernels = [this, gen](int done, int total, const std::string& phase) {
+            QMetaObject::invokeMethod(
+                this, [this, gen, done, total, phase] { onKernelProgress(gen, done, total, phase); },
+                Qt::QueuedConnection);
         };
 
         const std::vector<ir::TensorData> inputs = pipeline::defaultInputs(model->graph);
         auto t0 = std::chrono::steady_clock::now();
-        support::Expected<pipeline::CompiledModel> cm = pipeline::compileModel(
-            *model, inputs, settings.compile, &token,
-            [&](double f, const std::string& stage) { post(kCompileShare * f, stage); });
+        support::Expected<pipeline::CompiledModel> cm = pipeline::compileModel(*model, inputs, settings.compile, &token, post);
         out->compileSeconds = secondsSince(t0);
         if (token.isCancelled()) {
             out->cancelled = true;
@@ -134,11 +140,13 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
             nopts.cacheDir = settings.run.cudaCacheDir;
             const std::string file = compiled->model.sourcePath;
             nopts.sourceName = (file.empty() ? std::string("model") : std::filesystem::path(file).stem().string()) + ".cu";
-            post(kCompileShare, "compiling kernels (NVRTC " + nopts.arch + ")");
+            postKernels(0, 1, pipeline::kPhaseCompilingModule);
             t0 = std::chrono::steady_clock::now();
             support::Expected<runtime::cuda::CudaCompiled> mod =
                 runtime::cuda::compileCuda(compiled->code.source, nopts, &token);
             out->compileSeconds += secondsSince(t0);
+            if (mod.ok())
+                postKernels(1, 1, pipeline::kPhaseCompilingModule);
             if (token.isCancelled()) {
                 out->cancelled = true;
                 return out;
@@ -165,9 +173,9 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
         }
 
         t0 = std::chrono::steady_clock::now();
-        support::Expected<pipeline::RunReport> rep = pipeline::runModel(
-            *compiled, inputs, settings.run, *runner, &token,
-            [&](double f, const std::string& stage) { post(kCompileShare + (1 - kCompileShare) * f, stage); });
+        pipeline::RunOptions runOptions = settings.run;
+        runOptions.kernelProgress = postKernels;
+        support::Expected<pipeline::RunReport> rep = pipeline::runModel(*compiled, inputs, runOptions, *runner, &token);
         out->runSeconds = secondsSince(t0);
         if (token.isCancelled()) {
             out->cancelled = true;
@@ -201,11 +209,28 @@ void RunSession::cancel()
     finish(std::move(out));
 }
 
-void RunSession::onProgress(quint64 generation, double fraction, const QString& stage)
+void RunSession::onCompileProgress(quint64 generation, double fraction, const std::string& stage)
 {
     if (generation != m_generation || !m_busy)
         return;
-    emit progress(generation, fraction, stage);
+    m_progress.compileProgress(m_clock.elapsed() / 1000.0, fraction, stage);
+    emitProgress();
+}
+
+void RunSession::onKernelProgress(quint64 generation, int done, int total, const std::string& phase)
+{
+    if (generation != m_generation || !m_busy)
+        return;
+    m_progress.report(m_clock.elapsed() / 1000.0, done, total, phase);
+    emitProgress();
+}
+
+void RunSession::emitProgress()
+{
+    if (!m_busy)
+        return;
+    const double now = m_clock.elapsed() / 1000.0;
+    emit progress(m_generation, m_progress.fraction(now), m_progress.stage());
 }
 
 void RunSession::onCompiled(quint64 generation, std::shared_ptr<const pipeline::CompiledModel> cm)
@@ -213,6 +238,9 @@ void RunSession::onCompiled(quint64 generation, std::shared_ptr<const pipeline::
     if (generation != m_generation || !m_busy)
         return;
     m_compiled = std::move(cm);
+    m_progress.compiled(m_clock.elapsed() / 1000.0, static_cast<std::int64_t>(m_compiled->code.source.size()),
+                        static_cast<int>(m_compiled->steps.size()));
+    emitProgress();
     emit compiled(generation);
 }
 
@@ -269,6 +297,10 @@ void RunSession::onFinished(quint64 generation, std::shared_ptr<RunOutcome> outc
 void RunSession::finish(RunOutcome outcome)
 {
     m_busy = false;
+    m_progressTick.stop();
+    m_progress.finish(m_clock.elapsed() / 1000.0);
+    // A cancelled or failed run's partial measurements are still measurements.
+    m_rates = m_progress.learnedRates();
     m_last = std::move(outcome);
     if (m_last.compiled)
         m_compiled = m_last.compiled;

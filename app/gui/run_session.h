@@ -29,10 +29,13 @@
 
 #include <memory>
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
+#include <QTimer>
 
+#include "app/gui/run_progress.h"
 #include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
 #include "core/pipeline/compile.h"
@@ -117,7 +120,10 @@ public:
 
 signals:
     void started(quint64 generation);
-    /// fraction in [0, 1] over the whole job (compile: first quarter); stage for the status bar.
+    /// fraction in [0, 1] over the whole job, in time (RunProgress: it moves per kernel from the
+    /// pipeline's per-kernel reports and with the clock through the module compile; never back);
+    /// stage for the status bar ("Running and timing kernels (12 of 100)"). Emitted on each report
+    /// and every kProgressTickMs while a run is busy.
     void progress(quint64 generation, double fraction, const QString& stage);
     /// The compile finished (read currentCompiled()); the run goes on.
     void compiled(quint64 generation);
@@ -128,8 +134,15 @@ signals:
     /// A run finished; read lastOutcome(). Stale runs never emit this.
     void finished(quint64 generation, bool ok);
 
+public:
+    static constexpr int kProgressTickMs = 250;
+    /// What past runs taught the progress estimate (compiler and check speed).
+    const RunProgress::Rates& progressRates() const { return m_rates; }
+
 private:
-    void onProgress(quint64 generation, double fraction, const QString& stage);
+    void onCompileProgress(quint64 generation, double fraction, const std::string& stage);
+    void onKernelProgress(quint64 generation, int done, int total, const std::string& phase);
+    void emitProgress();
     void onCompiled(quint64 generation, std::shared_ptr<const pipeline::CompiledModel> cm);
     void onCudaCompiled(quint64 generation, std::shared_ptr<const runtime::cuda::CudaCompiled> module);
     void onFinished(quint64 generation, std::shared_ptr<RunOutcome> outcome);
@@ -146,6 +159,10 @@ private:
     DeviceProbe m_probe;
     bool m_probing = false;
     support::CancelToken m_probeCancel;
+    RunProgress m_progress;
+    RunProgress::Rates m_rates;
+    QElapsedTimer m_clock;
+    QTimer m_progressTick;
 };
 
 }  // namespace tessera::app
