@@ -125,7 +125,7 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     m_current = node;
     const QString opType = fromStd(m_model->graph.node(id).opType);
     if (const auto user = userMapping(node)) {
-        bar->setKernel(node, opType, views::ScheduleOrigin::User);
+        bar->setKernel(node, opType, views::ScheduleOrigin::User, mappingText(*user));
         if (setExpressions)
             m_panel->setExpressions(user->grid, user->block);
         return;
@@ -133,23 +133,22 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     if (const ir::KernelScheduleDecl* decl = m_model->program.scheduleFor(name)) {
         const pipeline::ScheduleMappings m = pipeline::scheduleMappings(*decl);
         if (!m.grid.empty() || !m.block.empty()) {
-            bar->setKernel(node, opType, views::ScheduleOrigin::Program);
+            bar->setKernel(node, opType, views::ScheduleOrigin::Program,
+                           mappingText(Mapping{fromStd(m.grid.empty() ? m.block : m.grid),
+                                               fromStd(m.grid.empty() ? std::string() : m.block)}));
             if (setExpressions)
                 m_panel->setExpressions(fromStd(m.grid.empty() ? m.block : m.grid),
                                         fromStd(m.grid.empty() ? std::string() : m.block));
             return;
         }
     }
-    bar->setKernel(node, opType, views::ScheduleOrigin::Default);
-    if (!setExpressions)
-        return;
     // The default is shown on the graph the compile lowers (shapes bound, constants folded).
     std::shared_ptr<const ir::Model> spec = m_plans->specialisedModel() ? m_plans->specialisedModel() : m_specialised;
-    if (!spec)
+    const ir::NodeId sid = spec ? spec->graph.findNode(name) : ir::kNoNode;
+    if (sid == ir::kNoNode || !lower::hasGenerator(spec->graph.node(sid))) {
+        bar->setKernel(node, opType, views::ScheduleOrigin::Default);
         return;
-    const ir::NodeId sid = spec->graph.findNode(name);
-    if (sid == ir::kNoNode || !lower::hasGenerator(spec->graph.node(sid)))
-        return;
+    }
     const pipeline::CompileOptions o = options();
     lower::LowerOptions lopts;
     lopts.target = o.target;
@@ -159,8 +158,10 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     ir::KernelScheduleDecl decl;
     decl.mappings = lower::defaultSchedule(spec->graph, sid, lopts);
     const pipeline::ScheduleMappings m = pipeline::scheduleMappings(decl);
-    if (!m.grid.empty())
-        m_panel->setExpressions(fromStd(m.grid), fromStd(m.block));
+    const Mapping def{fromStd(m.grid), fromStd(m.block)};
+    bar->setKernel(node, opType, views::ScheduleOrigin::Default, def.grid.isEmpty() ? QString() : mappingText(def));
+    if (setExpressions && !def.grid.isEmpty())
+        m_panel->setExpressions(def.grid, def.block);
 }
 
 QString ScheduleController::fusedReason(const std::string& node) const

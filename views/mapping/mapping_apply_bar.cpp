@@ -18,6 +18,7 @@ MappingApplyBar::MappingApplyBar(QWidget* parent)
 {
     m_kernel->setObjectName(QStringLiteral("mappingKernel"));
     m_kernel->setTextFormat(Qt::RichText);
+    m_kernel->setWordWrap(true);  // a long two-level mapping must not widen the dock
     m_apply->setObjectName(QStringLiteral("applyMapping"));
     m_reset->setObjectName(QStringLiteral("resetMapping"));
     m_status->setObjectName(QStringLiteral("mappingApplyStatus"));
@@ -50,7 +51,8 @@ MappingApplyBar::MappingApplyBar(QWidget* parent)
     clearKernel();
 }
 
-void MappingApplyBar::setKernel(const QString& node, const QString& opType, ScheduleOrigin origin)
+void MappingApplyBar::setKernel(const QString& node, const QString& opType, ScheduleOrigin origin,
+                                const QString& current)
 {
     if (node != m_node)
         setStatus(QString(), false);
@@ -63,8 +65,11 @@ void MappingApplyBar::setKernel(const QString& node, const QString& opType, Sche
     case ScheduleOrigin::Program: from = tr("the program's schedule"); break;
     case ScheduleOrigin::User: from = tr("your mapping"); break;
     }
-    m_kernel->setText(tr("Kernel <b>%1</b> (%2) \u00b7 compiles with %3")
-                          .arg(node.toHtmlEscaped(), opType.toHtmlEscaped(), from));
+    QString text = tr("Kernel <b>%1</b> (%2) \u00b7 compiles with %3").arg(node.toHtmlEscaped(), opType.toHtmlEscaped(), from);
+    if (!current.isEmpty())
+        text += QStringLiteral(" <code>%1</code>").arg(current.toHtmlEscaped());
+    m_kernel->setText(text);
+    m_kernel->setToolTip(current);
     m_apply->setText(tr("Apply to %1").arg(node));
     updateEnabled();
 }

@@ -28,9 +28,11 @@ class MappingApplyBar : public QWidget {
 public:
     explicit MappingApplyBar(QWidget* parent = nullptr);
 
-    /// The kernel the dock's expressions are for (its node name and op type) and where its
-    /// schedule comes from. Clears the status line when the kernel changes.
-    void setKernel(const QString& node, const QString& opType, ScheduleOrigin origin);
+    /// The kernel the dock's expressions are for (its node name and op type), where its schedule
+    /// comes from and, when known, the mappings it compiles with now ("grid / block"), shown so
+    /// that edits not applied yet can be told apart. Clears the status line when the kernel changes.
+    void setKernel(const QString& node, const QString& opType, ScheduleOrigin origin,
+                   const QString& current = QString());
     /// No kernel: the dock is a preview; Apply and Reset are disabled.
     void clearKernel();
     QString node() const { return m_node; }

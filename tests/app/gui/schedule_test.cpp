@@ -115,6 +115,7 @@ private slots:
     void resetIsUndoable();
     void projectKeepsTheSchedules();
     void runShowsTheAppliedMappingInTheCode();
+    void dockPictures();
 
 private:
     QTemporaryDir m_tmp;
@@ -147,7 +148,9 @@ void ScheduleTest::selectingAKernelShowsItsDefaultMapping()
     QCOMPARE(a.bar()->applyButton()->text(), QStringLiteral("Apply to dw_conv"));
     QVERIFY(a.bar()->applyButton()->isEnabled());
     QVERIFY(!a.bar()->resetButton()->isEnabled());
-    QCOMPARE(a.bar()->kernelLabel()->text(), QStringLiteral("Kernel <b>dw_conv</b> (Conv) \u00b7 compiles with default schedule"));
+    QCOMPARE(a.bar()->kernelLabel()->text(),
+             QStringLiteral("Kernel <b>dw_conv</b> (Conv) \u00b7 compiles with default schedule <code>%1</code>")
+                 .arg(a.w.mappingPanel()->gridExpression()));
     // The editors hold the mapping the compile uses by default, exactly as the kernel lists it.
     const std::string code = a.compiledCode();
     const QString line = QStringLiteral("//   mapping: grid = ") + a.w.mappingPanel()->gridExpression() + QLatin1Char('\n');
@@ -174,6 +177,8 @@ void ScheduleTest::applyChangesTheCompiledKernel()
     QCOMPARE(a.undoTexts(), QStringList{QStringLiteral("Set mapping of dw_conv: ") + kGood});
     QVERIFY(a.w.undoAction()->isEnabled());
     QCOMPARE(a.bar()->origin(), views::ScheduleOrigin::User);
+    QCOMPARE(a.bar()->kernelLabel()->text(),
+             QStringLiteral("Kernel <b>dw_conv</b> (Conv) \u00b7 compiles with your mapping <code>%1</code>").arg(kGood));
     QVERIFY(a.bar()->resetButton()->isEnabled());
     QVERIFY(!a.bar()->statusIsError());
     QCOMPARE(a.bar()->statusText(),
@@ -376,6 +381,27 @@ void ScheduleTest::runShowsTheAppliedMappingInTheCode()
     QVERIFY(finished.at(0).at(0).toBool());
     const QString code = a.w.codePanel()->codeView()->toPlainText();
     QVERIFY(code.contains(QStringLiteral("//   mapping: grid = ") + kGood));
+}
+
+void ScheduleTest::dockPictures()
+{
+    // Pictures of the dock for review (run under xvfb-run with QT_QPA_PLATFORM=xcb to see the
+    // real style): TESSERA_SCHEDULE_SHOTS=DIR writes applied.png and refused.png there.
+    const QString dir = qEnvironmentVariable("TESSERA_SCHEDULE_SHOTS");
+    if (dir.isEmpty())
+        QSKIP("TESSERA_SCHEDULE_SHOTS not set");
+    Window a;
+    a.w.resize(1600, 1000);
+    QVERIFY(a.open(sample("dw_pw_block.onnx")));
+    a.w.showMapping(QString());
+    a.select(kDw);
+    QVERIFY(a.applyWithButton(kGood));
+    QTest::qWait(300);
+    QVERIFY(a.w.grab().save(dir + QStringLiteral("/applied.png")));
+    QVERIFY(a.applyWithButton(QStringLiteral("spatial(4,4)")));
+    QTest::qWait(300);
+    QVERIFY(a.w.grab().save(dir + QStringLiteral("/refused.png")));
+    QVERIFY(a.w.mappingDock()->grab().save(dir + QStringLiteral("/refused_dock.png")));
 }
 
 QTEST_MAIN(ScheduleTest)
