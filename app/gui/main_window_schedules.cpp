@@ -6,8 +6,23 @@
 #include "app/gui/main_window.h"
 #include "app/gui/run_session.h"
 #include "app/gui/schedule_controller.h"
+#include "core/pipeline/user_schedule.h"
+#include "views/code/code_panel.h"
 
 namespace tessera::app {
+namespace {
+
+std::string mappingsKey(const std::vector<ir::KernelScheduleDecl>& schedules)
+{
+    std::string k;
+    for (const auto& s : schedules) {
+        const pipeline::ScheduleMappings m = pipeline::scheduleMappings(s);
+        k += s.subject + "=" + m.grid + ";" + m.block + "|";
+    }
+    return k;
+}
+
+}  // namespace
 
 void MainWindow::createScheduleController()
 {
@@ -26,7 +41,13 @@ void MainWindow::createScheduleController()
         // The refusal it replaces leaves Problems.
         showProblems();
     });
-    connect(m_schedules, &ScheduleController::schedulesChanged, this, &MainWindow::scheduleLive);
+    connect(m_schedules, &ScheduleController::schedulesChanged, this, [this] {
+        // The code on screen was generated with other mappings: say so until the next run.
+        if (m_compiled && m_code->hasModule() &&
+            mappingsKey(m_run->lastOutcome().settings.compile.schedules) != mappingsKey(m_schedules->schedules()))
+            m_code->showNote(tr("kernel mappings changed since this code was generated: run again (Ctrl+R)"));
+        scheduleLive();
+    });
 }
 
 }  // namespace tessera::app

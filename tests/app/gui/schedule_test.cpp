@@ -381,6 +381,12 @@ void ScheduleTest::runShowsTheAppliedMappingInTheCode()
     QVERIFY(finished.at(0).at(0).toBool());
     const QString code = a.w.codePanel()->codeView()->toPlainText();
     QVERIFY(code.contains(QStringLiteral("//   mapping: grid = ") + kGood));
+    QVERIFY(!a.w.codePanel()->headerText().contains(QStringLiteral("mappings changed")));
+    // Another mapping: the code on screen is marked as generated with the old one.
+    QVERIFY(a.applyWithButton(kOther));
+    QVERIFY2(a.w.codePanel()->headerText().endsWith(
+                 QStringLiteral("kernel mappings changed since this code was generated: run again (Ctrl+R)")),
+             qPrintable(a.w.codePanel()->headerText()));
 }
 
 void ScheduleTest::dockPictures()
