@@ -5,8 +5,9 @@
 /// What a project restores: its source (an ONNX model, or a DSL program whose text is saved in
 /// the project: when it differs from the .tsr, the Program dock gets it as unsaved edits), the fusion plan on
 /// screen (PlanSession::setInitialState, checked against the model like a saved plan), the planner
-/// and hardware, the target, Check and Reference-fallback, the task-mapping expressions last shown
-/// in the Task Mapping dock (a preview there: mappings do not feed the compile), and the history
+/// and hardware, the target, Check and Reference-fallback, the kernel mappings applied from the
+/// Task Mapping dock (ScheduleController::restore; compiled with), the expressions last shown
+/// there, and the history
 /// of runs, whose last run of the project's target fills the Timings dock until the next run.
 ///
 /// Actions (File menu): Save Project (Ctrl+S), Save Project As... (Ctrl+Shift+S); File > Open,

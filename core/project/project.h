@@ -101,9 +101,8 @@ struct ProjectRunOptions {
     bool operator==(const ProjectRunOptions&) const = default;
 };
 
-/// A task mapping shown for a kernel (the Task Mapping dock's expressions). The window's mapping
-/// dock previews mappings; it does not feed them back into the compile, so these are the last
-/// expressions shown, restored into the dock when the project reopens.
+/// A task mapping shown in the Task Mapping dock (its expressions, applied or not): restored into
+/// the dock when the project reopens. Not compiled with; applied mappings are ScheduleOverride.
 struct MappingEdit {
     std::string node;   ///< kernel / node name ("" = not tied to a node)
     std::string grid;   ///< e.g. "spatial(4,4)"
