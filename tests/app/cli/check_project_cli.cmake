@@ -108,8 +108,19 @@ endif()
 cli(2 project show ${WORK}/projects/nothing.tessera)
 expect_has("${ERR}" "nothing.tessera: error: cannot read the project: no such file")
 
+# Schedules (project version 2): `project show` lists them and `project run` compiles with them,
+# so a mapping that does not fit its kernel fails the run naming the node.
+file(READ ${P} text)
+string(REPLACE "\"schedules\": []" "\"schedules\": [{\"node\": \"dw_conv\", \"grid\": \"spatial(1,4,2,2)\", \"block\": \"\"}]" sched "${text}")
+file(WRITE ${WORK}/projects/sched.tessera "${sched}")
+cli(0 project show ${WORK}/projects/sched.tessera)
+expect_has("${OUT}" "schedule dw_conv: grid spatial(1,4,2,2)\n")
+cli(2 project run ${WORK}/projects/sched.tessera --reps 1)
+expect_has("${ERR}" "grid mapping spatial(1,4,2,2) of kernel 'dw_conv' does not fit the output [1,32,56,56]")
+
 # The model moved away: run names the path it looked for.
 file(REMOVE ${WORK}/models/dw_pw_block.onnx)
 cli(2 project run ${P})
 expect_has("${ERR}" "models/dw_pw_block.onnx' not found")
 file(REMOVE_RECURSE ${WORK})
+
