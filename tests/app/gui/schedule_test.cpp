@@ -114,6 +114,7 @@ private slots:
     void undoRedoInterleavesWithFusion();
     void resetIsUndoable();
     void projectKeepsTheSchedules();
+    void programScheduleIsShownAndKeptAcrossEdits();
     void runShowsTheAppliedMappingInTheCode();
     void dockPictures();
 
@@ -365,6 +366,34 @@ void ScheduleTest::projectKeepsTheSchedules()
     // Another model forgets them.
     QVERIFY(b.open(sample("opset21_mlp.onnx")));
     QVERIFY(b.w.scheduleController()->schedules().empty());
+}
+
+void ScheduleTest::programScheduleIsShownAndKeptAcrossEdits()
+{
+    Window a;
+    QVERIFY(a.open(sample("matmul_tiled.tsr")));
+    a.select(QStringLiteral("C"));
+    QCOMPARE(a.bar()->origin(), views::ScheduleOrigin::Program);
+    QCOMPARE(a.w.mappingPanel()->gridExpression(), QStringLiteral("spatial(2, 2)"));
+    QCOMPARE(a.w.mappingPanel()->blockExpression(), QStringLiteral("spatial(16, 16) * repeat(8, 8)"));
+    QVERIFY(a.applyWithButton(QStringLiteral("spatial(4,4)"), QStringLiteral("spatial(16,16) * repeat(4,4)")));
+    QCOMPARE(a.undoTexts(), QStringList{QStringLiteral("Set mapping of C: spatial(4,4) / spatial(16,16) * repeat(4,4)")});
+    // The program's tile and stage directives stay; the mappings are the user's.
+    const app::RunSettings settings = a.w.currentRunSettings();
+    QCOMPARE(settings.compile.schedules.size(), std::size_t(1));
+    auto m = pipeline::loadModel(sample("matmul_tiled.tsr").toStdString());
+    QVERIFY(m.ok());
+    auto cm = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), settings.compile);
+    QVERIFY(cm.ok());
+    QVERIFY(has(cm->code.source, QStringLiteral("//   mapping: grid = spatial(4,4)\n")));
+    QVERIFY(has(cm->code.source, QStringLiteral("//   mapping: block = spatial(16,16).repeat(4,4)\n")));
+    // An edit of the program re-parses it: the same program keeps the user's mapping.
+    QSignalSpy parsed(&a.w, &app::MainWindow::programParsed);
+    a.w.setProgramText(a.w.programText() + QStringLiteral("\n# a comment\n"));
+    QVERIFY(parsed.wait(30000));
+    QVERIFY(parsed.at(0).at(0).toBool());
+    QCOMPARE(a.w.scheduleController()->userMapping(QStringLiteral("C"))->grid, QStringLiteral("spatial(4,4)"));
+    QCOMPARE(a.w.currentRunSettings().compile.schedules.size(), std::size_t(1));
 }
 
 void ScheduleTest::runShowsTheAppliedMappingInTheCode()
