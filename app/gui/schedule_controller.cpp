@@ -1,5 +1,6 @@
 #include "app/gui/schedule_controller.h"
 
+#include <QEvent>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QUndoCommand>
@@ -74,6 +75,27 @@ ScheduleController::ScheduleController(PlanSession* plans, views::MappingPanel* 
         apply(node, m_panel->gridExpression(), m_panel->blockExpression());
     });
     connect(bar, &views::MappingApplyBar::resetRequested, this, [this](const QString& node) { reset(node); });
+    m_panel->installEventFilter(this);
+}
+
+bool ScheduleController::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_panel && event->type() == QEvent::Show && m_pendingExpressions) {
+        const Mapping m = *m_pendingExpressions;
+        m_pendingExpressions.reset();
+        m_panel->setExpressions(m.grid, m.block);
+    }
+    return QObject::eventFilter(watched, event);
+}
+
+void ScheduleController::showExpressions(const QString& grid, const QString& block)
+{
+    if (!m_panel->isVisible()) {
+        m_pendingExpressions = Mapping{grid, block};
+        return;
+    }
+    m_pendingExpressions.reset();
+    m_panel->setExpressions(grid, block);
 }
 
 ScheduleController::~ScheduleController() { m_pool.waitForDone(); }
@@ -97,6 +119,7 @@ void ScheduleController::setModel(std::shared_ptr<const ir::Model> model, const 
     m_diagnostics = {};
     m_lastRefusal.clear();
     m_current.clear();
+    m_pendingExpressions.reset();
     m_panel->applyBar()->clearKernel();
     if (hadMappings && !keep)
         emit schedulesChanged();
@@ -127,7 +150,7 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     if (const auto user = userMapping(node)) {
         bar->setKernel(node, opType, views::ScheduleOrigin::User, mappingText(*user));
         if (setExpressions)
-            m_panel->setExpressions(user->grid, user->block);
+            showExpressions(user->grid, user->block);
         return;
     }
     if (const ir::KernelScheduleDecl* decl = m_model->program.scheduleFor(name)) {
@@ -137,8 +160,8 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
                            mappingText(Mapping{fromStd(m.grid.empty() ? m.block : m.grid),
                                                fromStd(m.grid.empty() ? std::string() : m.block)}));
             if (setExpressions)
-                m_panel->setExpressions(fromStd(m.grid.empty() ? m.block : m.grid),
-                                        fromStd(m.grid.empty() ? std::string() : m.block));
+                showExpressions(fromStd(m.grid.empty() ? m.block : m.grid),
+                                fromStd(m.grid.empty() ? std::string() : m.block));
             return;
         }
     }
@@ -161,7 +184,7 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     const Mapping def{fromStd(m.grid), fromStd(m.block)};
     bar->setKernel(node, opType, views::ScheduleOrigin::Default, def.grid.isEmpty() ? QString() : mappingText(def));
     if (setExpressions && !def.grid.isEmpty())
-        m_panel->setExpressions(def.grid, def.block);
+        showExpressions(def.grid, def.block);
 }
 
 QString ScheduleController::fusedReason(const std::string& node) const

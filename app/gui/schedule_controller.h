@@ -6,7 +6,9 @@
 ///
 /// - Selection: selectNode() (the linked graph selection) puts the kernel in the dock's kernel row
 ///   (views::MappingApplyBar) and its current mappings in the editors: the user's, else the
-///   program's `schedule` block, else the op's default schedule for the current target.
+///   program's `schedule` block, else the op's default schedule for the current target. While
+///   the panel is hidden the editors are filled when it is next shown (drawing a large task grid
+///   takes ~0.1 s, too long for every click in the graph).
 /// - apply(node, grid, block): refused at once when the node's kernel ignores schedules (a member
 ///   of a fused group that is not its anchor, a fused convolution chain). Otherwise node is
 ///   lowered with the mapping on a worker (pipeline::checkUserSchedule on the specialised graph
@@ -66,6 +68,8 @@ public:
     /// Waits for a running check.
     ~ScheduleController() override;
 
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
     void setOptionsProvider(OptionsProvider provider) { m_options = std::move(provider); }
 
     /// The model on screen (see the file comment for what is kept).
@@ -112,6 +116,8 @@ private:
     /// Sets or clears (nullopt) the node's user mapping and shows that kernel in the dock.
     void setMapping(const QString& node, const std::optional<Mapping>& mapping);
     void showKernel(const QString& node, bool setExpressions);
+    /// Puts mappings in the editors now, or when the panel is next shown.
+    void showExpressions(const QString& grid, const QString& block);
     void onCheckDone(quint64 generation, std::shared_ptr<Check> check);
     void refuse(const QString& node, const QString& message, const std::string& where = {});
     void setBusy(bool busy);
@@ -128,6 +134,7 @@ private:
     std::shared_ptr<const ir::Model> m_model;
     QString m_path;
     QString m_current;
+    std::optional<Mapping> m_pendingExpressions;
     std::map<std::string, Mapping> m_mappings;
     support::DiagnosticList m_diagnostics;
     QString m_lastRefusal;

@@ -63,7 +63,11 @@ struct Window {
         w.openFile(path);
         if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
             return false;
-        return QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000);
+        if (!QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000))
+            return false;
+        w.mappingDock()->show();
+        w.mappingDock()->raise();
+        return w.mappingPanel()->isVisible();
     }
     void select(const QString& node)
     {
@@ -135,6 +139,9 @@ void ScheduleTest::init()
     QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/fusion-plans"))
         .removeRecursively();
     QSettings().clear();
+    // The default schedules aim for the Preferences' thread count (else this machine's cores):
+    // fixed, so the default mappings asserted below are the same everywhere.
+    QSettings().setValue(QStringLiteral("settings/threads"), 2);
 }
 
 void ScheduleTest::selectingAKernelShowsItsDefaultMapping()
@@ -157,6 +164,13 @@ void ScheduleTest::selectingAKernelShowsItsDefaultMapping()
     const QString line = QStringLiteral("//   mapping: grid = ") + a.w.mappingPanel()->gridExpression() + QLatin1Char('\n');
     QVERIFY2(has(code, line), qPrintable(line));
     QVERIFY(a.w.mappingPanel()->blockExpression().isEmpty());
+    // With the dock hidden the editors are filled when it is shown again (not on every click).
+    a.w.mappingDock()->hide();
+    a.select(kRelu);
+    QCOMPARE(a.bar()->node(), kRelu);
+    QVERIFY(a.w.mappingPanel()->gridExpression() != kOther);
+    a.w.mappingDock()->show();
+    QCOMPARE(a.w.mappingPanel()->gridExpression(), kOther);  // relu6's default
     // An unparsable edit disables Apply.
     a.w.mappingPanel()->gridEdit()->setText(QStringLiteral("spatial(1,"));
     QVERIFY(!a.bar()->applyButton()->isEnabled());
