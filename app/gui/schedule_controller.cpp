@@ -76,6 +76,12 @@ ScheduleController::ScheduleController(PlanSession* plans, views::MappingPanel* 
     });
     connect(bar, &views::MappingApplyBar::resetRequested, this, [this](const QString& node) { reset(node); });
     m_panel->installEventFilter(this);
+    // Expressions someone else put in the editors (View > Task Mapping on an expression, the
+    // program's schedule) win over ones still waiting for the panel to show.
+    connect(m_panel, &views::MappingPanel::mappingEdited, this, [this] {
+        if (!m_settingExpressions)
+            m_pendingExpressions.reset();
+    });
 }
 
 bool ScheduleController::eventFilter(QObject* watched, QEvent* event)
@@ -83,7 +89,9 @@ bool ScheduleController::eventFilter(QObject* watched, QEvent* event)
     if (watched == m_panel && event->type() == QEvent::Show && m_pendingExpressions) {
         const Mapping m = *m_pendingExpressions;
         m_pendingExpressions.reset();
+        m_settingExpressions = true;
         m_panel->setExpressions(m.grid, m.block);
+        m_settingExpressions = false;
     }
     return QObject::eventFilter(watched, event);
 }
@@ -95,7 +103,9 @@ void ScheduleController::showExpressions(const QString& grid, const QString& blo
         return;
     }
     m_pendingExpressions.reset();
+    m_settingExpressions = true;
     m_panel->setExpressions(grid, block);
+    m_settingExpressions = false;
 }
 
 ScheduleController::~ScheduleController() { m_pool.waitForDone(); }

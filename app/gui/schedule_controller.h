@@ -135,6 +135,7 @@ private:
     QString m_path;
     QString m_current;
     std::optional<Mapping> m_pendingExpressions;
+    bool m_settingExpressions = false;
     std::map<std::string, Mapping> m_mappings;
     support::DiagnosticList m_diagnostics;
     QString m_lastRefusal;

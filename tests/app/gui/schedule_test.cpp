@@ -171,6 +171,11 @@ void ScheduleTest::selectingAKernelShowsItsDefaultMapping()
     QVERIFY(a.w.mappingPanel()->gridExpression() != kOther);
     a.w.mappingDock()->show();
     QCOMPARE(a.w.mappingPanel()->gridExpression(), kOther);  // relu6's default
+    // ... unless something else put expressions there meanwhile (View > Task Mapping on one).
+    a.w.mappingDock()->hide();
+    a.select(kDw);
+    a.w.showMapping(QStringLiteral("spatial(2,5).repeat(3,4)"));
+    QCOMPARE(a.w.mappingPanel()->gridExpression(), QStringLiteral("spatial(2,5).repeat(3,4)"));
     // An unparsable edit disables Apply.
     a.w.mappingPanel()->gridEdit()->setText(QStringLiteral("spatial(1,"));
     QVERIFY(!a.bar()->applyButton()->isEnabled());
