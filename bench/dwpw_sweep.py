@@ -23,6 +23,9 @@ With --final3: as --final, but the default tile only, plus the pre-run-3 tile fo
 With --run4 (issue 6 run 4): the default tile against the split reduction (TESSERA_DWPW_SPLIT=2/4:
 "sp2", "sp4"), the raw-tap prefetch (TESSERA_DWPW_RAW=1 with prefetch on: "raw"), both, and a few
 split tiles of the wide blocks ("T:rows,cols,bk,rm,split", "+raw" adds the raw-tap prefetch).
+With --final4 (run 4's last call): the default (the split rule) and, where the rule splits at
+batch 32, "sp1" (TESSERA_DWPW_SPLIT=1: the tile before run 4, unsplit, no raw taps) and the other
+split; batch 1 the default only.
 
 Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4] [--default-only]
 """
@@ -87,7 +90,8 @@ prefetch = "--prefetch" in sys.argv
 wide = "--wide" in sys.argv
 
 
-run4 = "--run4" in sys.argv
+final4 = "--final4" in sys.argv
+run4 = "--run4" in sys.argv or final4
 
 # Environment of a --run4 configuration name.
 def run4_env(cfg):
@@ -106,6 +110,19 @@ def run4_env(cfg):
 
 
 def configs(k, cols, c):
+    if final4:
+        if cols < 1000:  # batch 1
+            return [""]
+        if c < 192 or (c == 192 and k < 64):
+            return [""]
+        if c < 384:
+            return ["", "sp1"]
+        out = ["", "sp1", "sp2+raw" if cols // 16 < 132 else "sp4+raw"]
+        if k == 320:  # (the rule's 4 groups do not fit: the default is 2 groups)
+            out[2] = "T:160,16,32,0,2+raw"
+        if k == 160:
+            out.append("T:160,8,32,0,2+raw")
+        return out
     if run4:
         if "--default-only" in sys.argv:
             return [""]

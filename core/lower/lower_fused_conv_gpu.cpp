@@ -105,14 +105,10 @@ std::optional<GpuGemmSpec::Tile> gpuGemmTileOf(std::int64_t rows, std::int64_t c
     return t;
 }
 
-GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
-    const GpuGemmSpec::Tile t = dwPwGemmTileUnsplit(filters, columns, channels);
-    if (const std::int64_t split = envSplit(); split > 0)
-        if (auto st = withSplit(t, split)) return *st;
-    return t;
-}
+namespace {
 
-GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+/// The tile TESSERA_DWPW_GEMM asks for, if valid.
+std::optional<GpuGemmSpec::Tile> envTile() {
     if (const char* env = std::getenv("TESSERA_DWPW_GEMM"); env && *env) {
         std::istringstream in(env);
         std::int64_t r = 0, c = 0, b = 0, rm = 0, split = 1;
@@ -131,6 +127,32 @@ GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns
             if (t) return *t;
         }
     }
+    return std::nullopt;
+}
+
+}  // namespace
+
+GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+    const std::optional<GpuGemmSpec::Tile> fromEnv = envTile();
+    const GpuGemmSpec::Tile t = fromEnv ? *fromEnv : dwPwGemmTileUnsplit(filters, columns, channels);
+    std::int64_t split = envSplit();
+    if (split == 0) {
+        if (fromEnv) return t;  // as asked (its split field)
+        // Measured on the H200 (bench/RESULTS.md, issue 6 run 4): with fewer blocks than SMs
+        // (batch 1, the 7x7 blocks at batch 32) 4 groups per block, with fewer than 4 blocks
+        // per SM 2 groups (more warps per SM to hide the per-step latencies); none with more.
+        const std::int64_t blocks = ceilDiv(filters, t.rows()) * ceilDiv(columns, t.cols());
+        split = blocks < kSms ? 4 : blocks < 4 * kSms ? 2 : 1;
+    }
+    // The largest split up to `split` whose stages fit the shared memory.
+    for (std::int64_t s = split; s >= 2; s /= 2)
+        if (auto st = withSplit(t, s)) return *st;
+    GpuGemmSpec::Tile u = t;
+    u.splitK = 1;
+    return u;
+}
+
+GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
     if (dwPwWide(filters, channels) && ceilDiv(columns, 16) >= kSms / 2) {
         // Long reductions into a few hundred filters (MobileNetV2's 14x14 and 7x7 blocks): one
         // block covers every filter (rows = K rounded up to 32), so each depthwise value is
@@ -155,19 +177,21 @@ GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns
     return GpuGemmSpec::Tile{};  // 128 x 128 x 8 (always valid)
 }
 
-bool dwPwGemmRawPrefetch(std::int64_t channels) {
+bool dwPwGemmRawPrefetch(std::int64_t channels, std::int64_t splitK) {
     const char* env = std::getenv("TESSERA_DWPW_RAW");
     if (env && *env) return std::string(env) != "0";
     (void)channels;
-    return false;
+    // H200 (issue 6 run 4): with the split reduction, faster than prefetching finished values.
+    return splitK > 1;
 }
 
-bool dwPwGemmPrefetch(std::int64_t channels) {
+bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK) {
     const char* env = std::getenv("TESSERA_DWPW_PREFETCH");
     if (env && *env) return std::string(env) != "0";
     // H200 (bench/RESULTS.md, issue 6 run C): -6..-18% on the blocks with >= 384 channels (12+
-    // steps of 32), neutral within noise on two; not measured on the short reductions.
-    return channels >= 384;
+    // steps of 32), neutral within noise on two; not measured on the short reductions without a
+    // split. With a split (run 4) together with the raw taps.
+    return channels >= 384 || splitK > 1;
 }
 
 bool useDwPwGemm(const LowerOptions& options, const ConvChainSpec& chain) {
@@ -213,7 +237,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         gs.cShape = {K, 1};
     }
     gs.tile = dwPwGemmTile(K, N * P, Cm);
-    gs.prefetch = dwPwGemmPrefetch(Cm);
+    gs.prefetch = dwPwGemmPrefetch(Cm, gs.tile.splitK);
     support::DiagnosticList betweenErrors;
     // Tap q = kh * kw_extent + kw of T[c, column j]: the input value under it (0 in the padding).
     auto tapValue = [&](const Expr& c, const Expr& j, std::int64_t q) -> Expr {
@@ -251,7 +275,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
     gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
         return combine(c, j, [&](std::int64_t q) { return tapValue(c, j, q); });
     };
-    if (gs.prefetch && dwPwGemmRawPrefetch(Cm)) {
+    if (gs.prefetch && dwPwGemmRawPrefetch(Cm, gs.tile.splitK)) {
         // The prefetch keeps the raw tap values (the input loads) and forms T at the store.
         gs.bRawCount = taps;
         gs.bRaw = tapValue;

@@ -36,10 +36,14 @@ struct ConvChainInfo;
 /// aid for benchmarks; rm picks a tall tile's rows per thread, 0 = the default split; split the
 /// tile's splitK; an invalid override is ignored), and TESSERA_DWPW_SPLIT=1|2|4 then sets the
 /// splitK of the tile chosen (BK halved until the stages fit 48 KiB; ignored when none fits).
+/// Without either variable the tile above gets a split reduction (Tile::splitK) when it makes few
+/// blocks: 4 groups below 132 blocks (one per SM of an H200), 2 below 4 x 132, none above (the
+/// largest of those whose stages fit 48 KiB of shared memory, BK halved down to 8 for it).
 /// Always gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
 
-/// dwPwGemmTile without TESSERA_DWPW_SPLIT.
+/// The rows x cols x bk part of dwPwGemmTile's rule, before the split (splitK 1; the environment
+/// not read).
 GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels);
 
 /// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per
@@ -56,18 +60,19 @@ std::optional<GpuGemmSpec::Tile> gpuGemmTallTileOf(std::int64_t rows, std::int64
 /// 65..512 filters (MobileNetV2's 14x14 and 7x7 blocks with K >= 96).
 bool dwPwWide(std::int64_t filters, std::int64_t channels);
 
-/// Whether the GEMM form of a chain with `channels` intermediate channels (the reduction)
-/// prefetches the next step into registers (GpuGemmSpec::prefetch): for long reductions
-/// (>= 384 channels, where it measured faster on the H200). The environment variable
-/// TESSERA_DWPW_PREFETCH overrides it ("0": off, anything else: on; a benchmarking switch).
-bool dwPwGemmPrefetch(std::int64_t channels);
+/// Whether the GEMM form of a chain with `channels` intermediate channels (the reduction) and a
+/// tile of `splitK` groups prefetches the next step into registers (GpuGemmSpec::prefetch): for
+/// long reductions (>= 384 channels, where it measured faster on the H200) and split tiles. The
+/// environment variable TESSERA_DWPW_PREFETCH overrides it ("0": off, anything else: on; a
+/// benchmarking switch).
+bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 
 /// Whether the register prefetch of a chain with `channels` intermediate channels keeps the raw
 /// depthwise tap values (GpuGemmSpec::bRawCount: the input loads of the next step in registers,
 /// the depthwise sum and between ops computed when storing to shared memory) instead of the
-/// finished intermediate value. Only used with prefetch. The environment variable
-/// TESSERA_DWPW_RAW overrides it ("0": off, anything else: on).
-bool dwPwGemmRawPrefetch(std::int64_t channels);
+/// finished intermediate value: with split tiles (splitK > 1). Only used with prefetch. The
+/// environment variable TESSERA_DWPW_RAW overrides it ("0": off, anything else: on).
+bool dwPwGemmRawPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 
 /// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
 /// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not

@@ -319,11 +319,17 @@ TEST(FusedConvGemm, RegisterPrefetchAgainstReference) {
     d.C = 9;
     EXPECT_EQ(check(d), "");
     ::unsetenv("TESSERA_DWPW_PREFETCH");
-    EXPECT_EQ(check(d, &lk), "");
-    EXPECT_EQ(printKernel(lk.kernel).find("prefetched"), std::string::npos);
-    // Default: prefetch from 384 channels on.
+    {
+        EnvVar sp("TESSERA_DWPW_SPLIT", "1");  // (this small chain gets a split by default)
+        EXPECT_EQ(check(d, &lk), "");
+        EXPECT_EQ(printKernel(lk.kernel).find("prefetched"), std::string::npos);
+    }
+    // Default: prefetch from 384 channels on, and with a split; the raw taps with a split.
     EXPECT_FALSE(detail::dwPwGemmPrefetch(192));
     EXPECT_TRUE(detail::dwPwGemmPrefetch(384));
+    EXPECT_TRUE(detail::dwPwGemmPrefetch(192, 2));
+    EXPECT_FALSE(detail::dwPwGemmRawPrefetch(960));
+    EXPECT_TRUE(detail::dwPwGemmRawPrefetch(192, 4));
     ::setenv("TESSERA_DWPW_PREFETCH", "0", 1);
     EXPECT_FALSE(detail::dwPwGemmPrefetch(960));
     ::unsetenv("TESSERA_DWPW_PREFETCH");
@@ -343,31 +349,36 @@ TEST(FusedConvGemm, KernelStructure) {
     EXPECT_EQ(names, (std::vector<std::string>{"X", "dw_W", "dw_B", "pw_W", "pw_B", "Y"}));
     EXPECT_EQ(shapes, (std::vector<std::vector<std::int64_t>>{{2, 24, 81}, {24, 9}, {24}, {64, 24}, {64, 1}, {2, 64, 81}}));
     EXPECT_EQ(lk.kernel.sourceOps, (std::vector<std::string>{"dw", "relu6", "pw"}));
-    // 64 filters x 162 columns: 64-row tiles of 16 columns (4 results per thread), 11 blocks.
+    // 64 filters x 162 columns: 64-row tiles of 16 columns (4 results per thread), 11 blocks,
+    // so the reduction is split over 4 groups of 256 threads with a stage each (BK 16).
     EXPECT_EQ(lk.kernel.mappings, (std::vector<std::string>{"grid = spatial(1,11)", "block = repeat(1,1).spatial(32,8).repeat(2,2)"}));
     auto m = codegen::generateCuda({&lk.kernel});
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
     EXPECT_EQ(m->launches[0].gridX, 11);
-    EXPECT_EQ(m->launches[0].blockX, 256);
-    EXPECT_EQ(m->launches[0].sharedBytes, 4 * 16 * (64 + 4 + 16 + 4));
+    EXPECT_EQ(m->launches[0].blockX, 1024);
+    EXPECT_EQ(m->launches[0].sharedBytes, 4 * 4 * 16 * (64 + 4 + 16 + 4));
 }
 
 TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
-    // (C, H, stride, K) of MobileNetV2's DW -> PW blocks at batch 1 and 32: rows x cols x bk.
+    // (C, H, stride, K) of MobileNetV2's DW -> PW blocks at batch 1 and 32: rows x cols x bk
+    // (/ split groups when split).
     struct Case {
         std::int64_t n, c, h, s, k;
         const char* want;
     };
     const std::vector<Case> cases = {
-        {32, 32, 112, 1, 16, "16x64x16"}, {32, 144, 56, 1, 24, "32x32x16"}, {32, 384, 14, 1, 64, "64x16x32"},
-        {32, 384, 14, 1, 96, "96x32x32"}, {32, 960, 7, 1, 160, "160x16x32"}, {32, 960, 7, 1, 320, "320x16x32"},
-        {32, 576, 14, 2, 160, "160x16x32"}, {1, 32, 112, 1, 16, "16x32x16"},  {1, 96, 112, 2, 24, "32x16x16"},
-        {1, 960, 7, 1, 160, "64x16x32"},   {1, 576, 14, 1, 96, "128x16x32"},
+        {32, 32, 112, 1, 16, "16x64x16"},        {32, 144, 56, 1, 24, "32x32x16"},     {32, 192, 28, 1, 32, "32x32x16"},
+        {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32/2"},   {32, 384, 14, 1, 96, "96x32x32/2"},
+        {32, 960, 7, 1, 160, "160x16x16/4"},     {32, 960, 7, 1, 320, "320x16x16/2"},  {32, 576, 14, 2, 160, "160x16x16/4"},
+        {1, 32, 112, 1, 16, "16x32x16/2"},       {1, 96, 112, 2, 24, "32x16x16/2"},    {1, 960, 7, 1, 160, "64x16x32/4"},
+        {1, 576, 14, 1, 96, "128x16x16/4"},
     };
     for (const Case& c : cases) {
         const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
         const GpuGemmSpec::Tile t = detail::dwPwGemmTile(c.k, c.n * ho * ho, c.c);
-        EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk), c.want)
+        EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk) +
+                      (t.splitK > 1 ? "/" + std::to_string(t.splitK) : std::string()),
+                  c.want)
             << "b" << c.n << " c" << c.c << " h" << c.h << " k" << c.k;
     }
 }
@@ -386,7 +397,9 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
     cases[1].what = "b32 960x7x7 -> 160";
     cases[2].d.N = 32, cases[2].d.C = 96, cases[2].d.H = cases[2].d.W = 112, cases[2].d.K = 24, cases[2].d.stride = 2;
     cases[2].what = "b32 96x112x112 s2 -> 24 (register prefetch)";
-    // The tall tiles with prefetch (the default from 384 channels): 320 x 16 x 32, 96 x 32 x 32.
+    // The tall tiles with prefetch (the default from 384 channels), split by default at batch 32:
+    // 320 x 16 x 16 in 2 groups, 96 x 32 x 32 in 2 groups (case 1: 160 x 16 x 16 in 4 groups of
+    // 256 threads, 64 registers at most, with the raw taps prefetched).
     cases[3].d.N = 32, cases[3].d.C = 960, cases[3].d.H = cases[3].d.W = 7, cases[3].d.K = 320;
     cases[3].what = "b32 960x7x7 -> 320 (tall tile)";
     cases[4].d.N = 32, cases[4].d.C = 576, cases[4].d.H = cases[4].d.W = 14, cases[4].d.K = 96;
