@@ -442,8 +442,19 @@ private slots:
         QCOMPARE(links, 2);
         // Pinned dots are not kernels: clicking finds none and the legend does not list them twice.
         QCOMPARE(view.kernelNames(), (QStringList{QStringLiteral("k1"), QStringLiteral("k2")}));
+        // The legend explains the hollow markers with one entry after the kernels' keys.
+        const QStringList legend = view.legendEntries();
+        QCOMPARE(legend.count(QStringLiteral("pinned run")), 1);
+        QCOMPARE(legend.last(), QStringLiteral("pinned run"));
+        auto* entry = qobject_cast<QCPPlottableLegendItem*>(view.plot()->legend->item(view.plot()->legend->itemCount() - 1));
+        QVERIFY(entry != nullptr);
+        auto* key = qobject_cast<QCPGraph*>(entry->plottable());
+        QVERIFY(key != nullptr);
+        QCOMPARE(key->scatterStyle().shape(), QCPScatterStyle::ssCircle);
+        QCOMPARE(key->scatterStyle().brush().color().alpha(), 0);
         view.setPinnedPoints({});
         QVERIFY(view.pinnedPositions(QStringLiteral("k1")).empty());
+        QVERIFY(!view.legendEntries().contains(QStringLiteral("pinned run")));
     }
 };
 

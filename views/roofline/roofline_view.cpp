@@ -206,10 +206,12 @@ QString RooflineView::pinnedLink(const QString& pinnedKernel) const {
     return {};
 }
 
-void RooflineView::rebuildPinned() {
+bool RooflineView::rebuildPinned() {
+    bool drawn = false;
     for (const perf::KernelSample& p : m_pinned) {
         const std::vector<QPointF> at = positionsOf(p);
         if (at.empty()) continue;
+        drawn = true;
         QColor colour = colourFor(roofline_detail::colourKeyOf(p));
         auto* marker = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
         marker->setLayer("pinned");
@@ -233,6 +235,7 @@ void RooflineView::rebuildPinned() {
             link->addData(1, now[i].x(), now[i].y());
         }
     }
+    return drawn;
 }
 
 void RooflineView::applyPending(bool clearFirst) {
@@ -492,8 +495,18 @@ void RooflineView::rebuildDots() {
         }
         plotKernel(k.sample, dotsOf(k.sample, perf::sampleGflops(k.sample)));
     }
-    rebuildPinned();
+    const bool pinnedShown = rebuildPinned();
     finishKernels();
+    if (pinnedShown) {
+        // Hollow circles are otherwise unexplained: the legend says what they are.
+        auto* key = m_plot->addGraph();
+        key->setLineStyle(QCPGraph::lsNone);
+        const QColor grey(110, 110, 110);
+        key->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(grey, 1.5), QColor(255, 255, 255, 0), 9));
+        key->setName(tr("pinned run"));
+        key->setSelectable(QCP::stNone);
+        m_plot->legend->setVisible(true);
+    }
 }
 
 void RooflineView::placeLabels() {

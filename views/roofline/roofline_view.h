@@ -45,7 +45,8 @@
 /// - A pinned run (setPinnedPoints, Run > Pin Run in the window): each of its kernels is a hollow
 ///   circle in its colour at its position in the pinned run, with a thin line to the current dot of
 ///   the same kernel (matched by name, else by the same set of nodes; hierarchical mode: level by
-///   level). Pinned dots are not selectable and have no legend entry.
+///   level). Pinned dots are not selectable; while any is drawn the legend ends with one entry,
+///   "pinned run", a hollow grey circle.
 /// - No roofs (setProfile(nullopt)): a banner above the chart says how to measure them; dots are
 ///   still plotted.
 ///
@@ -197,7 +198,8 @@ private:
     };
     std::vector<RoofLabel> m_roofLabels;
     std::vector<perf::KernelSample> m_pinned;
-    void rebuildPinned();
+    /// Draws the pinned run's markers; true when at least one was drawn.
+    bool rebuildPinned();
     const Kernel* pinnedMatch(const perf::KernelSample& pinned) const;
     std::vector<PlacedLabel> m_placed;
 };
