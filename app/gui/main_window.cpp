@@ -92,6 +92,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_compare = new CompareController(this, m_runMenu);
     createConventions();
     m_project = new ProjectController(this, menuBar()->actions().constFirst()->menu());  // File is the first menu
+    createPolish();
 
     connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
     connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
@@ -446,8 +447,8 @@ void MainWindow::onDevicesProbed()
 
 void MainWindow::setBusy(bool busy)
 {
-    m_progress->setVisible(busy);
-    m_cancelButton->setVisible(busy);
+    setStatusWidgetVisible(m_progress, busy);
+    setStatusWidgetVisible(m_cancelButton, busy);
 }
 
 void MainWindow::openDialog()
@@ -671,8 +672,8 @@ QString MainWindow::runStatusText() const { return m_runLabel->text(); }
 
 void MainWindow::setRunBusy(bool busy)
 {
-    m_runProgress->setVisible(busy);
-    m_runCancel->setVisible(busy);
+    setStatusWidgetVisible(m_runProgress, busy);
+    setStatusWidgetVisible(m_runCancel, busy);
     m_stopAction->setEnabled(busy);
 }
 
@@ -682,7 +683,7 @@ void MainWindow::setRunMessage(const QString& text, bool error)
     const QString firstLine = text.section(QLatin1Char('\n'), 0, 0);
     m_runLabel->setText(QFontMetrics(m_runLabel->font()).elidedText(firstLine, Qt::ElideRight, m_runLabel->maximumWidth()));
     m_runLabel->setToolTip(text);
-    m_runLabel->show();
+    setStatusWidgetVisible(m_runLabel, true);
 }
 
 void MainWindow::onRunStarted(quint64)
@@ -698,7 +699,9 @@ void MainWindow::onRunStarted(quint64)
         // CUDA C and PTX side by side want more room than one module.
         const int share = currentTarget().isCuda() ? width() / 2 : width() * 2 / 5;
         resizeDocks({m_codeDock}, {std::max(480, share)}, Qt::Horizontal);
-        resizeDocks({m_timingDock}, {std::max(200, height() / 4)}, Qt::Vertical);
+        // Room for the summary, several table rows and the history chart (at 1280x800 too).
+        resizeDocks({m_timingDock}, {std::max(m_timingDock->minimumSizeHint().height() + 100, height() * 2 / 5)},
+                    Qt::Vertical);
         // The Roofline chart takes the lower part of the right column.
         resizeDocks({m_rooflineDock}, {std::max(300, height() * 9 / 20)}, Qt::Vertical);
     }

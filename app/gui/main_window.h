@@ -208,8 +208,15 @@ public:
     /// The program text in the Program dock (a `.tsr`'s, edited or not; an ONNX model's DSL
     /// print; empty without a model).
     QString programText() const;
-    /// Whether the program text has edits that are not saved.
+    /// Whether the program text has edits that are saved nowhere: neither in its .tsr nor in the
+    /// saved project that holds it (setProgramHeldByProject). Closing and opening ask about these.
     bool programModified() const;
+    /// Whether the program text differs from its .tsr on disk (also when a project holds it:
+    /// then the Program dock's title says so, and nothing asks).
+    bool programDiffersFromFile() const;
+    /// The text the saved project holds for this program (ProjectController, after saving or
+    /// opening a DSL project); a null string when no saved project holds it.
+    void setProgramHeldByProject(const QString& text);
     /// The `.tsr` the program is saved to (empty for an ONNX model's print).
     QString programPath() const { return m_programPath; }
     /// Replaces the program text as if the user typed it (modified; re-parsed after the
@@ -483,6 +490,16 @@ private:
     QPointer<AboutDialog> m_about;
     QPointer<DocWindow> m_docWindow;
     bool m_bottomSized = false;
+
+    // Fixes from a newcomer's session (main_window_polish.cpp).
+    void createPolish();
+    /// Shows or hides a normal status-bar widget; while a temporary message is up it stays hidden
+    /// and appears when the message goes (the message is drawn across that part of the bar).
+    void setStatusWidgetVisible(QWidget* widget, bool visible);
+    void onStatusMessageChanged(const QString& message);
+    /// View > <dock>: shows a hidden dock, raises one behind another tab, closes one in front.
+    void toggleDock(QDockWidget* dock);
+    QString m_programProjectText;
 };
 
 }  // namespace tessera::app

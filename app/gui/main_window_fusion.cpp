@@ -1,7 +1,9 @@
 // The main window's fusion-plan wiring (issue 6): the Fusion Plan dock, the Edit menu's undo
 // history, graph clusters, refusals and the plan's part in runs. See main_window.h.
 #include <QAction>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
@@ -12,6 +14,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/project_controller.h"
 #include "app/gui/run_session.h"
 #include "core/pipeline/run.h"
 #include "views/code/code_panel.h"
@@ -147,8 +150,15 @@ void MainWindow::onPlanChanged()
         statusBar()->showMessage(tr("Fusion plan changed: the last run's results were cleared; run again (Ctrl+R)"),
                                  8000);
     }
-    if (m_plans->loadedFromFile() && m_plans->undoStack()->count() == 0)
-        statusBar()->showMessage(tr("Fusion plan restored from %1").arg(PlanSession::planFilePath(m_path)), 6000);
+    if (m_plans->loadedFromFile() && m_plans->undoStack()->count() == 0) {
+        // Name the model, not the cache file; where the plan came from is in the tooltip.
+        const QString project = m_project ? m_project->projectPath() : QString();
+        const QString from = project.isEmpty() ? PlanSession::planFilePath(m_path) : project;
+        const QString message = tr("Restored your fusion plan edits for %1").arg(QFileInfo(m_path).fileName());
+        statusBar()->showMessage(message, 6000);
+        statusBar()->setToolTip(tr("Fusion plan restored from %1").arg(QDir::toNativeSeparators(from)));
+        statusBar()->setProperty("tesseraTipFor", message);
+    }
 }
 
 void MainWindow::onPlanRefused(const QString& node, const QString& message)

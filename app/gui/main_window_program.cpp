@@ -184,7 +184,9 @@ QString MainWindow::programText() const
 
 bool MainWindow::programModified() const
 {
-    return m_programPanel->hasProgram() && !m_programExported && m_programPanel->editor()->isModified();
+    // A saved project that holds the program is where its edits are saved (the project asks about
+    // them, ProjectController::isModified); the .tsr is written only by Save Program.
+    return programDiffersFromFile() && m_programProjectText.isNull();
 }
 
 void MainWindow::setProgramText(const QString& text)
@@ -427,7 +429,11 @@ void MainWindow::updateProgramTitle()
     if (has) {
         const QString name = m_programExported ? tr("%1 as DSL").arg(QFileInfo(m_path).fileName())
                                                : QFileInfo(m_programPath).fileName();
-        title += QStringLiteral(" \u2014 %1%2").arg(name, programModified() ? QStringLiteral("*") : QString());
+        const bool held = !m_programProjectText.isNull();
+        const bool unsaved = programModified() || (held && m_programPanel->editor()->toPlainText() != m_programProjectText);
+        title += QStringLiteral(" \u2014 %1%2").arg(name, unsaved ? QStringLiteral("*") : QString());
+        if (held && programDiffersFromFile())
+            title += tr(" (kept in the project; differs from the file)");
     }
     m_programDock->setWindowTitle(title);
     m_saveProgramAction->setEnabled(has && !m_programExported);

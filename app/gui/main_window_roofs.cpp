@@ -75,8 +75,8 @@ void MainWindow::measureRoofs()
     showProblems();
     m_roofProgress->setRange(0, 1000);
     m_roofProgress->setValue(0);
-    m_roofProgress->show();
-    m_roofCancel->show();
+    setStatusWidgetVisible(m_roofProgress, true);
+    setStatusWidgetVisible(m_roofCancel, true);
     setRunMessage(tr("Measuring roofs: starting..."), false);
     m_roofSession->start();
 }
@@ -96,8 +96,8 @@ void MainWindow::onRoofProgress(quint64, double fraction, const QString& phase)
 
 void MainWindow::onRoofFinished(quint64, bool)
 {
-    m_roofProgress->hide();
-    m_roofCancel->hide();
+    setStatusWidgetVisible(m_roofProgress, false);
+    setStatusWidgetVisible(m_roofCancel, false);
     const RoofOutcome& out = m_roofSession->lastOutcome();
     if (out.cancelled) {
         setRunMessage(tr("Roof measurement cancelled: nothing was saved"), false);

@@ -27,7 +27,9 @@ namespace tessera::app {
 namespace {
 
 const char* const kPlannerKey = "fusion/planner";
-const char* const kHardwareKey = "fusion/hardware";
+// Only a profile the user picked is remembered (an older key stored every default, "h200" even
+// for CPU runs; it is ignored).
+const char* const kHardwareKey = "fusion/hardwareChoice";
 const char* const kCustomKey = "fusion/customProfiles";
 const char* const kFileFormat = "tessera-gui-plan";
 
@@ -76,8 +78,8 @@ std::int64_t internalBytes(const ir::Graph& g, const std::set<ir::NodeId>& membe
     return saved;
 }
 
-/// (planner, hardware) from QSettings, with the built-in default profile.
-target::GpuProfile profileNamed(const std::vector<target::GpuProfile>& profiles, const QString& name)
+/// A profile of `profiles` by name (also "host"); nullopt when unknown.
+std::optional<target::GpuProfile> profileNamed(const std::vector<target::GpuProfile>& profiles, const QString& name)
 {
     for (const target::GpuProfile& p : profiles) {
         if (fromStd(p.name) == name)
@@ -85,7 +87,7 @@ target::GpuProfile profileNamed(const std::vector<target::GpuProfile>& profiles,
     }
     if (name == QLatin1String("host"))
         return pipeline::hostProfile();
-    return target::builtinGpuProfiles().front();
+    return std::nullopt;
 }
 
 }  // namespace
@@ -110,6 +112,7 @@ struct PlanSession::Job {
     QString text;
     QString planner;
     target::GpuProfile hw;
+    bool hwChosen = false;
     std::shared_ptr<const ir::Model> model;
     std::shared_ptr<const ir::Model> graph;
     QByteArray savedText;  ///< the plan file's contents (initial jobs)
@@ -132,7 +135,42 @@ PlanSession::PlanSession(QObject* parent) : QObject(parent), m_undo(new QUndoSta
     m_state.planner = QSettings().value(QLatin1String(kPlannerKey), QStringLiteral("none")).toString();
     if (!knownPlanner(m_state.planner))
         m_state.planner = QStringLiteral("none");
-    m_state.hardware = profileNamed(profiles(), QSettings().value(QLatin1String(kHardwareKey)).toString());
+    m_targetHardware = defaultHardwareFor(false);
+    const std::optional<target::GpuProfile> chosen =
+        profileNamed(profiles(), QSettings().value(QLatin1String(kHardwareKey)).toString());
+    m_state.hardware = chosen ? *chosen : m_targetHardware;
+    m_state.hardwareChosen = chosen.has_value();
+}
+
+target::GpuProfile PlanSession::defaultHardwareFor(bool cuda)
+{
+    if (!cuda)
+        return pipeline::hostProfile();
+    support::Expected<target::GpuProfile> h200 = target::findGpuProfile("h200");
+    return h200.ok() ? h200.value() : target::builtinGpuProfiles().front();
+}
+
+void PlanSession::setTargetHardware(const target::GpuProfile& hardware)
+{
+    m_targetHardware = hardware;
+    if (m_state.hardwareChosen || m_state.hardware.name == hardware.name)
+        return;
+    if (!ready()) {
+        // Jobs from now on plan for it; one in flight is reconciled when it returns (onJobDone).
+        m_state.hardware = hardware;
+        emit planChanged();
+        return;
+    }
+    // Not an edit of the user's: no undo step (and an untitled model does not become modified).
+    // A plan FusePlanner made as it is gets made again for the new hardware; any other plan (none,
+    // hidet, edited by hand) keeps its groups.
+    if (m_state.planner == QLatin1String("fuseplanner") && m_state.plan.planner == "fuseplanner") {
+        startJob(m_state.planner, hardware, false, QString(), true, false);
+        return;
+    }
+    PlanState after = m_state;
+    after.hardware = hardware;
+    applyState(after, true);
 }
 
 PlanSession::~PlanSession()
@@ -182,11 +220,11 @@ void PlanSession::setModel(std::shared_ptr<const ir::Model> model, const QString
         return;
     m_model = std::move(model);
     m_path = path;
-    startJob(m_state.planner, m_state.hardware, QString(), true);
+    startJob(m_state.planner, m_state.hardware, m_state.hardwareChosen, QString(), true);
 }
 
-void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw, const QString& text, bool initial,
-                           bool readSaved)
+void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw, bool hwChosen, const QString& text,
+                           bool initial, bool readSaved)
 {
     if (!m_model)
         return;
@@ -196,6 +234,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
     job->text = text;
     job->planner = planner;
     job->hw = hw;
+    job->hwChosen = hwChosen;
     job->model = m_model;
     job->graph = m_graph;
     if (initial && m_initialState) {
@@ -204,6 +243,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
         if (m_initialState->plan.groups.empty()) {
             job->planner = m_initialState->planner;
             job->hw = m_initialState->hardware;
+            job->hwChosen = m_initialState->hardwareChosen;
         } else {
             job->savedText = stateJson(*m_initialState, m_path);
         }
@@ -254,6 +294,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
                 if (why.isEmpty()) {
                     job->result.plan = norm.value();
                     job->result.hardware = hw.value();
+                    job->result.hardwareChosen = o.value(QStringLiteral("hardware_chosen")).toBool(false);
                     const QString p = o.value(QStringLiteral("planner")).toString();
                     job->result.planner = knownPlanner(p) ? p : job->planner;
                     job->fromFile = true;
@@ -271,6 +312,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
         job->result.plan = std::move(plan.value());
         job->result.planner = job->planner;
         job->result.hardware = job->hw;
+        job->result.hardwareChosen = job->hwChosen;
         job->ok = true;
         return job;
     }));
@@ -300,8 +342,19 @@ void PlanSession::onJobDone(quint64 generation, std::shared_ptr<Job> job)
         return;
     }
     if (job->initial) {
+        PlanState result = job->result;
+        if (!result.hardwareChosen && result.hardware.name != m_targetHardware.name) {
+            // The target changed while this job ran, or a restored plan was made on other
+            // hardware without the user choosing it: the hardware follows the target. A fresh
+            // FusePlanner plan is redone for it; a restored plan keeps its groups.
+            if (!job->fromFile && result.planner == QLatin1String("fuseplanner")) {
+                startJob(result.planner, m_targetHardware, false, QString(), true, false);
+                return;
+            }
+            result.hardware = m_targetHardware;
+        }
         m_loadedFromFile = job->fromFile;
-        applyState(job->result, false);
+        applyState(result, false);
         return;
     }
     pushState(job->result, job->text);
@@ -313,10 +366,16 @@ void PlanSession::applyState(const PlanState& state, bool persist)
     ++m_generation;
     setBusy(false);
     m_state = state;
+    // A state whose hardware the user did not choose (undo back to one) has the target's now.
+    if (!m_state.hardwareChosen)
+        m_state.hardware = m_targetHardware;
     m_violations = m_graph ? schedule::checkPlan(m_graph->graph, m_state.plan, &m_state.hardware)
                            : std::vector<schedule::FusionViolation>{};
     QSettings().setValue(QLatin1String(kPlannerKey), m_state.planner);
-    QSettings().setValue(QLatin1String(kHardwareKey), fromStd(m_state.hardware.name));
+    if (m_state.hardwareChosen)
+        QSettings().setValue(QLatin1String(kHardwareKey), fromStd(m_state.hardware.name));
+    else
+        QSettings().remove(QLatin1String(kHardwareKey));
     if (persist)
         save();
     emit planChanged();
@@ -350,6 +409,7 @@ QByteArray PlanSession::stateJson(const PlanState& state, const QString& modelPa
     o.insert(QStringLiteral("planner"), state.planner);
     o.insert(QStringLiteral("hardware"),
              QJsonDocument::fromJson(QByteArray::fromStdString(target::gpuProfileToJson(state.hardware))).object());
+    o.insert(QStringLiteral("hardware_chosen"), state.hardwareChosen);
     o.insert(QStringLiteral("plan"),
              QJsonDocument::fromJson(QByteArray::fromStdString(schedule::planToJson(state.plan))).object());
     return QJsonDocument(o).toJson(QJsonDocument::Indented);
@@ -598,10 +658,10 @@ void PlanSession::choosePlanner(const QString& planner)
     if (!ready()) {
         m_state.planner = planner;
         if (m_model)
-            startJob(planner, m_state.hardware, QString(), true, false);
+            startJob(planner, m_state.hardware, m_state.hardwareChosen, QString(), true, false);
         return;
     }
-    startJob(planner, m_state.hardware, tr("Planner: %1").arg(planner), false);
+    startJob(planner, m_state.hardware, m_state.hardwareChosen, tr("Planner: %1").arg(planner), false);
 }
 
 void PlanSession::chooseHardware(const target::GpuProfile& hardware)
@@ -623,14 +683,24 @@ void PlanSession::chooseHardware(const target::GpuProfile& hardware)
             list << fromStd(target::gpuProfileToJson(p));
         QSettings().setValue(QLatin1String(kCustomKey), list);
     }
-    if (!ready())
+    if (!ready()) {
+        // Before the first plan: the choice is what the model is planned with.
+        m_state.hardware = hardware;
+        m_state.hardwareChosen = true;
+        QSettings().setValue(QLatin1String(kHardwareKey), fromStd(hardware.name));
+        if (m_model)
+            startJob(m_state.planner, hardware, true, QString(), true, false);
+        else
+            emit planChanged();
         return;
+    }
     if (m_state.planner == QLatin1String("fuseplanner")) {
-        startJob(m_state.planner, hardware, tr("Hardware: %1").arg(fromStd(hardware.name)), false);
+        startJob(m_state.planner, hardware, true, tr("Hardware: %1").arg(fromStd(hardware.name)), false);
         return;
     }
     PlanState after = m_state;
     after.hardware = hardware;
+    after.hardwareChosen = true;
     pushState(std::move(after), tr("Hardware: %1").arg(fromStd(hardware.name)));
 }
 
@@ -638,7 +708,7 @@ void PlanSession::replan()
 {
     if (!m_model)
         return;
-    startJob(m_state.planner, m_state.hardware, tr("Re-plan (%1)").arg(m_state.planner), false);
+    startJob(m_state.planner, m_state.hardware, m_state.hardwareChosen, tr("Re-plan (%1)").arg(m_state.planner), false);
 }
 
 }  // namespace tessera::app

@@ -23,7 +23,8 @@
 ///   QtConcurrent); when its plan comes back one command is pushed. Every job and every edit
 ///   bumps a generation number, so a planner result that an edit or a newer job overtook is
 ///   dropped. With planner none or hidet a hardware change needs no planning and is pushed at once.
-/// Undo and redo restore the whole state (plan, planner shown, hardware) exactly.
+/// Undo and redo restore the whole state (plan, planner shown, hardware) exactly, except that a
+/// state whose hardware was not chosen takes the current target's.
 ///
 /// Persistence (besides .tessera projects, which restore a state through setInitialState): after
 /// every change the state is written
@@ -32,7 +33,15 @@
 /// "plan": <schedule::planToJson>}) and read back by setModel() when the same file is opened
 /// again (a plan that no longer fits the model is dropped with a warning and the planner runs).
 /// Custom what-if hardware profiles are kept in QSettings ("fusion/customProfiles"); the last
-/// planner and hardware chosen in QSettings ("fusion/planner", "fusion/hardware").
+/// planner and the hardware the user chose in QSettings ("fusion/planner", "fusion/hardwareChoice").
+///
+/// Hardware: until the user picks a profile (chooseHardware) the plan is made for the run
+/// target's hardware (setTargetHardware: this CPU as "host" for the CPU, "h200" for CUDA; the
+/// rule pipeline::CompileOptions applies to an empty hardware name), and a change of target
+/// changes it without an undo step (it is not the user's edit): a plan FusePlanner made is
+/// planned again for the new hardware, any other plan (none, hidet, edited, restored) keeps its
+/// groups. Once chosen, the profile stays whatever the target (PlanState::hardwareChosen; undoing
+/// the choice gives the target's back).
 ///
 /// Thread rules: all public functions and signals belong to the UI thread. Workers run only the
 /// pure core functions (specialiseModel, makePlan, ...) on data they own or share read-only.
@@ -62,6 +71,9 @@ struct PlanState {
     schedule::FusionPlan plan;
     QString planner;  ///< the planner shown: "none", "hidet" or "fuseplanner"
     target::GpuProfile hardware;
+    /// The user picked `hardware` (chooseHardware, a project or plan file that names one); false:
+    /// it is the run target's (setTargetHardware) and follows the target.
+    bool hardwareChosen = false;
 };
 
 class PlanSession : public QObject {
@@ -103,6 +115,13 @@ public:
 
     /// Built-in profiles, then the custom ones.
     std::vector<target::GpuProfile> profiles() const;
+    /// Whether the user picked the current hardware (see the file comment).
+    bool hardwareChosen() const { return m_state.hardwareChosen; }
+    /// The run target's hardware, used while none is chosen (pipeline::hostProfile() until set).
+    void setTargetHardware(const target::GpuProfile& hardware);
+    const target::GpuProfile& targetHardware() const { return m_targetHardware; }
+    /// The profile pipeline::CompileOptions uses for a target when no hardware is named.
+    static target::GpuProfile defaultHardwareFor(bool cuda);
 
     /// See the file comment. Return false when refused or nothing to do (then editRefused()).
     bool fuse(const QStringList& nodes);
@@ -134,8 +153,8 @@ private:
     friend class PlanCommand;
     struct Job;
     void applyState(const PlanState& state, bool save);
-    void startJob(const QString& planner, const target::GpuProfile& hw, const QString& text, bool initial,
-                  bool readSaved = true);
+    void startJob(const QString& planner, const target::GpuProfile& hw, bool hwChosen, const QString& text,
+                  bool initial, bool readSaved = true);
     void onJobDone(quint64 generation, std::shared_ptr<Job> job);
     void refuse(const QString& node, const QString& message);
     void pushState(PlanState after, const QString& text);
@@ -158,6 +177,7 @@ private:
     bool m_loadedFromFile = false;
     std::vector<target::GpuProfile> m_custom;
     std::optional<PlanState> m_initialState;
+    target::GpuProfile m_targetHardware;
 };
 
 }  // namespace tessera::app

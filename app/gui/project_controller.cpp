@@ -36,9 +36,12 @@
 #include "core/perf/machine_profile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/target/gpu_profile.h"
+#include "views/fusion/fusion_plan_panel.h"
 #include "views/mapping/mapping_panel.h"
+#include "views/program/program_editor.h"
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
+#include "views/timing/timing_table_model.h"
 
 namespace tessera::app {
 namespace {
@@ -122,7 +125,7 @@ ProjectController::ProjectController(MainWindow* window, QMenu* fileMenu)
 
     m_unsavedPrompt = [this](const QString& name) {
         QMessageBox box(QMessageBox::Warning, tr("Unsaved Changes"),
-                        tr("The project %1 has unsaved changes (fusion plan, runs or settings).").arg(name),
+                        tr("The project %1 has unsaved changes (program, fusion plan, runs or settings).").arg(name),
                         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, m_window);
         box.setInformativeText(tr("Save them before going on?"));
         box.setDefaultButton(QMessageBox::Save);
@@ -158,6 +161,9 @@ ProjectController::ProjectController(MainWindow* window, QMenu* fileMenu)
     QUndoStack* undo = window->planSession()->undoStack();
     connect(undo, &QUndoStack::cleanChanged, this, &ProjectController::updateTitle);
     connect(window->planSession(), &PlanSession::planChanged, this, &ProjectController::updateTitle);
+    connect(window->planSession(), &PlanSession::planChanged, this, &ProjectController::showRecordPlanTimes);
+    // A saved DSL project holds the program text: edits of it are the project's changes.
+    connect(window->programEditor(), &views::ProgramEditor::programEdited, this, &ProjectController::updateTitle);
     window->installEventFilter(this);
 
     m_autosave = new QTimer(this);
@@ -170,7 +176,16 @@ ProjectController::~ProjectController() = default;
 
 bool ProjectController::isModified() const
 {
-    return m_dirty || (m_plans && !m_plans->undoStack()->isClean()) || settingsChanged();
+    return m_dirty || (m_plans && !m_plans->undoStack()->isClean()) || settingsChanged() || programChanged();
+}
+
+bool ProjectController::programChanged() const
+{
+    if (m_projectPath.isEmpty() || m_applying || m_project.source.kind != project::SourceKind::Dsl ||
+        m_project.source.programText.empty() || !m_programText)
+        return false;
+    const QString text = m_programText();
+    return !text.isEmpty() && text != fromStd(m_project.source.programText);
 }
 
 bool ProjectController::targetIsSaved() const
@@ -214,9 +229,12 @@ project::Project ProjectController::currentProject() const
     if (plans->ready())
         p.plan = plans->plan();
     p.planner = plans->planner().toStdString();
+    // Hardware the user did not choose is the target's: stored as none, so the project follows
+    // its target (in the window and in `tessera-cli project run`).
     const target::GpuProfile& hw = plans->hardware();
-    p.hardware.name = hw.name;
-    p.hardware.profileJson = namedProfile(hw.name) ? std::string() : target::gpuProfileToJson(hw);
+    p.hardware.name = plans->hardwareChosen() ? hw.name : std::string();
+    p.hardware.profileJson =
+        !plans->hardwareChosen() || namedProfile(hw.name) ? std::string() : target::gpuProfileToJson(hw);
     const QString target = m_window->currentTarget().id;
     if (!targetIsSaved() && !target.isEmpty())
         p.target = target.toStdString();
@@ -294,7 +312,8 @@ bool ProjectController::openProject(const QString& path)
         state.plan = *p.plan;
     state.planner = knownPlanner(p.planner) ? fromStd(p.planner) : m_window->planSession()->planner();
     support::Expected<target::GpuProfile> hw = project::projectHardware(p);
-    state.hardware = hw.ok() && !hw->name.empty() ? hw.value() : m_window->planSession()->hardware();
+    state.hardwareChosen = hw.ok() && !hw->name.empty();
+    state.hardware = state.hardwareChosen ? hw.value() : m_window->planSession()->targetHardware();
     if (!hw.ok())
         lp.diagnostics().append(hw.diagnostics());
     m_window->planSession()->setInitialState(state);
@@ -315,6 +334,8 @@ void ProjectController::onModelShown(const QString& path)
     }
     m_pending.reset();
     m_recoveredPath.reset();
+    m_shownRecord.reset();
+    m_window->setProgramHeldByProject(QString());
     // Any other model or program: a new, untitled project.
     support::Expected<project::Project> fresh = project::newProject(path.toStdString());
     m_project = fresh.ok() ? fresh.value() : project::Project{};
@@ -361,6 +382,10 @@ void ProjectController::applyPending()
             m_window->planSession()->setInitialState(m_pendingState);
             m_window->setProgramText(text);
         }
+        // The project holds this text: it differing from the .tsr is no unsaved change.
+        m_window->setProgramHeldByProject(text);
+    } else {
+        m_window->setProgramHeldByProject(QString());
     }
     m_window->m_loadDiagnostics.append(m_pendingWarnings);
     m_pendingWarnings = {};
@@ -401,8 +426,11 @@ void ProjectController::showLastRun()
     const project::RunRecord* r = project::lastRun(m_project, m_project.target);
     if (r == nullptr)
         r = project::lastRun(m_project);
+    m_shownRecord.reset();
     if (r == nullptr)
         return;
+    m_shownRecord = *r;
+    showRecordPlanTimes();
     views::TimingSnapshot s;
     s.totalSeconds = r->totalSeconds;
     s.threads = r->threads;
@@ -452,8 +480,34 @@ void ProjectController::showLastRun()
     roofline->addPoints(samples);
 }
 
+void ProjectController::showRecordPlanTimes()
+{
+    const PlanSession* plans = m_window->planSession();
+    if (!m_shownRecord || !plans->ready())
+        return;
+    const schedule::FusionPlan& plan = plans->plan();
+    // Kernels are named after their group (a single node's kernel after the node).
+    std::vector<std::string> kernelNames;
+    for (const project::KernelMeasurement& k : m_shownRecord->kernels)
+        kernelNames.push_back(k.group.empty() ? k.name : k.group);
+    std::vector<views::KernelIdentity> groups, kernels;
+    for (const schedule::FusionGroup& g : plan.groups)
+        groups.push_back({&g.name, &g.ops});
+    for (std::size_t i = 0; i < kernelNames.size(); ++i)
+        kernels.push_back({&kernelNames[i], &m_shownRecord->kernels[i].nodes});
+    const std::vector<int> match = views::matchKernels(groups, kernels);
+    std::map<QString, double> times;
+    for (std::size_t g = 0; g < match.size(); ++g) {
+        if (match[g] >= 0)
+            times[fromStd(plan.groups[g].name)] = m_shownRecord->kernels[static_cast<std::size_t>(match[g])].medianSeconds;
+    }
+    m_window->fusionPanel()->setMeasuredTimes(times);
+}
+
 void ProjectController::onRunFinished(bool ok)
 {
+    // The window shows this run's times now (or cleared them).
+    m_shownRecord.reset();
     if (!ok)
         return;
     const RunOutcome& out = m_window->runSession()->lastOutcome();
@@ -525,6 +579,8 @@ bool ProjectController::saveAs(const QString& given)
     m_saveAction->setEnabled(true);
     m_saveAction->setToolTip(QString());
     m_window->planSession()->undoStack()->setClean();
+    if (p.source.kind == project::SourceKind::Dsl && !p.source.programText.empty())
+        m_window->setProgramHeldByProject(fromStd(p.source.programText));
     removeAutosave();
     m_window->addRecent(path);
     updateTitle();

@@ -132,6 +132,11 @@ private:
     void onRunFinished(bool ok);
     void applyPending();
     void showLastRun();
+    /// The Fusion Plan table's Measured column from the shown record's kernels (matched to the
+    /// plan's groups as Timings matches runs: views::matchKernels), until a run replaces it.
+    void showRecordPlanTimes();
+    /// A saved DSL project's program text differs from the editor's.
+    bool programChanged() const;
     void markDirty();
     /// The window's target is the project's (or what the project's resolves to on this machine).
     bool targetIsSaved() const;
@@ -165,6 +170,8 @@ private:
     RecoverPrompt m_recoverPrompt;
     Informer m_inform;
     std::function<QString()> m_programText;
+    /// The stored run shown in Timings since the project opened (none after a run).
+    std::optional<project::RunRecord> m_shownRecord;
 };
 
 }  // namespace tessera::app

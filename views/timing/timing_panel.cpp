@@ -68,6 +68,11 @@ TimingPanel::TimingPanel(QWidget* parent)
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 1);
     m_splitter->setSizes({200, 100});
+    // However small the dock is made, the table keeps its header and three rows (the chart
+    // gives way first and can be collapsed).
+    m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() +
+                              3 * m_table->verticalHeader()->defaultSectionSize() + 2 * m_table->frameWidth());
+    m_splitter->setCollapsible(0, false);
     layout->addWidget(m_splitter, 1);
     // Selection changes from the user and from selectKernel() both redraw the history.
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] { refreshHistory(); });

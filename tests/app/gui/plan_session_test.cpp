@@ -101,7 +101,9 @@ void PlanSessionTest::initialPlanIsPlanner()
 {
     PlanSession s;
     QCOMPARE(s.planner(), QStringLiteral("none"));
-    QCOMPARE(s.hardware().name, std::string("h200"));
+    // Until a target says otherwise, the CPU's hardware (the window sets the target's).
+    QCOMPARE(s.hardware().name, std::string("host"));
+    QVERIFY(!s.hardwareChosen());
     s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
     QVERIFY(!s.ready());
     QVERIFY(waitReady(s));
@@ -117,6 +119,7 @@ void PlanSessionTest::initialPlanIsPlanner()
 void PlanSessionTest::fuseUndoRedo()
 {
     PlanSession s;
+    s.setTargetHardware(PlanSession::defaultHardwareFor(true));  // the tile below is the H200's
     s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
     QVERIFY(waitReady(s));
     const std::string before = json(s.plan());
@@ -204,6 +207,8 @@ void PlanSessionTest::plannerSwitchChangesGroups()
 {
     const QString path = sample("mobilenet_v2.onnx");
     PlanSession s;
+    // FusePlanner's 52 groups are those it makes for an H200 (a CUDA target's hardware).
+    s.setTargetHardware(PlanSession::defaultHardwareFor(true));
     s.setModel(load(path), path);
     QVERIFY(waitReady(s));
     const std::size_t none = s.plan().groups.size();
@@ -251,8 +256,11 @@ void PlanSessionTest::hardwareChange()
     QCOMPARE(PlanSession().profiles().back().name, std::string("a100-custom"));  // via QSettings
     s.undoStack()->undo();
     QCOMPARE(s.hardware().name, std::string("a100"));
+    QVERIFY(s.hardwareChosen());
     s.undoStack()->undo();
-    QCOMPARE(s.hardware().name, std::string("h200"));
+    QCOMPARE(s.hardware().name, std::string("host"));  // the target's again
+    QVERIFY(!s.hardwareChosen());
+    QVERIFY(!PlanSession().hardwareChosen());  // nothing chosen is remembered
     // This CPU ("host", the CLI's default for --target cpu) is offered once and is not a custom profile.
     const auto hosts = [&] {
         const auto all = s.profiles();
@@ -263,7 +271,13 @@ void PlanSessionTest::hardwareChange()
     QCOMPARE(s.hardware().name, std::string("host"));
     QCOMPARE(s.hardware().sms, pipeline::hostProfile().sms);
     QCOMPARE(hosts(), 1);
-    QCOMPARE(PlanSession().hardware().name, std::string("host"));  // remembered via QSettings
+    QVERIFY(s.hardwareChosen());
+    // A chosen profile is remembered via QSettings, and a target change does not replace it.
+    PlanSession next;
+    QCOMPARE(next.hardware().name, std::string("host"));
+    QVERIFY(next.hardwareChosen());
+    next.setTargetHardware(PlanSession::defaultHardwareFor(true));
+    QCOMPARE(next.hardware().name, std::string("host"));
 }
 
 void PlanSessionTest::planFileRoundTrip()
@@ -285,6 +299,8 @@ void PlanSessionTest::planFileRoundTrip()
     QCOMPARE(json(again.plan()), saved);
     QCOMPARE(again.planner(), QStringLiteral("none"));
     QCOMPARE(again.undoStack()->count(), 0);
+    QVERIFY(!again.hardwareChosen());  // the target's then, the target's now
+    QCOMPARE(again.hardware().name, std::string("host"));
 
     // A file that no longer fits the model (another model's plan) is dropped with a warning.
     QFile::remove(PlanSession::planFilePath(sample("mobilenet_v2.onnx")));
@@ -296,6 +312,23 @@ void PlanSessionTest::planFileRoundTrip()
     QVERIFY(!other.loadedFromFile());
     QCOMPARE(warned.count(), 1);
     QVERIFY(warned.at(0).at(0).toString().startsWith(QStringLiteral("the saved fusion plan no longer fits the model")));
+
+    // A profile the user chose comes back from the file as chosen (not from QSettings here).
+    {
+        PlanSession s;
+        s.setModel(load(path), path);
+        QVERIFY(waitReady(s));
+        s.chooseHardware(target::findGpuProfile("a100").value());
+        QVERIFY(s.hardwareChosen());
+    }
+    QSettings().clear();
+    PlanSession chosen;
+    QVERIFY(!chosen.hardwareChosen());
+    chosen.setModel(load(path), path);
+    QVERIFY(waitReady(chosen));
+    QVERIFY(chosen.loadedFromFile());
+    QCOMPARE(chosen.hardware().name, std::string("a100"));
+    QVERIFY(chosen.hardwareChosen());
 }
 
 void PlanSessionTest::mainWindowWiring()

@@ -471,12 +471,19 @@ void ProjectTest::dslProjectKeepsItsProgramText()
     Window a;
     QVERIFY(openAndWait(a.w, file));
     QTRY_COMPARE_WITH_TIMEOUT(a.w.programText(), QString::fromStdString(p->source.programText), 10000);
-    QVERIFY(a.w.programModified());
+    // The project holds the text: it differs from the .tsr (said in the dock's title) but is not
+    // an unsaved change.
+    QVERIFY(!a.w.programModified());
+    QVERIFY(a.w.programDiffersFromFile());
+    QVERIFY(!a.w.projectController()->isModified());
     QVERIFY(QTest::qWaitFor([&] { return a.w.planSession()->ready() && !a.w.planSession()->isBusy(); }, 60000));
     QCOMPARE(a.w.projectController()->projectPath(), file);
     // Saving the project keeps the edited text (the .tsr is the Program dock's to save).
     a.w.setProgramText(a.w.programText() + QStringLiteral("# and once more\n"));
+    QVERIFY(a.w.projectController()->isModified());
     QVERIFY(a.w.projectController()->save());
+    QVERIFY(!a.w.projectController()->isModified());
+    QVERIFY(!a.w.programModified());
     auto onDisk = project::loadProject(file.toStdString());
     QVERIFY(onDisk.ok());
     QCOMPARE(onDisk->project.source.programText, p->source.programText + "# and once more\n");
