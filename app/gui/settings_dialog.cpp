@@ -152,6 +152,11 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent) : Q
 
 SettingsDialog::~SettingsDialog()
 {
+    // The dialog hides as its QWidget part is destroyed, which takes the focus from the line
+    // edits: their editingFinished would start a compiler check on a half-destroyed dialog (whose
+    // QProcess, a child, then reports to deleted labels while it is deleted).
+    m_compiler->disconnect(this);
+    m_cache->disconnect(this);
     if (m_check != nullptr) {
         m_check->disconnect(this);
         m_check->kill();
