@@ -75,6 +75,12 @@ ScheduleController::ScheduleController(PlanSession* plans, views::MappingPanel* 
         apply(node, m_panel->gridExpression(), m_panel->blockExpression());
     });
     connect(bar, &views::MappingApplyBar::resetRequested, this, [this](const QString& node) { reset(node); });
+    // A kernel selected before the first plan was ready learns its default mapping now (the
+    // editors are left alone: the user may be typing).
+    connect(m_plans, &PlanSession::planChanged, this, [this] {
+        if (!m_current.isEmpty())
+            showKernel(m_current, false);
+    });
     m_panel->installEventFilter(this);
     // Expressions someone else put in the editors (View > Task Mapping on an expression, the
     // program's schedule) win over ones still waiting for the panel to show.

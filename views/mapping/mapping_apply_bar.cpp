@@ -70,7 +70,11 @@ void MappingApplyBar::setKernel(const QString& node, const QString& opType, Sche
         text += QStringLiteral(" <code>%1</code>").arg(current.toHtmlEscaped());
     m_kernel->setText(text);
     m_kernel->setToolTip(current);
-    m_apply->setText(tr("Apply to %1").arg(node));
+    // ONNX exporters name nodes by module path ("/features/features.0/features.0.0/Conv"): the
+    // button keeps a readable width, its tooltip and the kernel line have the whole name.
+    const QString shortName = m_apply->fontMetrics().elidedText(node, Qt::ElideMiddle, 160);
+    m_apply->setText(tr("Apply to %1").arg(shortName));
+    m_apply->setToolTip(tr("Compile %1 with these mappings (Ctrl+Return); undo with Ctrl+Z").arg(node));
     updateEnabled();
 }
 
@@ -81,6 +85,7 @@ void MappingApplyBar::clearKernel()
     m_origin = ScheduleOrigin::Default;
     m_kernel->setText(tr("<i>Preview: select an operator to apply a mapping to its kernel</i>"));
     m_apply->setText(tr("Apply"));
+    m_apply->setToolTip(tr("Select an operator: its kernel compiles with the mappings you apply (Ctrl+Return)"));
     setStatus(QString(), false);
     updateEnabled();
 }
