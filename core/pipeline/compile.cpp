@@ -342,6 +342,16 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     auto planOr = choosePlan(cm.model, options, file, cm.warnings);
     if (!planOr.ok()) return planOr.diagnostics();
     schedule::FusionPlan plan = std::move(*planOr);
+    // A user schedule of a member that is not its group's anchor would be ignored without a word.
+    for (const auto& user : options.schedules) {
+        const int gi = plan.groupOf(user.subject);
+        if (gi < 0) continue;
+        const schedule::FusionGroup& grp = plan.groups[static_cast<std::size_t>(gi)];
+        if (grp.ops.size() > 1 && grp.anchor != user.subject)
+            cm.warnings.warning(file, "schedule of '" + user.subject + "'",
+                                "not used: '" + user.subject + "' is fused into group '" + grp.name +
+                                    "', whose kernel is scheduled by its anchor '" + grp.anchor + "'");
+    }
 
     // Lower one node alone (a single group, or a member of a group that could not be fused).
     auto lowerSingle = [&](ir::NodeId id, const std::string& groupName) {

@@ -75,7 +75,8 @@ struct CompileOptions {
     target::GpuProfile hardware;
     /// User schedules (core/pipeline/user_schedule.h: the GUI's applied task mappings, `--schedule`,
     /// a project's "schedules"), by node name: each replaces the program's schedule of that node or
-    /// its default. A subject that names no node of the specialised graph is reported as a warning.
+    /// its default. A subject that names no node of the specialised graph, or a fused member that
+    /// is not its group's anchor (the anchor's schedule makes the group's kernel), is a warning.
     std::vector<ir::KernelScheduleDecl> schedules;
     /// Per-kernel progress (see KernelProgress): lowering per fusion group, then code generation.
     KernelProgress kernelProgress;

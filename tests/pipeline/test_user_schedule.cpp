@@ -149,3 +149,28 @@ TEST(UserSchedule, CompileUsesTheUserScheduleInTheGeneratedCode) {
     EXPECT_EQ(after->warnings.items().back().message, "not used: no operator of that name in the compiled graph");
     EXPECT_EQ(after->warnings.items().back().where, "schedule of 'gone'");
 }
+
+TEST(UserSchedule, AScheduleOfAFusedMemberThatIsNotTheAnchorIsAWarning) {
+    ir::Model m = dwPwBlock();
+    pipeline::CompileOptions opts;
+    tessera::schedule::FusionPlan plan;
+    plan.planner = "user";
+    tessera::schedule::FusionGroup g;
+    g.name = "u1";
+    g.kind = tessera::schedule::FusionKind::PrologueEpilogue;
+    g.ops = {"dw_conv", "relu6"};
+    g.anchor = "dw_conv";
+    g.epilogue = {"relu6"};
+    plan.groups.push_back(g);
+    opts.plan = plan;
+    opts.schedules = {pipeline::mappingSchedule("relu6", "spatial(1,8,1,1).repeat(1,4,56,56)")};
+    auto cm = pipeline::compileModel(m, pipeline::defaultInputs(m.graph), opts);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    bool found = false;
+    for (const auto& w : cm->warnings.items())
+        if (w.where == "schedule of 'relu6'") {
+            found = true;
+            EXPECT_EQ(w.message, "not used: 'relu6' is fused into group 'u1', whose kernel is scheduled by its anchor 'dw_conv'");
+        }
+    EXPECT_TRUE(found) << cm->warnings.formatAll();
+}
