@@ -1,5 +1,5 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run] [--planner none|hidet|fuseplanner]
-// [--target cpu|cuda|cuda:N|cuda-compile]
+// [--target cpu|cuda|cuda:N|cuda-compile] [--screenshot-dock NAME] [--runs N] [--pin]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
 // [--mapping-tensor DIMS]]`.
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/project_controller.h"
+#include "app/gui/screenshot_options.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/session.h"
 #include "views/graph/graph_view.h"
@@ -151,7 +152,14 @@ int main(int argc, char** argv)
     parser.addOption(mappingTensorOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
+    tessera::app::addScreenshotOptions(parser);
     parser.process(app);
+    QString extrasError;
+    const tessera::app::ScreenshotExtras extras = tessera::app::screenshotExtras(parser, &extrasError);
+    if (!extrasError.isEmpty()) {
+        std::fprintf(stderr, "tessera: %s\n", qPrintable(extrasError));
+        return 2;
+    }
 
     const QStringList args = parser.positionalArguments();
     if (args.size() > 1) {
@@ -214,10 +222,12 @@ int main(int argc, char** argv)
             for (const QString& l : lines)
                 std::fprintf(stderr, "  %s\n", qPrintable(l));
         });
-        auto grab = [&window, shot] {
-            const QPixmap pm = window.grab();
+        auto grab = [&window, shot, extras] {
+            QString why;
+            const QPixmap pm = tessera::app::grabScreenshot(window, extras, &why);
             if (pm.isNull() || !pm.save(shot, "PNG")) {
-                std::fprintf(stderr, "tessera: could not write %s\n", qPrintable(shot));
+                std::fprintf(stderr, "tessera: could not write %s%s%s\n", qPrintable(shot),
+                             why.isEmpty() ? "" : ": ", qPrintable(why));
                 QApplication::exit(1);
                 return;
             }
@@ -255,7 +265,9 @@ int main(int argc, char** argv)
         if (run) {
             // The grab waits for the run; a failed run is still photographed (its error is in
             // the status bar and the Problems dock), then reported by the exit status.
-            QObject::connect(&window, &tessera::app::MainWindow::runFinished, &window, [&window, grab](bool ok) {
+            QObject::connect(&window, &tessera::app::MainWindow::runFinished, &window, [&window, grab, extras](bool ok) {
+                if (ok && tessera::app::startNextScreenshotRun(window, extras))
+                    return;
                 if (!ok) {
                     std::fprintf(stderr, "tessera: the run failed: %s\n", qPrintable(window.runStatusText()));
                     QTimer::singleShot(kScreenshotSettleMs, &window, [grab] {
@@ -267,7 +279,13 @@ int main(int argc, char** argv)
                 QTimer::singleShot(kScreenshotSettleMs, &window, grab);
             });
         }
-        QObject::connect(&window, &tessera::app::MainWindow::loadFailed, &window, [] { QApplication::exit(2); });
+        // A file that does not load is still photographed (its errors are on screen), then exit 2.
+        QObject::connect(&window, &tessera::app::MainWindow::loadFailed, &window, [&window, grab] {
+            QTimer::singleShot(kScreenshotSettleMs, &window, [grab] {
+                grab();
+                QApplication::exit(2);
+            });
+        });
         QTimer::singleShot(run ? kScreenshotRunTimeoutMs : kScreenshotTimeoutMs, &window, [run] {
             std::fprintf(stderr, "tessera: timed out waiting for the %s\n", run ? "run" : "graph");
             QApplication::exit(3);
