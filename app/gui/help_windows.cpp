@@ -6,6 +6,8 @@
 #include <QDesktopServices>
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QFontInfo>
+#include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -18,10 +20,16 @@
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 #include "core/runtime/cuda/cuda_version.h"
 #include "core/runtime/cuda/nvrtc.h"
@@ -83,6 +91,57 @@ void collectMenu(const QMenu* menu, const QString& path, QSet<const QAction*>& s
     }
 }
 
+/// Heading sizes relative to the body text, by level (1-based; deeper levels use the last).
+constexpr double kHeadingScale[] = {1.6, 1.35, 1.15, 1.0};
+
+/// Gives Qt's Markdown rendering a guide's look: headings in the window's font at one size per
+/// level (the importer leaves code spans in a heading at the body's size and in another family,
+/// so "The Tessera DSL (.tsr)" came out in two sizes), room above headings, shaded code blocks
+/// and a margin around the text.
+void styleGuide(QTextDocument* doc, const QFont& body)
+{
+    doc->setDocumentMargin(14);
+    const QString fixedFamily = QFontDatabase::systemFont(QFontDatabase::FixedFont).family();
+    QTextCursor cursor(doc);
+    cursor.beginEditBlock();
+    for (QTextBlock block = doc->begin(); block.isValid(); block = block.next()) {
+        QTextBlockFormat bf = block.blockFormat();
+        const int level = bf.headingLevel();
+        if (level <= 0) {
+            if (bf.nonBreakableLines()) {  // a code block
+                bf.setBackground(QColor(244, 245, 247));
+                cursor.setPosition(block.position());
+                cursor.setBlockFormat(bf);
+            }
+            continue;
+        }
+        bf.setTopMargin(level <= 2 ? 16 : 10);
+        bf.setBottomMargin(6);
+        cursor.setPosition(block.position());
+        cursor.setBlockFormat(bf);
+        const double size = QFontInfo(body).pointSizeF() *
+                            kHeadingScale[std::min<std::size_t>(static_cast<std::size_t>(level), std::size(kHeadingScale)) - 1];
+        // Formats are changed after the walk: changing them splits and merges the fragments walked.
+        std::vector<std::pair<QTextFragment, QTextCharFormat>> fragments;
+        for (QTextBlock::iterator it = block.begin(); !it.atEnd(); ++it) {
+            QTextCharFormat cf = it.fragment().charFormat();
+            const bool code = cf.fontFixedPitch() || cf.fontFamilies().toStringList().contains(fixedFamily);
+            // The importer's relative size would win over the point size (even at 0).
+            cf.clearProperty(QTextFormat::FontSizeAdjustment);
+            cf.setFontPointSize(size);
+            cf.setFontWeight(QFont::Bold);
+            cf.setFontFamilies(QStringList{code ? fixedFamily : body.family()});
+            fragments.emplace_back(it.fragment(), cf);
+        }
+        for (const auto& [fragment, cf] : fragments) {
+            cursor.setPosition(fragment.position());
+            cursor.setPosition(fragment.position() + fragment.length(), QTextCursor::KeepAnchor);
+            cursor.setCharFormat(cf);
+        }
+    }
+    cursor.endEditBlock();
+}
+
 }  // namespace
 
 QString tesseraVersion() { return QStringLiteral(TESSERA_VERSION); }
@@ -120,6 +179,7 @@ bool DocWindow::load(const QString& fileName)
     }
     m_file = fileName;
     m_browser->setMarkdown(QString::fromUtf8(f.readAll()));
+    styleGuide(m_browser->document(), m_browser->font());
     // The first heading names the guide.
     const QString title = m_browser->document()->firstBlock().text().trimmed();
     setWindowTitle(title.isEmpty() ? fileName : tr("%1 \u2014 Tessera").arg(title));

@@ -19,10 +19,15 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextDocument>
+#include <QFontInfo>
 #include <QTest>
 #include <QComboBox>
 #include <QUndoStack>
 
+#include "app/gui/help_windows.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/project_controller.h"
@@ -147,12 +152,16 @@ private slots:
         }
         MainWindow w;
         Prompts prompts(w);
+        w.resize(1280, 800);
         w.show();
         QVERIFY(openAndWait(w, path));
         QTRY_COMPARE(w.statusBar()->currentMessage(), QStringLiteral("Restored your fusion plan edits for dw_pw_block.onnx"));
         QCOMPARE(w.statusBar()->toolTip(), QStringLiteral("Fusion plan restored from %1")
                                                .arg(QDir::toNativeSeparators(app::PlanSession::planFilePath(path))));
         QCOMPARE(w.planSession()->plan().groups.front().name, std::string("u1"));
+        const QString shots = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
+        if (!shots.isEmpty())
+            QVERIFY(w.grab().save(QDir(shots).filePath(QStringLiteral("restored_message.png")), "PNG"));
         // The tooltip goes with its message.
         w.statusBar()->showMessage(QStringLiteral("something else"));
         QCOMPARE(w.statusBar()->toolTip(), QString());
@@ -438,6 +447,50 @@ private slots:
         QTRY_COMPARE(measuredText(w, QStringLiteral("dw_conv")), QStringLiteral("25.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("relu6")), QStringLiteral("4.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("pw_conv")), QStringLiteral("\u2014"));
+    }
+
+    void guideHeadingsUseTheAppFont()
+    {
+        app::DocWindow doc(QStringLiteral("dsl.md"));
+        doc.resize(860, 700);
+        doc.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&doc));
+        const QString dir = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
+        if (!dir.isEmpty())
+            QVERIFY(doc.grab().save(QDir(dir).filePath(QStringLiteral("dsl_guide.png")), "PNG"));
+        const QTextDocument* text = doc.browser()->document();
+        const QFont body = doc.browser()->font();
+        const double base = QFontInfo(body).pointSizeF();
+        QVERIFY(text->documentMargin() >= 10);
+        // Every heading: one size per level (the title's `.tsr` code span too), bold, the window's
+        // font for its words.
+        int headings = 0;
+        double h1 = 0, h2 = 0;
+        for (QTextBlock block = text->begin(); block.isValid(); block = block.next()) {
+            const int level = block.blockFormat().headingLevel();
+            if (level <= 0)
+                continue;
+            ++headings;
+            double size = -1;
+            for (QTextBlock::iterator it = block.begin(); !it.atEnd(); ++it) {
+                const QTextCharFormat cf = it.fragment().charFormat();
+                if (size < 0)
+                    size = cf.fontPointSize();
+                QCOMPARE(cf.fontPointSize(), size);
+                QCOMPARE(cf.fontWeight(), int(QFont::Bold));
+                QCOMPARE(cf.font().pointSizeF(), size);  // what is drawn (a relative size would override it)
+                if (!it.fragment().text().startsWith(QLatin1Char('.')))
+                    QCOMPARE(cf.fontFamilies().toStringList().value(0), body.family());
+            }
+            if (level == 1)
+                h1 = size;
+            if (level == 2)
+                h2 = size;
+        }
+        QVERIFY(headings > 10);
+        QCOMPARE(text->begin().text(), QStringLiteral("The Tessera DSL (.tsr)"));
+        QCOMPARE(h1, base * 1.6);
+        QCOMPARE(h2, base * 1.35);
     }
 };
 
