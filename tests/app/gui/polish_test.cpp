@@ -34,6 +34,8 @@
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/project/project.h"
+#include "core/schedule/fusion_plan.h"
+#include "core/schedule/planners.h"
 #include "core/target/gpu_profile.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_table_model.h"
@@ -354,14 +356,20 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return s.ready() && !s.isBusy(); }, 60000));
         QCOMPARE(s.hardware().name, std::string("host"));
         QCOMPARE(s.plan().hardware, std::string("host"));
-        // A FusePlanner plan is made again for CUDA's hardware (the 52 groups it makes for an
+        const std::string hostPlan = schedule::planToJson(s.plan());
+        // A FusePlanner plan is made again for CUDA's hardware (exactly FusePlanner's plan for an
         // H200), without an undo step.
-        s.setTargetHardware(app::PlanSession::defaultHardwareFor(true));
+        const target::GpuProfile h200 = app::PlanSession::defaultHardwareFor(true);
+        s.setTargetHardware(h200);
         QVERIFY(s.isBusy());
         QVERIFY(QTest::qWaitFor([&] { return !s.isBusy(); }, 60000));
         QCOMPARE(s.hardware().name, std::string("h200"));
         QCOMPARE(s.plan().hardware, std::string("h200"));
-        QCOMPARE(s.plan().groups.size(), std::size_t(52));
+        const support::Expected<schedule::FusionPlan> expected =
+            schedule::makePlan(s.specialisedModel()->graph, "fuseplanner", h200);
+        QVERIFY(expected.ok());
+        QCOMPARE(schedule::planToJson(s.plan()), schedule::planToJson(expected.value()));
+        QVERIFY(schedule::planToJson(s.plan()) != hostPlan);
         QCOMPARE(s.undoStack()->count(), 0);
     }
 
