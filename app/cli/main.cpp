@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
         runCmd->add_option("--reps", run.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
             ->check(CLI::Range(1, 1000000));
         runCmd->add_flag("--no-timing", run.noTiming, "run once, do not time");
+        runCmd->add_flag("--progress", run.progress, "print per-kernel progress on stderr (compiling kernels, running kernels N/M, checking N/M)");
         runCmd->add_flag("--json", run.json, "print one JSON object");
         runCmd->add_option("--threads", run.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
         runCmd->add_flag("--fallback-reference", run.fallbackReference, "run ops without a code generator in the reference interpreter");

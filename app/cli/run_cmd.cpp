@@ -328,6 +328,10 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
     ropts.threads = std::max(1, options.threads);
     ropts.timeoutSeconds = options.timeoutSeconds;
     ropts.time = !options.noTiming;
+    if (options.progress)
+        ropts.kernelProgress = [&err](int done, int total, const std::string& phase) {
+            err << "progress: " << phase << " " << done << "/" << total << "\n" << std::flush;
+        };
     if (options.reps > 0) {
         ropts.minReps = ropts.maxReps = options.reps;
         ropts.minSeconds = 0;

@@ -79,6 +79,9 @@ struct RunCmdOptions {
     std::string arch;                 ///< cuda: NVRTC architecture; empty = the device's own
     int device = -1;                  ///< cuda: device ordinal; -1 = not given (device 0)
     FusionChoice fusion;
+    /// Print the run's per-kernel progress on stderr ("progress: running kernels 12/100"), the
+    /// CLI twin of the GUI's progress bar (pipeline::RunOptions::kernelProgress).
+    bool progress = false;
 };
 
 struct CompileCmdOptions {
