@@ -138,11 +138,16 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
     std::int64_t split = envSplit();
     if (split == 0) {
         if (fromEnv) return t;  // as asked (its split field)
-        // Measured on the H200 (bench/RESULTS.md, issue 6 run 4): with fewer blocks than SMs
-        // (batch 1, the 7x7 blocks at batch 32) 4 groups per block, with fewer than 4 blocks
-        // per SM 2 groups (more warps per SM to hide the per-step latencies); none with more.
+        // Measured on the H200 (bench/RESULTS.md, issue 6 run 4): small tiles making fewer
+        // blocks than SMs (batch 1's blocks from 144 channels) run 1.4-2.2x faster with 4 groups
+        // per block, and with fewer than 4 blocks per SM and short reductions (batch 1's first
+        // three blocks, batch 32's 192-channel stride-2 block) 1.1-1.25x with 2 groups. The tall
+        // tiles (batch 32's wide blocks) and the 384-channel 64-filter block at batch 32 ran
+        // 1.0-1.7x slower split (2 or 4 groups; 2 groups of the 96-filter tiles need 119
+        // registers, one block per SM), so they stay unsplit.
+        const bool tall = !gpuGemmTileValid(t);
         const std::int64_t blocks = ceilDiv(filters, t.rows()) * ceilDiv(columns, t.cols());
-        split = blocks < kSms ? 4 : blocks < 4 * kSms ? 2 : 1;
+        split = tall ? 1 : blocks < kSms ? 4 : (blocks < 4 * kSms && channels < 384) ? 2 : 1;
     }
     // The largest split up to `split` whose stages fit the shared memory.
     for (std::int64_t s = split; s >= 2; s /= 2)

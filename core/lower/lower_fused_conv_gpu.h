@@ -36,9 +36,10 @@ struct ConvChainInfo;
 /// aid for benchmarks; rm picks a tall tile's rows per thread, 0 = the default split; split the
 /// tile's splitK; an invalid override is ignored), and TESSERA_DWPW_SPLIT=1|2|4 then sets the
 /// splitK of the tile chosen (BK halved until the stages fit 48 KiB; ignored when none fits).
-/// Without either variable the tile above gets a split reduction (Tile::splitK) when it makes few
-/// blocks: 4 groups below 132 blocks (one per SM of an H200), 2 below 4 x 132, none above (the
-/// largest of those whose stages fit 48 KiB of shared memory, BK halved down to 8 for it).
+/// Without either variable a (non-tall) tile above gets a split reduction (Tile::splitK) when it
+/// makes few blocks: 4 groups below 132 blocks (one per SM of an H200), 2 below 4 x 132 blocks
+/// when the reduction is shorter than 384 channels, else none (the largest split up to that whose
+/// stages fit 48 KiB of shared memory, BK halved down to 8 for it); tall tiles stay unsplit.
 /// Always gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
 

@@ -368,10 +368,10 @@ TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
     };
     const std::vector<Case> cases = {
         {32, 32, 112, 1, 16, "16x64x16"},        {32, 144, 56, 1, 24, "32x32x16"},     {32, 192, 28, 1, 32, "32x32x16"},
-        {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32/2"},   {32, 384, 14, 1, 96, "96x32x32/2"},
-        {32, 960, 7, 1, 160, "160x16x16/4"},     {32, 960, 7, 1, 320, "320x16x16/2"},  {32, 576, 14, 2, 160, "160x16x16/4"},
+        {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32"},     {32, 384, 14, 1, 96, "96x32x32"},
+        {32, 960, 7, 1, 160, "160x16x32"},       {32, 960, 7, 1, 320, "320x16x32"},    {32, 576, 14, 2, 160, "160x16x32"},
         {1, 32, 112, 1, 16, "16x32x16/2"},       {1, 96, 112, 2, 24, "32x16x16/2"},    {1, 960, 7, 1, 160, "64x16x32/4"},
-        {1, 576, 14, 1, 96, "128x16x16/4"},
+        {1, 576, 14, 1, 96, "128x16x16/4"},      {1, 144, 56, 2, 32, "32x16x16/4"},
     };
     for (const Case& c : cases) {
         const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
@@ -390,20 +390,21 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         Dw d;
         const char* what;
     };
-    std::vector<Case> cases(5);
+    std::vector<Case> cases(6);
     cases[0].d.N = 32, cases[0].d.C = 32, cases[0].d.H = cases[0].d.W = 112, cases[0].d.K = 16;
     cases[0].what = "b32 32x112x112 -> 16";
     cases[1].d.N = 32, cases[1].d.C = 960, cases[1].d.H = cases[1].d.W = 7, cases[1].d.K = 160;
     cases[1].what = "b32 960x7x7 -> 160";
     cases[2].d.N = 32, cases[2].d.C = 96, cases[2].d.H = cases[2].d.W = 112, cases[2].d.K = 24, cases[2].d.stride = 2;
     cases[2].what = "b32 96x112x112 s2 -> 24 (register prefetch)";
-    // The tall tiles with prefetch (the default from 384 channels), split by default at batch 32:
-    // 320 x 16 x 16 in 2 groups, 96 x 32 x 32 in 2 groups (case 1: 160 x 16 x 16 in 4 groups of
-    // 256 threads, 64 registers at most, with the raw taps prefetched).
+    // The tall tiles with prefetch (the default from 384 channels): 320 x 16 x 32, 96 x 32 x 32.
     cases[3].d.N = 32, cases[3].d.C = 960, cases[3].d.H = cases[3].d.W = 7, cases[3].d.K = 320;
     cases[3].what = "b32 960x7x7 -> 320 (tall tile)";
     cases[4].d.N = 32, cases[4].d.C = 576, cases[4].d.H = cases[4].d.W = 14, cases[4].d.K = 96;
     cases[4].what = "b32 576x14x14 -> 96 (tall tile)";
+    // Batch 1's split tiles: 4 groups of 256 threads (64 registers at most), the raw taps prefetched.
+    cases[5].d.N = 1, cases[5].d.C = 960, cases[5].d.H = cases[5].d.W = 7, cases[5].d.K = 320;
+    cases[5].what = "b1 960x7x7 -> 320 (split over 4 groups, raw taps)";
     for (const Case& c : cases) {
         // The third case with register prefetch (GpuGemmSpec::prefetch).
         if (&c == &cases[2]) ::setenv("TESSERA_DWPW_PREFETCH", "1", 1);
