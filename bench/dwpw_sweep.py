@@ -23,7 +23,7 @@ With --final3: as --final, but the default tile only, plus the pre-run-3 tile fo
 With --run4 (issue 6 run 4): the default tile against the split reduction (TESSERA_DWPW_SPLIT=2/4:
 "sp2", "sp4"), the raw-tap prefetch (TESSERA_DWPW_RAW=1 with prefetch on: "raw"), both, and a few
 split tiles of the wide blocks ("T:rows,cols,bk,rm,split", "+raw" adds the raw-tap prefetch).
-With --final4 (run 4's last call): the default (the split rule) and, where the rule splits at
+With --final4 (run 4's last call, under commit 5359e1e's rule): the default and, where that rule split at
 batch 32, "sp1" (TESSERA_DWPW_SPLIT=1: the tile before run 4, unsplit, no raw taps) and the other
 split; batch 1 the default only.
 
