@@ -168,3 +168,19 @@ TEST(DslTypoRecovery, CallFollowedByAsIsNotAReduction) {
     ASSERT_TRUE(r.ok()) << renderDiagnostics(r.diagnostics(), text);
     EXPECT_NE(r.value().graph.findNode("scaled"), ir::kNoNode);
 }
+
+TEST(DslTypoRecovery, MisspelledReducerBeforeAMinusIsStillOneError) {
+    // `sun(k) - x[i, k]` parses as a call minus a tensor; the call's "argument" k is the
+    // reducer's axis, not another unknown name.
+    const std::string text = "input x: f32[4, 8];\n"
+                             "y[i] = sun(k) - x[i, k];\n"
+                             "output y;\n";
+    const auto d = diagnosticsOf(text);
+    const auto errors = errorsOf(d);
+    ASSERT_EQ(errors.size(), 1u) << renderDiagnostics(d, text);
+    EXPECT_EQ(errors[0]->begin.line, 2);
+    EXPECT_EQ(errors[0]->begin.column, 8);
+    EXPECT_EQ(errors[0]->message, "unknown function 'sun'");
+    EXPECT_EQ(errors[0]->notes,
+              std::vector<std::string>{"hint: did you mean 'sum'? A reduction names its axes: sum(k) x[i, k]"});
+}

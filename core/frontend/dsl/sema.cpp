@@ -1276,9 +1276,32 @@ private:
                 break;
             }
             case EK::Call: {
-                std::vector<ir::ComputeExpr> args;
-                for (const auto& a : x.args) args.push_back(convertExpr(a, b, ctx, depth + 1));
                 const std::string& fn = x.op;
+                // sun(k) - x[k]: the "arguments" of a misspelled reducer are its axes; reporting
+                // them as unknown index variables would only repeat the one mistake.
+                const bool known = fn == "select" || fn == "where" || ir::computeUnaryFromName(fn) ||
+                                   ir::computeBinaryFromName(fn);
+                bool reducerTypo = false;
+                if (!known && !visible(ctx, fn)) {
+                    std::vector<std::string> cands{"sum", "prod"};  // first: they win ties ('sun' vs 'sin')
+                    cands.insert(cands.end(), kFunctions.begin(), kFunctions.end());
+                    const auto m = closestMatch(fn, cands);
+                    reducerTypo = m && (*m == "sum" || *m == "prod");
+                }
+                std::vector<ir::ComputeExpr> args;
+                if (!reducerTypo)
+                    for (const auto& a : x.args) args.push_back(convertExpr(a, b, ctx, depth + 1));
+                else
+                    // The axes the user meant to reduce over stay known for the rest of the
+                    // statement (which fails anyway), so `- x[i, k]` after it says nothing more.
+                    for (const auto& a : x.args)
+                        if (a.kind == EK::Var && findIndex(b, a.name.text) < 0) {
+                            ir::ComputeAxis ax;
+                            ax.name = a.name.text;
+                            ax.reduction = true;
+                            b.scope.emplace_back(ax.name, static_cast<int>(b.def.axes.size()));
+                            b.def.axes.push_back(std::move(ax));
+                        }
                 auto arity = [&](std::size_t n) {
                     if (args.size() == n) return true;
                     std::vector<std::string> notes;
