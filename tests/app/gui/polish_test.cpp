@@ -455,6 +455,14 @@ private slots:
         QTRY_COMPARE(measuredText(w, QStringLiteral("dw_conv")), QStringLiteral("25.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("relu6")), QStringLiteral("4.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("pw_conv")), QStringLiteral("\u2014"));
+        const QString shots = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
+        if (!shots.isEmpty()) {
+            w.resize(1280, 800);
+            w.show();
+            w.showFusionPlan();
+            QTest::qWait(300);
+            QVERIFY(w.grab().save(QDir(shots).filePath(QStringLiteral("project_measured.png")), "PNG"));
+        }
     }
 
     void guideHeadingsUseTheAppFont()
