@@ -26,8 +26,11 @@ split tiles of the wide blocks ("T:rows,cols,bk,rm,split", "+raw" adds the raw-t
 With --final4 (run 4's last call, under commit 5359e1e's rule): the default and, where that rule split at
 batch 32, "sp1" (TESSERA_DWPW_SPLIT=1: the tile before run 4, unsplit, no raw taps) and the other
 split; batch 1 the default only.
+With --next (not yet run; run 4's open questions at batch 32): for the blocks with >= 384 channels
+the default against the raw taps alone ("raw") and 2 / 4 groups without them ("sp2+noraw",
+"sp4+noraw": 64 registers for the 96-filter tiles, so two blocks of 512 threads fit an SM).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4] [--default-only]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next] [--default-only]
 """
 import json
 import os
@@ -91,7 +94,8 @@ wide = "--wide" in sys.argv
 
 
 final4 = "--final4" in sys.argv
-run4 = "--run4" in sys.argv or final4
+nxt = "--next" in sys.argv
+run4 = "--run4" in sys.argv or final4 or nxt
 
 # Environment of a --run4 configuration name.
 def run4_env(cfg):
@@ -106,10 +110,14 @@ def run4_env(cfg):
             env["TESSERA_DWPW_GEMM"] = part[2:]
         elif part == "pf":
             env["TESSERA_DWPW_PREFETCH"] = "1"
+        elif part == "noraw":
+            env["TESSERA_DWPW_RAW"] = "0"
     return env
 
 
 def configs(k, cols, c):
+    if nxt:
+        return ["", "raw", "sp2+noraw", "sp4+noraw"] if c >= 384 and cols >= 1000 else [""]
     if final4:
         if cols < 1000:  # batch 1
             return [""]
