@@ -5,6 +5,7 @@
 
 #include <QFutureWatcher>
 #include <QMetaObject>
+#include <QSettings>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "core/runtime/runner_client.h"
@@ -16,6 +17,10 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// What past runs taught the progress estimate, kept across sessions (seconds and bytes).
+constexpr const char* kCompileRateKey = "run/progressCompileBytesPerSecond";
+constexpr const char* kCheckRateKey = "run/progressCheckSecondsPerStep";
 
 bool hasRunnerError(const support::DiagnosticList& d)
 {
@@ -40,6 +45,12 @@ RunSession::RunSession(QObject* parent) : QObject(parent)
     options.threads = RunSettings().run.threads;
     m_runner = std::make_shared<runtime::RunnerClient>(options);
     m_clock.start();
+    const QSettings settings;
+    m_rates.compileBytesPerSecond =
+        settings.value(QLatin1String(kCompileRateKey), m_rates.compileBytesPerSecond).toDouble();
+    m_rates.checkSecondsPerStep = settings.value(QLatin1String(kCheckRateKey), m_rates.checkSecondsPerStep).toDouble();
+    if (!(m_rates.compileBytesPerSecond > 0) || !(m_rates.checkSecondsPerStep > 0))
+        m_rates = RunProgress::Rates();
     // The module compile reports nothing while the compiler runs: the clock moves the bar.
     m_progressTick.setInterval(kProgressTickMs);
     connect(&m_progressTick, &QTimer::timeout, this, &RunSession::emitProgress);
@@ -298,9 +309,18 @@ void RunSession::finish(RunOutcome outcome)
 {
     m_busy = false;
     m_progressTick.stop();
+    // Only a job that got going measured anything (a null model finishes before it starts).
+    const bool measured = m_progress.phase() != RunProgress::Phase::Done;
     m_progress.finish(m_clock.elapsed() / 1000.0);
     // A cancelled or failed run's partial measurements are still measurements.
-    m_rates = m_progress.learnedRates();
+    const RunProgress::Rates learned = m_progress.learnedRates();
+    if (measured && (learned.compileBytesPerSecond != m_rates.compileBytesPerSecond ||
+                     learned.checkSecondsPerStep != m_rates.checkSecondsPerStep)) {
+        m_rates = learned;
+        QSettings settings;
+        settings.setValue(QLatin1String(kCompileRateKey), m_rates.compileBytesPerSecond);
+        settings.setValue(QLatin1String(kCheckRateKey), m_rates.checkSecondsPerStep);
+    }
     m_last = std::move(outcome);
     if (m_last.compiled)
         m_compiled = m_last.compiled;

@@ -136,7 +136,8 @@ signals:
 
 public:
     static constexpr int kProgressTickMs = 250;
-    /// What past runs taught the progress estimate (compiler and check speed).
+    /// What past runs taught the progress estimate (compiler and check speed); kept in QSettings
+    /// ("run/progressCompileBytesPerSecond", "run/progressCheckSecondsPerStep") across sessions.
     const RunProgress::Rates& progressRates() const { return m_rates; }
 
 private:

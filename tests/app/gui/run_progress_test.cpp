@@ -3,8 +3,11 @@
 // through intermediate values, kernel by kernel, with the stage naming the kernel count; a
 // MobileNetV2 CPU run shows an estimate of the time left in the status bar. Offscreen; the runs
 // need tessera-runner (TESSERA_RUNNER, set by CMake) and `c++`.
+#include <QFile>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "app/gui/main_window.h"
@@ -115,10 +118,24 @@ private slots:
         auto loaded = pipeline::loadModel((kSamples + QStringLiteral("/dw_pw_block.onnx")).toStdString());
         QVERIFY(loaded.ok());
         auto model = std::make_shared<const ir::Model>(std::move(*loaded));
+        QSettings().remove(QStringLiteral("run"));
         app::RunSession session;
         app::RunSettings settings;
         settings.compile.planner = "none";  // three kernels: dw_conv, relu6, pw_conv
         settings.run.minSeconds = 0.05;
+        // An empty JIT cache and a compiler that takes at least a second: the run teaches the
+        // estimate the compiler's speed.
+        QTemporaryDir cache;
+        QVERIFY(cache.isValid());
+        settings.run.compiler.cacheDir = cache.path().toStdString();
+        const QString slowCxx = cache.filePath(QStringLiteral("slow-c++"));
+        {
+            QFile f(slowCxx);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("#!/bin/sh\nsleep 1\nexec c++ \"$@\"\n");
+        }
+        QVERIFY(QFile::setPermissions(slowCxx, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+        settings.run.compiler.compiler = slowCxx.toStdString();
         QSignalSpy progress(&session, &app::RunSession::progress);
         QSignalSpy finished(&session, &app::RunSession::finished);
         session.start(model, settings);
@@ -152,6 +169,33 @@ private slots:
         }
         QVERIFY2(intermediate >= 5, qPrintable(QString::number(intermediate)));
         QVERIFY(fractions.last() < 1.0);  // the last report precedes finished(); the window fills the bar
+
+        // The compile (over a second) taught the compiler's speed, kept for the next session:
+        // the module's bytes over the phase's length, so at most its bytes per second.
+        const auto& report = session.lastOutcome().report;
+        QVERIFY(report && !report->library.cacheHit);
+        QVERIFY(report->library.compileSeconds >= 1.0);
+        const double learned = session.progressRates().compileBytesPerSecond;
+        const double bytes = static_cast<double>(session.lastOutcome().compiled->code.source.size());
+        QVERIFY2(learned > 0 && learned <= bytes, qPrintable(QStringLiteral("%1 B/s for %2 B").arg(learned).arg(bytes)));
+        QCOMPARE(QSettings().value(QStringLiteral("run/progressCompileBytesPerSecond")).toDouble(), learned);
+    }
+
+    void ratesAreReadBackInTheNextSession()
+    {
+        QSettings().setValue(QStringLiteral("run/progressCompileBytesPerSecond"), 12345.0);
+        QSettings().setValue(QStringLiteral("run/progressCheckSecondsPerStep"), 0.5);
+        {
+            app::RunSession session;
+            QCOMPARE(session.progressRates().compileBytesPerSecond, 12345.0);
+            QCOMPARE(session.progressRates().checkSecondsPerStep, 0.5);
+        }
+        // Nonsense in the settings falls back to the defaults.
+        QSettings().setValue(QStringLiteral("run/progressCompileBytesPerSecond"), -3.0);
+        app::RunSession session;
+        QCOMPARE(session.progressRates().compileBytesPerSecond, RunProgress::kDefaultCompileBytesPerSecond);
+        QCOMPARE(session.progressRates().checkSecondsPerStep, RunProgress::kDefaultCheckSecondsPerStep);
+        QSettings().remove(QStringLiteral("run"));
     }
 
     void mobileNetRunShowsTheTimeLeft()
