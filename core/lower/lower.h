@@ -105,7 +105,11 @@ support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
 ///   lowered alone with `schedule` (or its default), then every load of a prologue op's output is
 ///   replaced by the prologue's inlined expression at that index, and every store to the anchor's
 ///   output consumed by an epilogue becomes a store of the epilogue's expression into the
-///   epilogue's output (the group's final tensor) at the same index.
+///   epilogue's output (the group's final tensor) at the same index. Index maps are inverted
+///   instead of inlined: a Transpose epilogue stores the value at the permuted index of its
+///   output, a Reshape/Flatten/Squeeze/Unsqueeze epilogue at the same flat row-major offset (the
+///   anchor's own indices); as prologues they turn a load of their output into a load of their
+///   input at the inverse-permuted index / the same flat offset. Chains mix both kinds in any order.
 /// - `dw-pw`, `pw-dw`, `pw-pw`: a fused convolution-chain kernel (core/lower/lower_fused_conv.cpp)
 ///   whose intermediate tile stays on chip (shared memory on CUDA, a cache-sized tile on the CPU),
 ///   with the elementwise ops between the convs applied to the tile and the epilogues applied on
@@ -113,8 +117,9 @@ support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
 /// The kernel's params are the group's external inputs then its external outputs (tensors used
 /// outside the group or graph outputs); sourceOps lists every member; opType is the anchor's.
 /// Errors (where = "group 'g3'"): a member that is not in the graph, a form the rewrite cannot
-/// inline (an anchor kernel that reads back its own output, an epilogue that is not elementwise
-/// at the full shape, ...), with the member named; the caller may fall back to splitting.
+/// inline (an anchor kernel that reads back its own output, an epilogue that is neither
+/// elementwise at the full shape nor an index map, ...), with the member named; the caller may
+/// fall back to splitting.
 support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::FusionGroup& group,
                                             const ir::KernelScheduleDecl* schedule,
                                             const LowerOptions& options = {});

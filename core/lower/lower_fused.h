@@ -30,10 +30,10 @@ bool isInlinableElementwise(const ir::Graph& g, ir::NodeId node);
 /// inlinable.
 support::Expected<Expr> elementwiseExpr(const LowerContext& ctx, const std::vector<Expr>& inputs);
 
-/// The rewrite half of lowerGroup (lower_group.cpp): inlines `prologue` ops (elementwise, their
-/// output an input of `base`, nearest the anchor found first) into the loads of `base` and
-/// `epilogue` ops (elementwise, in topological order, each reading one output of the kernel at its
-/// full shape) into its Global stores; `members` are the group's nodes (to tell uses inside the
+/// The rewrite half of lowerGroup (lower_group.cpp): inlines `prologue` ops (elementwise or index
+/// maps, their output an input of `base`, nearest the anchor found first) into the loads of
+/// `base` and `epilogue` ops (elementwise reading one output of the kernel at its full shape, or
+/// index maps reading it as their data input; in topological order) into its Global stores; `members` are the group's nodes (to tell uses inside the
 /// group from uses outside). Params become: inputs (a prologue's inputs take its output's place,
 /// an epilogue's other inputs are appended), then outputs (an epilogue's output takes the place
 /// of the value it reads, which stays as an output only when used outside the group); buffers that

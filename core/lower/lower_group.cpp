@@ -10,6 +10,12 @@
 //   buffer Y[idx] = v becomes `let y = v; Z[idx] = E(y, other inputs at broadcastIndex(idx))` with
 //   Z = E's output; Z takes Y's place among the outputs and E's other inputs are appended to the
 //   inputs. Y stays an output (stored as well) only when it is used outside the group.
+// - Index maps (Transpose, Reshape, Flatten, Squeeze, Unsqueeze: bijections between elements) are
+//   not expressions but index rewrites. Epilogue: Y[idx] = v becomes Z[idx] = v for the Reshape
+//   family (Z's buffer takes the anchor's view of Y: same flat offsets) and Z[perm(logical idx)]
+//   = v for a Transpose (Z's buffer in Z's shape). Prologue: a Load X[idx] becomes a Load of P's
+//   data input at the same flat offset / the inverse-permuted index. Their other inputs (shape,
+//   axes) are compile-time data and never become params.
 // Buffers that no longer are params are removed from the kernel (indices remapped).
 
 #include <algorithm>
@@ -148,6 +154,31 @@ std::int64_t elementCount(const std::vector<std::int64_t>& s) {
     return n;
 }
 
+/// Index-map ops (Hidet's invertible injective ops that are not elementwise): Transpose and the
+/// Reshape family. Default domain only.
+bool isReshapeLike(const ir::Node& n) {
+    return n.domain.empty() &&
+           (n.opType == "Reshape" || n.opType == "Flatten" || n.opType == "Squeeze" || n.opType == "Unsqueeze");
+}
+bool isIndexMap(const ir::Node& n) { return isReshapeLike(n) || (n.domain.empty() && n.opType == "Transpose"); }
+
+/// Transpose's permutation for an input of rank `rank` (output dim d = input dim perm[d]); empty
+/// when the attribute is malformed.
+std::vector<std::int64_t> transposePerm(const ir::Node& n, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    std::vector<std::int64_t> perm = n.attrInts("perm");
+    if (perm.empty())
+        for (std::int64_t d = r; d-- > 0;) perm.push_back(d);
+    if (perm.size() != rank) return {};
+    std::vector<bool> seen(rank, false);
+    for (auto& p : perm) {
+        if (p < 0) p += r;
+        if (p < 0 || p >= r || seen[static_cast<std::size_t>(p)]) return {};
+        seen[static_cast<std::size_t>(p)] = true;
+    }
+    return perm;
+}
+
 /// A param of the kernel being rewritten: the graph value and its buffer.
 struct Param {
     ir::ValueId value = ir::kNoValue;
@@ -178,6 +209,10 @@ public:
     support::DiagnosticList applyPrologues(const std::vector<ir::NodeId>& prologues);
     support::DiagnosticList applyEpilogue(ir::NodeId e);
     support::Expected<LoweredKernel> finish();
+
+private:
+    support::DiagnosticList applyIndexMapPrologue(ir::NodeId p);
+    support::DiagnosticList applyIndexMapEpilogue(ir::NodeId e);
 
 private:
     bool isMember(ir::NodeId n) const { return std::find(m_members.begin(), m_members.end(), n) != m_members.end(); }
@@ -241,8 +276,13 @@ support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::Node
         const ir::NodeId pid = *it;
         todo.erase(it);
         const ir::Node& pn = m_g.node(pid);
+        if (isIndexMap(pn)) {
+            if (auto d = applyIndexMapPrologue(pid); d.hasErrors()) return d;
+            continue;
+        }
         if (!detail::isInlinableElementwise(m_g, pid))
-            return groupError(m_where, "prologue " + nodeLabel(pid) + " is not an elementwise op that can be inlined");
+            return groupError(m_where, "prologue " + nodeLabel(pid) +
+                                           " is neither an elementwise op that can be inlined nor an index map (Transpose, Reshape family)");
         const ir::ValueId x = pn.outputs[0];
         if (usedOutside(x))
             return groupError(m_where, "prologue " + nodeLabel(pid) + ": its output '" + m_g.value(x).name +
@@ -305,10 +345,138 @@ support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::Node
     return {};
 }
 
+support::DiagnosticList GroupRewriter::applyIndexMapPrologue(ir::NodeId pid) {
+    const ir::Node& pn = m_g.node(pid);
+    const ir::ValueId x = pn.outputs[0];
+    const ir::ValueId a = pn.inputs.empty() ? ir::kNoValue : pn.inputs[0];
+    if (a == ir::kNoValue) return groupError(m_where, "prologue " + nodeLabel(pid) + " has no data input");
+    if (usedOutside(x))
+        return groupError(m_where, "prologue " + nodeLabel(pid) + ": its output '" + m_g.value(x).name +
+                                       "' is used outside the group");
+    const auto xShape = detail::concreteShape(m_g, x);
+    const auto aShape = detail::concreteShape(m_g, a);
+    if (!xShape || !aShape) return groupError(m_where, "prologue " + nodeLabel(pid) + ": shapes are not concrete");
+    if (elementCount(*xShape) != elementCount(*aShape))
+        return groupError(m_where, "prologue " + nodeLabel(pid) + " changes the element count: it is not an index map");
+    std::vector<std::int64_t> perm;
+    if (!isReshapeLike(pn)) {
+        perm = transposePerm(pn, aShape->size());
+        if (perm.empty()) return groupError(m_where, "prologue " + nodeLabel(pid) + ": perm is not a permutation of the input's axes");
+    }
+    const int pos = findIn(m_ins, x);
+    const int xBuf = m_ins[static_cast<std::size_t>(pos)].buffer;
+    const std::vector<std::int64_t> xBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(xBuf)].shape;
+    if (elementCount(xBufShape) != elementCount(*xShape))
+        return groupError(m_where, "prologue " + nodeLabel(pid) + ": the kernel's buffer of '" + m_g.value(x).name +
+                                       "' does not hold the whole tensor");
+    m_removed.push_back(xBuf);
+    m_ins.erase(m_ins.begin() + pos);
+    // Only the data input becomes a param: Reshape's shape and Squeeze's axes are compile-time data.
+    auto aBuf = inputBuffer(a, pos);
+    if (!aBuf) return aBuf.diagnostics();
+    const DType aType = detail::dtypeOf(m_g, a);
+    m_lk.kernel.body = mapStmt(
+        m_lk.kernel.body,
+        [&](const Expr& e) -> Expr {
+            if (e->kind != ExprKind::Load || e->buffer != xBuf) return e;
+            std::vector<Expr> at;
+            if (perm.empty()) {
+                // Same flat row-major offset in A's shape.
+                at = logicalIndex(e->args, xBufShape, *aShape);
+            } else {
+                const std::vector<Expr> xi = logicalIndex(e->args, xBufShape, *xShape);
+                at.assign(xi.size(), intImm(0));
+                for (std::size_t d = 0; d < xi.size(); ++d) at[static_cast<std::size_t>(perm[d])] = xi[d];
+            }
+            return cast(load(*aBuf, aType, at), e->dtype);
+        },
+        nullptr);
+    m_lk.kernel.notes.push_back("fused: prologue " + pn.name + " (" + pn.opType + ") folded into the load indices of '" +
+                                m_g.value(x).name + "'");
+    return {};
+}
+
+support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
+    const ir::Node& en = m_g.node(eid);
+    const ir::ValueId y = en.inputs.empty() ? ir::kNoValue : en.inputs[0];
+    const int yPos = y == ir::kNoValue ? -1 : findIn(m_outs, y);
+    if (yPos < 0) return groupError(m_where, "epilogue " + nodeLabel(eid) + " reads no output of the anchor's kernel as its data input");
+    for (std::size_t s = 1; s < en.inputs.size(); ++s) {
+        const ir::ValueId v = en.inputs[s];
+        if (v != ir::kNoValue && !m_g.value(v).data)
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": input '" + m_g.value(v).name + "' is not a constant");
+    }
+    const ir::ValueId z = en.outputs[0];
+    const auto yShape = detail::concreteShape(m_g, y);
+    const auto zShape = detail::concreteShape(m_g, z);
+    if (!yShape || !zShape) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": shapes are not concrete");
+    if (elementCount(*yShape) != elementCount(*zShape))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + " changes the element count: it is not an index map");
+    std::vector<std::int64_t> perm;
+    if (!isReshapeLike(en)) {
+        perm = transposePerm(en, yShape->size());
+        if (perm.empty()) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": perm is not a permutation of the input's axes");
+    }
+    const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
+    const std::vector<std::int64_t> yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
+    if (elementCount(yBufShape) != elementCount(*yShape))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel's buffer of '" + m_g.value(y).name +
+                                       "' does not hold the whole tensor");
+    {
+        std::set<int> loads, writes;
+        collectBuffers(m_lk.kernel.body, loads, writes);
+        if (loads.count(yBuf))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel reads back its output '" +
+                                           m_g.value(y).name + "' (accumulates in place), so the store cannot be rewritten");
+    }
+    for (ir::NodeId c : m_g.consumers(y))
+        if (c != eid && isMember(c))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": '" + m_g.value(y).name +
+                                           "' has another use inside the group (" + nodeLabel(c) + ")");
+    const bool keepY = usedOutside(y);
+    // The Reshape family keeps every element at its flat offset, so Z is stored through the
+    // anchor's own view (same indices, no index arithmetic); a Transpose stores Z in its own shape
+    // at the permuted logical index.
+    BufferDecl zb;
+    zb.name = m_g.value(z).name;
+    zb.dtype = detail::dtypeOf(m_g, z);
+    zb.shape = perm.empty() ? yBufShape : *zShape;
+    zb.scope = MemoryScope::Global;
+    zb.role = BufferRole::Output;
+    const DType zType = zb.dtype;
+    const int zBuf = m_lk.kernel.addBuffer(std::move(zb));
+    if (keepY) {
+        m_outs.insert(m_outs.begin() + yPos + 1, Param{z, zBuf, false});
+    } else {
+        m_removed.push_back(yBuf);
+        m_outs[static_cast<std::size_t>(yPos)] = Param{z, zBuf, false};
+    }
+    const DType yType = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].dtype;
+    Kernel& k = m_lk.kernel;
+    k.body = mapStmt(k.body, identityFn, [&](const StmtNode& st) -> Stmt {
+        if (st.buffer != yBuf) return nullptr;
+        std::vector<Expr> zi = st.indices;
+        if (!perm.empty()) {
+            const std::vector<Expr> yi = logicalIndex(st.indices, yBufShape, *yShape);
+            for (std::size_t d = 0; d < yi.size(); ++d) zi[d] = yi[static_cast<std::size_t>(perm[d])];
+            zi.resize(yi.size());
+        }
+        if (!keepY) return store(zBuf, zi, cast(st.value, zType));
+        const Var t = k.newVar("y", yType);
+        const Expr tv = varRef(t);
+        return let(t, cast(st.value, yType), seq({store(yBuf, st.indices, tv), store(zBuf, zi, cast(tv, zType))}));
+    });
+    k.notes.push_back("fused: epilogue " + en.name + " (" + en.opType + ") maps the stores of '" + m_g.value(y).name +
+                      "' to '" + m_g.value(z).name + "'" + (perm.empty() ? " (same flat offset)" : " (permuted indices)"));
+    return {};
+}
+
 support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
     const ir::Node& en = m_g.node(eid);
+    if (isIndexMap(en)) return applyIndexMapEpilogue(eid);
     if (!detail::isInlinableElementwise(m_g, eid))
-        return groupError(m_where, "epilogue " + nodeLabel(eid) + " is not an elementwise op that can be inlined");
+        return groupError(m_where, "epilogue " + nodeLabel(eid) +
+                                       " is neither an elementwise op that can be inlined nor an index map (Transpose, Reshape family)");
     // The kernel output it reads.
     ir::ValueId y = ir::kNoValue;
     for (ir::ValueId v : en.inputs) {

@@ -76,6 +76,17 @@ bool isElementwiseNode(const ir::Graph& g, ir::NodeId n) {
     return s->domain.empty() && (node.opType == "Identity" || node.opType == "Dropout");
 }
 
+bool isReshapeLikeNode(const ir::Graph& g, ir::NodeId n) {
+    const ir::Node& node = g.node(n);
+    if (!node.domain.empty()) return false;
+    return node.opType == "Reshape" || node.opType == "Flatten" || node.opType == "Squeeze" || node.opType == "Unsqueeze";
+}
+
+bool isIndexMapNode(const ir::Graph& g, ir::NodeId n) {
+    const ir::Node& node = g.node(n);
+    return isReshapeLikeNode(g, n) || (node.domain.empty() && node.opType == "Transpose");
+}
+
 bool isConstantNode(const ir::Graph& g, ir::NodeId n) {
     const ir::OpSchema* s = schemaOf(g, n);
     return s && s->category == ir::OpCategory::Constant;
@@ -194,6 +205,19 @@ bool dependsOnMembers(const ir::Graph& g, ir::ValueId v, const NodeSet& members)
 
 std::string squote(const std::string& s) { return "'" + s + "'"; }
 
+/// Why an injective op that is neither elementwise nor an index map is no bijection between its
+/// input's and output's elements (Hidet: the task has no inverse map for that input).
+std::string notBijectiveWhy(const ir::Node& c) {
+    const std::string& op = c.opType;
+    if (!c.domain.empty()) return "it is not a bijection between its input's and its output's elements";
+    if (op == "Slice") return "Slice keeps only part of its input";
+    if (op == "Pad") return "Pad adds elements its input does not have";
+    if (op == "Gather" || op == "GatherElements" || op == "GatherND") return op + " picks elements by an index tensor";
+    if (op == "Concat") return "Concat's output also holds its other inputs' elements";
+    if (op == "Expand" || op == "Tile") return op + " repeats its input's elements";
+    return op + " is not a bijection between its input's and its output's elements";
+}
+
 Refusal epilogueCheck(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer, const NodeSet& members) {
     if (!validNode(g, consumer) || !validValue(g, value)) return {"unknown-node", "no such node or value"};
     const ir::Node& c = g.node(consumer);
@@ -206,15 +230,21 @@ Refusal epilogueCheck(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer
         return {"graph-output", squote(vname) + " is a graph output, so " + c.name + " cannot be an epilogue"};
     if (std::string r = detail::notFusibleReason(g, consumer); !r.empty()) return {"not-fusible", r};
     if (!detail::isInjectiveNode(g, consumer)) return {"not-injective", c.name + " is not injective: it cannot be an epilogue"};
-    if (!detail::isElementwiseNode(g, consumer))
-        return {"not-invertible", c.name + " is not invertible for its input here (only elementwise epilogues are inlined)"};
+    const bool indexMap = detail::isIndexMapNode(g, consumer);
+    if (!indexMap && !detail::isElementwiseNode(g, consumer))
+        return {"not-invertible", c.name + " is not invertible for " + squote(vname) + ": " + notBijectiveWhy(c)};
     const ir::ValueId out = c.outputs.empty() ? ir::kNoValue : c.outputs[0];
     if (out == ir::kNoValue) return {"not-connected", c.name + " has no output"};
+    if (indexMap && c.inputs[0] != value)
+        return {"not-invertible", c.name + " is not invertible for " + squote(vname) + ": it is not its data input"};
     const ir::Shape& inShape = g.value(value).type.shape;
     const ir::Shape& outShape = g.value(out).type.shape;
     if (!inShape.rankKnown() || !outShape.rankKnown())
         return {"not-invertible", c.name + "'s shapes are unknown: cannot tell whether it is invertible for " + squote(vname)};
-    if (inShape != outShape)
+    if (detail::isReshapeLikeNode(g, consumer) && (!inShape.knownDims() || !outShape.knownDims()))
+        return {"not-invertible", c.name + "'s shapes are not static (" + inShape.str() + " -> " + outShape.str() +
+                                      "): cannot map " + squote(vname) + "'s elements to its output"};
+    if (!indexMap && inShape != outShape)
         return {"not-invertible", c.name + " is not invertible for " + squote(vname) + ": it broadcasts " + inShape.str() +
                                       " up to " + outShape.str()};
     for (ir::ValueId other : c.inputs) {
@@ -238,8 +268,17 @@ Refusal prologueCheck(const ir::Graph& g, ir::NodeId producer, const NodeSet& me
     if (!feeds) return {"not-connected", p.name + " does not feed the group"};
     if (std::string r = detail::notFusibleReason(g, producer); !r.empty()) return {"not-fusible", r};
     if (!detail::isInjectiveNode(g, producer)) return {"not-injective", p.name + " is not injective: it cannot be a prologue"};
-    if (!detail::isElementwiseNode(g, producer))
-        return {"not-fusible", p.name + " is not elementwise: only elementwise prologues are inlined into loads"};
+    if (!detail::isElementwiseNode(g, producer) && !detail::isIndexMapNode(g, producer))
+        return {"not-fusible", p.name + " (" + p.opType +
+                                   ") is not inlined into loads: only elementwise ops, Transpose and the Reshape family are"};
+    if (detail::isReshapeLikeNode(g, producer) && !p.inputs.empty() && p.inputs[0] != ir::kNoValue && !p.outputs.empty() &&
+        p.outputs[0] != ir::kNoValue) {
+        const ir::Shape& inShape = g.value(p.inputs[0]).type.shape;
+        const ir::Shape& outShape = g.value(p.outputs[0]).type.shape;
+        if (!inShape.knownDims() || !outShape.knownDims())
+            return {"not-fusible", p.name + "'s shapes are not static (" + inShape.str() + " -> " + outShape.str() +
+                                       "): its loads cannot be mapped to its input"};
+    }
     for (ir::ValueId v : p.outputs) {
         if (v == ir::kNoValue) continue;
         const std::string vname = g.value(v).name;

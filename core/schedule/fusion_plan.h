@@ -15,9 +15,10 @@
 ///     prologue ops inlined into the anchor's loads and injective epilogue ops inlined into its
 ///     stores. Epilogue rule: the consumed tensor has exactly one use, is not a graph output, the
 ///     consumer is invertible for that input (elementwise with the input at the output's full
-///     shape, or a pure index permutation/reshape) and none of its other inputs reads the group's
-///     outputs. Prologue rule: the producer is injective, every use of its output is inside the
-///     group, and its output is not a graph input.
+///     shape, or an index map: Transpose, or Reshape/Flatten/Squeeze/Unsqueeze with static
+///     shapes) and none of its other inputs reads the group's outputs. Prologue rule: the
+///     producer is injective and inlinable into loads (elementwise or an index map), every use
+///     of its output is inside the group, and its output is not a graph input.
 ///   - `dw-pw`, `pw-dw`, `pw-pw` (FCM / FusePlanner): two convolutions (depthwise = group equal to
 ///     input channels; pointwise = 1x1 kernel, group 1, stride 1, no padding) where the second
 ///     consumes the first's output (through elementwise ops such as ReLU6 = Clip), plus those
@@ -97,8 +98,9 @@ struct FusionViolation {
                            ///< "not-injective", "prologue-escapes", "not-connected", "cycle",
                            ///< "not-a-chain", "shared-memory", "unknown-node", "kind",
                            ///< "not-fusible" (unknown op, control flow, Compute with a reduction,
-                           ///< several live outputs; or a non-elementwise prologue: the fused
-                           ///< lowering inlines only elementwise ops), "reads-group-output" (an
+                           ///< several live outputs; or a prologue that is neither
+                           ///< elementwise nor an index map: the fused lowering inlines only
+                           ///< those into loads), "reads-group-output" (an
                            ///< epilogue's other input is, or depends on, a group output)
     std::string message;   ///< for people: "Relu_12's input has 2 uses", "tile does not fit
                            ///< shared memory: 132 KiB > 99 KiB"
@@ -106,13 +108,16 @@ struct FusionViolation {
 
 /// Why `consumer` cannot be an epilogue of a group whose outputs include `value` ("" = it can),
 /// by Hidet's epilogue rule (uses, graph output, invertibility, other inputs). For the GUI's
-/// "why not" at an edge. Only elementwise consumers (and Identity, Dropout) are accepted, since
-/// the fused lowering inlines only those: Transpose, Reshape ... are refused as "not invertible
-/// here". An other input that merely depends on the group's outputs is refused too (a cycle).
+/// "why not" at an edge. Invertible consumers: elementwise ops (and Identity, Dropout) reading
+/// `value` at the output's full shape, Transpose, and Reshape/Flatten/Squeeze/Unsqueeze with
+/// static shapes (lowerGroup maps the stores' indices). Slice, Pad, Gather, Concat, Expand ...
+/// are refused as not invertible, with why ("Slice keeps only part of its input"). An other input
+/// that merely depends on the group's outputs is refused too (a cycle).
 std::string epilogueRefusal(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer,
                             const std::vector<ir::NodeId>& groupMembers);
-/// Why `producer` cannot be a prologue of a group with these members ("" = it can). Only
-/// elementwise producers are accepted (the fused lowering inlines only those into loads).
+/// Why `producer` cannot be a prologue of a group with these members ("" = it can). Elementwise
+/// producers and index maps (Transpose; the Reshape family with static shapes) are accepted: the
+/// fused lowering inlines only those into loads.
 std::string prologueRefusal(const ir::Graph& g, ir::NodeId producer, const std::vector<ir::NodeId>& groupMembers);
 
 /// Checks a plan against a graph: coverage (every non-Constant node in exactly one group, no

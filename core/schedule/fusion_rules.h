@@ -22,6 +22,14 @@ std::string notFusibleReason(const ir::Graph& g, ir::NodeId n);
 bool isInjectiveNode(const ir::Graph& g, ir::NodeId n);
 /// Ops the fused lowering inlines into loads/stores: category Elementwise, Identity, Dropout.
 bool isElementwiseNode(const ir::Graph& g, ir::NodeId n);
+/// Ops that are pure index maps, a bijection between their input's and output's elements:
+/// Transpose (permuted indices) and the Reshape family Reshape, Flatten, Squeeze, Unsqueeze
+/// (same flat row-major offset). Hidet's epilogue rule calls them invertible; the fused lowering
+/// rewrites a store through them (epilogue) or a load (prologue) at the mapped index.
+bool isIndexMapNode(const ir::Graph& g, ir::NodeId n);
+/// True for the Reshape family (Reshape, Flatten, Squeeze, Unsqueeze): the element at flat
+/// row-major offset p of the input is the element at p of the output.
+bool isReshapeLikeNode(const ir::Graph& g, ir::NodeId n);
 /// A Constant node (op category Constant): folded before lowering, in no group.
 bool isConstantNode(const ir::Graph& g, ir::NodeId n);
 

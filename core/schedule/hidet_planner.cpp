@@ -6,8 +6,9 @@
 //      single groups;
 //   3. leftovers, walking backwards: each unassigned op anchors a group and grows prologues;
 //   4. groups are ordered topologically and named g0, g1, ...
-// The fused lowering inlines only elementwise ops into loads and stores, so the refusals accept
-// elementwise prologues/epilogues only (Transpose, Reshape ... stay separate kernels).
+// The fused lowering inlines elementwise ops and index maps (Transpose, the Reshape family) into
+// loads and stores, so the refusals accept those as prologues/epilogues; Slice, Pad, Gather ...
+// stay separate kernels.
 #include <algorithm>
 #include <set>
 

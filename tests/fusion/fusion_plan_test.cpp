@@ -88,7 +88,8 @@ TEST(FusionPlan, PlanNoneIsOneGroupPerNonConstantNode) {
 TEST(FusionPlan, PlannersProduceLegalPlansOnTheTestGraphs) {
     for (const ir::Graph& g : {ft::convRelu(), ft::convRelu(2), ft::convRelu(1, true), ft::matmulBiasRelu(),
                                ft::reduceBroadcastAdd(), ft::reluMatmul(), ft::reluMatmul(true), ft::matmulTranspose(),
-                               ft::elementwiseChain(), ft::dwPwBlock()}) {
+                               ft::elementwiseChain(), ft::dwPwBlock(), ft::matmulSlice(), ft::matmulReshapeSymbolic(),
+                               ft::indexMapsAroundMatmul(), ft::indexMapsAroundMatmul(true)}) {
         EXPECT_TRUE(checkPlan(g, planNone(g)).empty());
         EXPECT_TRUE(checkPlan(g, planHidet(g)).empty());
     }
@@ -121,13 +122,45 @@ TEST(FusionPlanCheck, MultiUseAndGraphOutput) {
 
 TEST(FusionPlanCheck, NotInvertible) {
     {
+        // Transpose is an index permutation: invertible, a legal epilogue (also before Relu_2).
         const ir::Graph g = ft::matmulTranspose();
         const auto p = planOf({group("g0", FusionKind::PrologueEpilogue, {"MatMul_0", "Transpose_1"}, "MatMul_0", {},
                                      {"Transpose_1"}),
                                single("g1", "Relu_2")});
+        EXPECT_EQ(described(checkPlan(g, p)), Names{});
+        const auto all = planOf({group("g0", FusionKind::PrologueEpilogue, {"MatMul_0", "Transpose_1", "Relu_2"},
+                                       "MatMul_0", {}, {"Transpose_1", "Relu_2"})});
+        EXPECT_EQ(described(checkPlan(g, all)), Names{});
+    }
+    {
+        const ir::Graph g = ft::matmulSlice();
+        const auto p = planOf({group("g0", FusionKind::PrologueEpilogue, {"MatMul_0", "Slice_1"}, "MatMul_0", {}, {"Slice_1"}),
+                               single("g1", "Relu_2")});
         EXPECT_EQ(described(checkPlan(g, p)),
-                  Names{"not-invertible|0|Transpose_1|Transpose_1 is not invertible for its input here (only elementwise "
-                        "epilogues are inlined)"});
+                  Names{"not-invertible|0|Slice_1|Slice_1 is not invertible for 'm': Slice keeps only part of its input"});
+        // Nor is it a prologue of Relu_2: the fused lowering does not inline a Slice into loads.
+        const auto q = planOf({single("g0", "MatMul_0"), group("g1", FusionKind::PrologueEpilogue, {"Slice_1", "Relu_2"},
+                                                               "Relu_2", {"Slice_1"}, {})});
+        EXPECT_EQ(described(checkPlan(g, q)),
+                  Names{"not-fusible|1|Slice_1|Slice_1 (Slice) is not inlined into loads: only elementwise ops, Transpose "
+                        "and the Reshape family are"});
+    }
+    {
+        const ir::Graph g = ft::matmulReshapeSymbolic();
+        const auto p = planOf({group("g0", FusionKind::PrologueEpilogue, {"MatMul_0", "Reshape_1"}, "MatMul_0", {},
+                                     {"Reshape_1"}),
+                               single("g1", "Relu_2")});
+        EXPECT_EQ(described(checkPlan(g, p)),
+                  Names{"not-invertible|0|Reshape_1|Reshape_1's shapes are not static ([N,16] -> [?]): cannot map 'm''s "
+                        "elements to its output"});
+    }
+    {
+        // Reshape and Transpose prologues, Flatten and an elementwise op as epilogues.
+        const ir::Graph g = ft::indexMapsAroundMatmul();
+        const auto p = planOf({group("g0", FusionKind::PrologueEpilogue,
+                                     {"Transpose_0", "Reshape_1", "MatMul_2", "Flatten_3", "Sigmoid_4"}, "MatMul_2",
+                                     {"Transpose_0", "Reshape_1"}, {"Flatten_3", "Sigmoid_4"})});
+        EXPECT_EQ(described(checkPlan(g, p)), Names{});
     }
     {
         const ir::Graph g = ft::reduceBroadcastAdd();

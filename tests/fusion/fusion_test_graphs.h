@@ -112,6 +112,60 @@ inline ir::Graph matmulTranspose() {
     return b.g;
 }
 
+/// MatMul_0 (a [4,32] x w [32,16]) -> m -> Slice_1 (columns 0..8, constant starts/ends/axes) ->
+/// t [4,8] -> Relu_2 -> y (output). Slice keeps part of m: not invertible.
+inline ir::Graph matmulSlice() {
+    Builder b;
+    b.input("a", "f32[4,32]");
+    b.init("w", ramp({32, 16}));
+    b.init("starts", ir::TensorData::fromInts({0}, {1}));
+    b.init("ends", ir::TensorData::fromInts({8}, {1}));
+    b.init("axes", ir::TensorData::fromInts({1}, {1}));
+    b.node("MatMul", "MatMul_0", {"a", "w"}, {"m"});
+    b.node("Slice", "Slice_1", {"m", "starts", "ends", "axes"}, {"t"});
+    b.node("Relu", "Relu_2", {"t"}, {"y"});
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
+/// a f32[N,32] (symbolic batch) x w [32,16] -> MatMul_0 -> m [N,16] -> Reshape_1 (shape [-1]) ->
+/// r [?] -> Relu_2 -> y (output): the reshape's shapes are not static.
+inline ir::Graph matmulReshapeSymbolic() {
+    Builder b;
+    b.input("a", "f32[N,32]");
+    b.init("w", ramp({32, 16}));
+    b.init("shape", ir::TensorData::fromInts({-1}, {1}));
+    b.node("MatMul", "MatMul_0", {"a", "w"}, {"m"});
+    b.node("Reshape", "Reshape_1", {"m", "shape"}, {"r"});
+    b.node("Relu", "Relu_2", {"r"}, {"y"});
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
+/// x f32[2,3,4] -> Transpose_0 (perm 0,2,1) -> t [2,4,3] -> Reshape_1 (shape [8,3]) -> r ->
+/// MatMul_2 (w [3,5]) -> m [8,5] -> Flatten_3 (axis 0) -> f [1,40] -> Sigmoid_4 -> y (output).
+/// `transposeAlsoFeeds`: Abs_5 reads t too (output q), so t has 2 uses.
+inline ir::Graph indexMapsAroundMatmul(bool transposeAlsoFeeds = false) {
+    Builder b;
+    b.input("x", "f32[2,3,4]");
+    b.init("shape", ir::TensorData::fromInts({8, 3}, {2}));
+    b.init("w", ramp({3, 5}));
+    b.node("Transpose", "Transpose_0", {"x"}, {"t"}, {{"perm", ir::Attribute::ofInts({0, 2, 1})}});
+    b.node("Reshape", "Reshape_1", {"t", "shape"}, {"r"});
+    b.node("MatMul", "MatMul_2", {"r", "w"}, {"m"});
+    b.node("Flatten", "Flatten_3", {"m"}, {"f"}, {{"axis", ir::Attribute::ofInt(0)}});
+    b.node("Sigmoid", "Sigmoid_4", {"f"}, {"y"});
+    b.output("y");
+    if (transposeAlsoFeeds) {
+        b.node("Abs", "Abs_5", {"t"}, {"q"});
+        b.output("q");
+    }
+    ok(b.g);
+    return b.g;
+}
+
 /// Only elementwise ops: x, z f32[8,8] -> Exp_0 -> e -> Add_1 (e + z) -> s -> Neg_2 -> n ->
 /// Sigmoid_3 -> y (output); also Abs_4 reads s (output q), so s has 2 uses.
 inline ir::Graph elementwiseChain() {

@@ -97,14 +97,46 @@ TEST(HidetPlanner, BroadcastUpOfTheGroupOutputIsNotInvertible) {
               "Add_1 is not invertible for 'r': it broadcasts [1,16] up to [4,16]");
 }
 
-TEST(HidetPlanner, TransposeIsNeitherEpilogueNorPrologue) {
+TEST(HidetPlanner, TransposeIsAnEpilogueAndAPrologue) {
+    // Hidet's epilogue rule: a Transpose is invertible (an index permutation), so MatMul_0 grows
+    // Transpose_1 and then Relu_2.
     const ir::Graph g = ft::matmulTranspose();
     const FusionPlan p = planHidet(g);
-    EXPECT_EQ(summary(p), "g0:single:MatMul_0 | g1:single:Transpose_1 | g2:single:Relu_2");
-    EXPECT_EQ(epilogueRefusal(g, g.findValue("m"), g.findNode("Transpose_1"), ids(g, {"MatMul_0"})),
-              "Transpose_1 is not invertible for its input here (only elementwise epilogues are inlined)");
-    EXPECT_EQ(prologueRefusal(g, g.findNode("Transpose_1"), ids(g, {"Relu_2"})),
-              "Transpose_1 is not elementwise: only elementwise prologues are inlined into loads");
+    EXPECT_EQ(summary(p), "g0:prologue-epilogue:MatMul_0,Transpose_1,Relu_2");
+    EXPECT_EQ(p.groups[0].epilogue, (Names{"Transpose_1", "Relu_2"}));
+    EXPECT_EQ(p.groups[0].reason, "anchor MatMul_0; epilogue Transpose_1, Relu_2");
+    EXPECT_EQ(epilogueRefusal(g, g.findValue("m"), g.findNode("Transpose_1"), ids(g, {"MatMul_0"})), "");
+    EXPECT_EQ(prologueRefusal(g, g.findNode("Transpose_1"), ids(g, {"Relu_2"})), "");
+    EXPECT_TRUE(checkPlan(g, p).empty());
+}
+
+TEST(HidetPlanner, IndexMapsOnBothSidesOfAnAnchor) {
+    const ir::Graph g = ft::indexMapsAroundMatmul();
+    const FusionPlan p = planHidet(g);
+    EXPECT_EQ(summary(p), "g0:prologue-epilogue:Transpose_0,Reshape_1,MatMul_2,Flatten_3,Sigmoid_4");
+    EXPECT_EQ(p.groups[0].prologue, (Names{"Transpose_0", "Reshape_1"}));
+    EXPECT_EQ(p.groups[0].epilogue, (Names{"Flatten_3", "Sigmoid_4"}));
+    EXPECT_TRUE(checkPlan(g, p).empty());
+    // t has a second use (Abs_5): Transpose_0 cannot be a prologue of MatMul_2's group, and a
+    // multi-use tensor is no epilogue input either.
+    const ir::Graph g2 = ft::indexMapsAroundMatmul(true);
+    EXPECT_EQ(prologueRefusal(g2, g2.findNode("Transpose_0"), ids(g2, {"Reshape_1", "MatMul_2"})),
+              "Transpose_0's output 't' is also read by Abs_5 outside the group");
+    EXPECT_EQ(epilogueRefusal(g2, g2.findValue("t"), g2.findNode("Reshape_1"), ids(g2, {"Transpose_0"})),
+              "Reshape_1's input 't' has 2 uses");
+    const FusionPlan p2 = planHidet(g2);
+    EXPECT_EQ(summary(p2),
+              "g0:single:Transpose_0 | g1:prologue-epilogue:Reshape_1,MatMul_2,Flatten_3,Sigmoid_4 | g2:single:Abs_5");
+    EXPECT_TRUE(checkPlan(g2, p2).empty());
+}
+
+TEST(HidetPlanner, SliceIsNotAnEpilogue) {
+    const ir::Graph g = ft::matmulSlice();
+    const FusionPlan p = planHidet(g);
+    EXPECT_EQ(summary(p), "g0:single:MatMul_0 | g1:single:Slice_1 | g2:single:Relu_2");
+    EXPECT_EQ(p.groups[0].reason, "anchor MatMul_0; no epilogue: Slice_1 is not invertible for 'm': Slice keeps only part of its input");
+    EXPECT_EQ(prologueRefusal(g, g.findNode("Slice_1"), ids(g, {"Relu_2"})),
+              "Slice_1 (Slice) is not inlined into loads: only elementwise ops, Transpose and the Reshape family are");
 }
 
 TEST(HidetPlanner, PrologueOfAGraphInputFuses) {
@@ -214,8 +246,9 @@ TEST(HidetPlanner, MobileNetV2) {
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
     const ir::Graph& g = m->graph;
     const FusionPlan p = planHidet(g);
-    EXPECT_EQ(p.groups.size(), 55u);
-    EXPECT_EQ(p.fusedGroupCount(), 45);
+    // 54 kernels: the Flatten after GlobalAveragePool is its epilogue (an index map).
+    EXPECT_EQ(p.groups.size(), 54u);
+    EXPECT_EQ(p.fusedGroupCount(), 46);
     int convs = 0, clips = 0, adds = 0;
     for (std::size_t n = 0; n < g.numNodes(); ++n) {
         const ir::Node& node = g.node(static_cast<ir::NodeId>(n));
@@ -247,6 +280,17 @@ TEST(HidetPlanner, MobileNetV2) {
         }
     }
     EXPECT_EQ(convs, 52);
+    std::string gap, flatten;
+    for (std::size_t n = 0; n < g.numNodes(); ++n) {
+        const ir::Node& node = g.node(static_cast<ir::NodeId>(n));
+        if (node.opType == "GlobalAveragePool") gap = node.name;
+        if (node.opType == "Flatten") flatten = node.name;
+    }
+    ASSERT_GE(p.groupOf(flatten), 0);
+    const FusionGroup& head = p.groups[static_cast<std::size_t>(p.groupOf(flatten))];
+    EXPECT_EQ(head.ops, (Names{gap, flatten}));
+    EXPECT_EQ(head.anchor, gap);
+    EXPECT_EQ(head.epilogue, Names{flatten});
     EXPECT_EQ(clips, 35);
     EXPECT_EQ(adds, 10);
     const auto violations = checkPlan(g, p);

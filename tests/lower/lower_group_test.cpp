@@ -442,10 +442,146 @@ TEST(LowerGroup, RefusesANonElementwiseEpilogueAndUnknownMembers) {
     b.output("y");
     infer(b.g);
     FusionGroup gr = group(FusionKind::PrologueEpilogue, {"Conv_0", "Softmax_1"}, "Conv_0", {}, {"Softmax_1"});
-    EXPECT_NE(refusal(b.g, gr, Target::Cpu).find("epilogue 'Softmax_1' (Softmax) is not an elementwise op"),
+    EXPECT_NE(refusal(b.g, gr, Target::Cpu)
+                  .find("epilogue 'Softmax_1' (Softmax) is neither an elementwise op that can be inlined nor an index "
+                        "map (Transpose, Reshape family)"),
               std::string::npos);
     FusionGroup bad = group(FusionKind::PrologueEpilogue, {"Conv_0", "Nope_9"}, "Conv_0", {}, {"Nope_9"});
     EXPECT_NE(refusal(b.g, bad, Target::Cpu).find("member 'Nope_9' is not in the graph"), std::string::npos);
+}
+
+// ---- index maps (Transpose, Reshape family) as epilogues and prologues ----
+
+/// a f32[M,K] x w [K,N] -> MatMul_0 -> m [M,N] -> Transpose_1 -> t [N,M] -> Add_2 (+ bias [M],
+/// broadcast over the rows) -> s -> Reshape_3 (shape [rows, N*M/rows]) -> r -> Mul_4 (* scale
+/// [N*M/rows]) -> y.
+ir::Graph matmulTransposeAddReshapeMul(std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t rows) {
+    const std::int64_t cols = n * m / rows;
+    Builder b;
+    b.input("a", "f32[" + std::to_string(m) + "," + std::to_string(k) + "]");
+    b.init("w", ramp({k, n}, 0.0625f));
+    b.init("bias", ramp({m}, 0.25f));
+    b.init("shape", ir::TensorData::fromInts({rows, cols}, {2}));
+    b.init("scale", ramp({cols}, 0.5f));
+    b.node("MatMul", "MatMul_0", {"a", "w"}, {"m"});
+    b.node("Transpose", "Transpose_1", {"m"}, {"t"}, {{"perm", Attribute::ofInts({1, 0})}});
+    b.node("Add", "Add_2", {"t", "bias"}, {"s"});
+    b.node("Reshape", "Reshape_3", {"s", "shape"}, {"r"});
+    b.node("Mul", "Mul_4", {"r", "scale"}, {"y"});
+    b.output("y");
+    infer(b.g);
+    return b.g;
+}
+
+TEST(LowerGroup, MatMulWithTransposeAddReshapeMulEpilogues) {
+    ir::Graph g = matmulTransposeAddReshapeMul(5, 7, 6, 3);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue, {"MatMul_0", "Transpose_1", "Add_2", "Reshape_3", "Mul_4"},
+                           "MatMul_0", {}, {"Transpose_1", "Add_2", "Reshape_3", "Mul_4"});
+    // Reshape's shape is compile-time data, not a param.
+    for (Target t : kTargets) {
+        LoweredKernel lk;
+        expectFused(g, gr, t, {"a", "w", "bias", "scale", "y"}, &lk);
+        EXPECT_EQ(lk.kernel.notes[0],
+                  "fused (prologue-epilogue): anchor MatMul_0; epilogue Transpose_1, Add_2, Reshape_3, Mul_4");
+        // The Transpose stores in its output's shape [6,5]; the Reshape keeps that view (same
+        // flat offset), so y is stored as [6,5] too, not [3,10].
+        const int y = lk.kernel.params.back();
+        EXPECT_EQ(lk.kernel.buffers[static_cast<std::size_t>(y)].shape, (std::vector<std::int64_t>{6, 5}));
+    }
+}
+
+TEST(LowerGroup, TransposeEpilogueThroughTheSharedMemoryGemm) {
+    // 130 x 72: the CUDA GEMM template stores from its staged tiles; the transpose permutes them.
+    ir::Graph g = matmulTransposeAddReshapeMul(130, 24, 72, 72);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue, {"MatMul_0", "Transpose_1", "Add_2", "Reshape_3", "Mul_4"},
+                           "MatMul_0", {}, {"Transpose_1", "Add_2", "Reshape_3", "Mul_4"});
+    LoweredKernel lk;
+    expectFused(g, gr, Target::Cuda, {"a", "w", "bias", "scale", "y"}, &lk);
+    bool gemm = false;
+    for (const auto& n : lk.kernel.notes) gemm = gemm || n.rfind("A/B tiles staged in shared memory", 0) == 0;
+    EXPECT_TRUE(gemm) << printKernel(lk.kernel);
+    expectFused(g, gr, Target::Cpu, {"a", "w", "bias", "scale", "y"});
+}
+
+TEST(LowerGroup, ConvWithReshapeTransposeAddEpilogues) {
+    // x [1,4,6,6] -> Conv_0 (w [5,4,3,3], pad 1) -> c [1,5,6,6] -> Flatten_1 (axis 2) -> f [5,36]
+    // -> Transpose_2 -> t [36,5] -> Add_3 (+ bias [5]) -> s -> Unsqueeze_4 (axes [0]) -> u [1,36,5]
+    // -> Sigmoid_5 -> y.
+    Builder b;
+    b.input("x", "f32[1,4,6,6]");
+    b.init("w", ramp({5, 4, 3, 3}));
+    b.init("bias", ramp({5}, 0.25f));
+    b.init("axes", ir::TensorData::fromInts({0}, {1}));
+    b.node("Conv", "Conv_0", {"x", "w"}, {"c"}, convAttrs(1));
+    b.node("Flatten", "Flatten_1", {"c"}, {"f"}, {{"axis", Attribute::ofInt(2)}});
+    b.node("Transpose", "Transpose_2", {"f"}, {"t"}, {{"perm", Attribute::ofInts({1, 0})}});
+    b.node("Add", "Add_3", {"t", "bias"}, {"s"});
+    b.node("Unsqueeze", "Unsqueeze_4", {"s", "axes"}, {"u"});
+    b.node("Sigmoid", "Sigmoid_5", {"u"}, {"y"});
+    b.output("y");
+    infer(b.g);
+    ASSERT_EQ(b.g.value(b.g.findValue("y")).type.str(), "f32[1,36,5]");
+    FusionGroup gr = group(FusionKind::PrologueEpilogue,
+                           {"Conv_0", "Flatten_1", "Transpose_2", "Add_3", "Unsqueeze_4", "Sigmoid_5"}, "Conv_0", {},
+                           {"Flatten_1", "Transpose_2", "Add_3", "Unsqueeze_4", "Sigmoid_5"});
+    for (Target t : kTargets) expectFused(b.g, gr, t, {"x", "w", "bias", "y"});
+}
+
+TEST(LowerGroup, GlobalAveragePoolWithFlattenEpilogue) {
+    // MobileNetV2's head under the hidet planner: GlobalAveragePool_0 -> p [1,8,1,1] -> Flatten_1.
+    Builder b;
+    b.input("x", "f32[1,8,5,5]");
+    b.node("GlobalAveragePool", "GlobalAveragePool_0", {"x"}, {"p"});
+    b.node("Flatten", "Flatten_1", {"p"}, {"y"});
+    b.output("y");
+    infer(b.g);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue, {"GlobalAveragePool_0", "Flatten_1"}, "GlobalAveragePool_0", {},
+                           {"Flatten_1"});
+    for (Target t : kTargets) expectFused(b.g, gr, t, {"x", "y"});
+}
+
+TEST(LowerGroup, TransposeAndReshapeProloguesFlattenEpilogue) {
+    // x [2,3,4] -> Transpose_0 (0,2,1) -> t [2,4,3] -> Reshape_1 [8,3] -> r -> Relu_2 -> MatMul_3
+    // (w [3,5]) -> m [8,5] -> Flatten_4 (axis 0) -> f [1,40] -> Sigmoid_5 -> y.
+    Builder b;
+    b.input("x", "f32[2,3,4]");
+    b.init("shape", ir::TensorData::fromInts({8, 3}, {2}));
+    b.init("w", ramp({3, 5}));
+    b.node("Transpose", "Transpose_0", {"x"}, {"t"}, {{"perm", Attribute::ofInts({0, 2, 1})}});
+    b.node("Reshape", "Reshape_1", {"t", "shape"}, {"r"});
+    b.node("Relu", "Relu_2", {"r"}, {"rr"});
+    b.node("MatMul", "MatMul_3", {"rr", "w"}, {"m"});
+    b.node("Flatten", "Flatten_4", {"m"}, {"f"}, {{"axis", Attribute::ofInt(0)}});
+    b.node("Sigmoid", "Sigmoid_5", {"f"}, {"y"});
+    b.output("y");
+    infer(b.g);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue,
+                           {"Transpose_0", "Reshape_1", "Relu_2", "MatMul_3", "Flatten_4", "Sigmoid_5"}, "MatMul_3",
+                           {"Transpose_0", "Reshape_1", "Relu_2"}, {"Flatten_4", "Sigmoid_5"});
+    for (Target t : kTargets) {
+        LoweredKernel lk;
+        expectFused(b.g, gr, t, {"x", "w", "y"}, &lk);
+        EXPECT_EQ(lk.kernel.notes[0], "fused (prologue-epilogue): anchor MatMul_3; prologue Transpose_0, Reshape_1, "
+                                      "Relu_2; epilogue Flatten_4, Sigmoid_5");
+    }
+}
+
+TEST(LowerGroup, RefusesASliceEpilogue) {
+    Builder b;
+    b.input("a", "f32[4,6]");
+    b.init("w", ramp({6, 8}));
+    b.init("starts", ir::TensorData::fromInts({0}, {1}));
+    b.init("ends", ir::TensorData::fromInts({4}, {1}));
+    b.init("axes", ir::TensorData::fromInts({1}, {1}));
+    b.node("MatMul", "MatMul_0", {"a", "w"}, {"m"});
+    b.node("Slice", "Slice_1", {"m", "starts", "ends", "axes"}, {"y"});
+    b.output("y");
+    infer(b.g);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue, {"MatMul_0", "Slice_1"}, "MatMul_0", {}, {"Slice_1"});
+    for (Target t : kTargets)
+        EXPECT_EQ(refusal(b.g, gr, t),
+                  "error: group 'g0': epilogue 'Slice_1' (Slice) is neither an elementwise op that can be inlined nor "
+                  "an index map (Transpose, Reshape family)");
 }
 
 // ---- conv chains ----

@@ -14,6 +14,8 @@
 #include "core/pipeline/run.h"
 #include "core/runtime/npy.h"
 #include "core/schedule/planners.h"
+#include "core/ir/shape_inference.h"
+#include "core/test_ir_helpers.h"
 
 namespace pipeline = tessera::pipeline;
 namespace runtime = tessera::runtime;
@@ -113,6 +115,64 @@ TEST(FusionRun, EverySampleGivesTheSameNumbersUnderEveryPlanner) {
         }
     }
     EXPECT_GE(fusedSomewhere, 4);
+}
+
+TEST(FusionRun, TransposeAndReshapeEpiloguesUnderHidetGiveTheUnfusedNumbers) {
+    if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
+    // x [1,4,6,6] -> Conv_0 (w [5,4,3,3]) -> [1,5,4,4] -> Flatten_1 (axis 2) -> [5,16] ->
+    // Transpose_2 -> [16,5] -> Add_3 (+ bias [5]) -> MatMul_4 (w2 [5,3]) -> [16,3] -> Transpose_5
+    // -> [3,16] -> Reshape_6 ([1,3,4,4]) -> Sigmoid_7 -> y. Hidet's rules: two kernels, each anchor with its
+    // index-map and elementwise epilogues.
+    ir::test::Builder b;
+    auto ramp = [](std::vector<std::int64_t> dims, float scale) {
+        std::int64_t n = 1;
+        for (auto d : dims) n *= d;
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * scale;
+        return ir::TensorData::fromFloats(v, std::move(dims));
+    };
+    b.input("x", "f32[1,4,6,6]");
+    b.init("w", ramp({5, 4, 3, 3}, 0.125f));
+    b.init("bias", ramp({5}, 0.25f));
+    b.init("w2", ramp({5, 3}, 0.5f));
+    b.init("shape", ir::TensorData::fromInts({1, 3, 4, 4}, {4}));
+    b.node("Conv", "Conv_0", {"x", "w"}, {"c"},
+           {{"pads", ir::Attribute::ofInts({0, 0, 0, 0})}, {"strides", ir::Attribute::ofInts({1, 1})}});
+    b.node("Flatten", "Flatten_1", {"c"}, {"f"}, {{"axis", ir::Attribute::ofInt(2)}});
+    b.node("Transpose", "Transpose_2", {"f"}, {"t"}, {{"perm", ir::Attribute::ofInts({1, 0})}});
+    b.node("Add", "Add_3", {"t", "bias"}, {"s"});
+    b.node("MatMul", "MatMul_4", {"s", "w2"}, {"m"});
+    b.node("Transpose", "Transpose_5", {"m"}, {"mt"}, {{"perm", ir::Attribute::ofInts({1, 0})}});
+    b.node("Reshape", "Reshape_6", {"mt", "shape"}, {"r"});
+    b.node("Sigmoid", "Sigmoid_7", {"r"}, {"y"});
+    b.output("y");
+    ASSERT_FALSE(ir::inferShapes(b.g, "test").diagnostics.hasErrors());
+    ir::Model m;
+    m.opsets[""] = 17;
+    m.graph = b.g;
+    const auto inputs = pipeline::defaultInputs(m.graph);
+    ASSERT_EQ(inputs.size(), 1u);
+
+    pipeline::CompileOptions co;
+    co.planner = "hidet";
+    auto cm = pipeline::compileModel(m, inputs, co);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    EXPECT_TRUE(cm->warnings.items().empty()) << cm->warnings.formatAll();
+    ASSERT_EQ(cm->plan.groups.size(), 2u);
+    EXPECT_EQ(cm->plan.groups[0].ops, (std::vector<std::string>{"Conv_0", "Flatten_1", "Transpose_2", "Add_3"}));
+    EXPECT_EQ(cm->plan.groups[1].ops, (std::vector<std::string>{"MatMul_4", "Transpose_5", "Reshape_6", "Sigmoid_7"}));
+    EXPECT_EQ(cm->kernelCount(), 2);
+
+    runtime::RunnerClient runner(runnerOptions());
+    const Outcome base = runWith(m, inputs, "none", runner);
+    const Outcome fused = runWith(m, inputs, "hidet", runner);
+    EXPECT_EQ(base.kernels, 8);
+    EXPECT_EQ(fused.kernels, 2);
+    EXPECT_EQ(fused.fused, 2);
+    ASSERT_EQ(fused.outputs.size(), 1u);
+    ASSERT_EQ(base.outputs.size(), 1u);
+    ASSERT_EQ(fused.outputs[0].second.dims, (std::vector<std::int64_t>{1, 3, 4, 4}));
+    EXPECT_LT(relL2(fused.outputs[0].second, base.outputs[0].second), 1e-6);
 }
 
 TEST(FusionRun, MobileNetV2UnderHidetFusesEveryClipIntoItsConv) {
