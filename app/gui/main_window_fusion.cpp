@@ -116,6 +116,28 @@ bool sameFusedGroups(const schedule::FusionPlan& a, const schedule::FusionPlan& 
 
 }  // namespace
 
+std::vector<views::EdgeFusionNote> edgeFusionNotes(const PlanSession& plans, const QKeySequence& fuseShortcut)
+{
+    const QString keys = fuseShortcut.toString(QKeySequence::NativeText);
+    std::vector<views::EdgeFusionNote> notes;
+    for (const PlanSession::EdgeReason& r : plans.crossingEdgeReasons()) {
+        // A group named after its only op (planner none, a split) needs no second name.
+        const auto end = [](const std::string& node, const std::string& group) {
+            return node == group ? fromStd(node) : QStringLiteral("%1 (%2)").arg(fromStd(node), fromStd(group));
+        };
+        QString text = QObject::tr("%1 \u2192 %2: not one kernel").arg(end(r.from, r.fromGroup), end(r.to, r.toGroup));
+        if (!r.fusible)
+            text += QLatin1Char('\n') + r.refusal;
+        else if (!r.plannerNote.isEmpty())
+            text += QLatin1Char('\n') + r.plannerNote + QLatin1Char('\n') +
+                    QObject::tr("The rules allow it: select both nodes and Fuse (%1)").arg(keys);
+        else
+            text += QLatin1Char('\n') + QObject::tr("fusible: select both nodes and Fuse (%1)").arg(keys);
+        notes.push_back({fromStd(r.from), fromStd(r.to), text});
+    }
+    return notes;
+}
+
 void MainWindow::onPlanChanged()
 {
     m_fusionPanel->setProfiles(m_plans->profiles());
@@ -124,6 +146,7 @@ void MainWindow::onPlanChanged()
         m_fusionPanel->setPlaceholder(m_model ? tr("Planning...") : tr("Open a model to plan its fusion."));
         m_fusionPanel->setMeasuredTimes({});
         m_view->setFusionClusters({});
+        m_view->setEdgeFusionNotes({});
         return;
     }
     views::FusionPlanSnapshot snap = views::makeFusionPlanSnapshot(m_plans->plan(), m_plans->violations());
@@ -134,6 +157,7 @@ void MainWindow::onPlanChanged()
     }
     m_fusionPanel->setSnapshot(std::move(snap));
     m_view->setFusionClusters(std::move(clusters));
+    m_view->setEdgeFusionNotes(edgeFusionNotes(*m_plans, m_view->fuseAction()->shortcut()));
     selectPlanGroupOfNode(m_view->selectedNodeId());
     // Results of a run compiled with another plan describe kernels that no longer exist: drop them
     // (statuses, timings, roofline dots) rather than show them next to the new plan.

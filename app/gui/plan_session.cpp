@@ -523,24 +523,49 @@ support::Expected<schedule::FusionGroup> PlanSession::fusedGroupFor(const ir::Gr
     return grp;
 }
 
-bool PlanSession::fuse(const QStringList& nodes)
+namespace {
+
+/// The part of `a`'s reason in which FusePlanner says it did not fuse a pair whose second conv
+/// is a member of `b` ("FusePlanner did not fuse dw-pw C1 -> C2 on h200: ..."), else "".
+std::string plannerRefusalBetween(const schedule::FusionGroup& a, const schedule::FusionGroup& b)
 {
+    static const std::string kPrefix = "FusePlanner did not fuse ";
+    std::size_t at = a.reason.find(kPrefix);
+    while (at != std::string::npos) {
+        const std::size_t end = a.reason.find("; ", at);
+        const std::string part = a.reason.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        for (const std::string& m : b.ops) {
+            if (part.find(" -> " + m + " on ") != std::string::npos || part.find(" -> " + m + ":") != std::string::npos)
+                return part;
+        }
+        at = end == std::string::npos ? end : a.reason.find(kPrefix, end);
+    }
+    return {};
+}
+
+}  // namespace
+
+PlanSession::FuseOutcome PlanSession::tryFuse(const QStringList& nodes) const
+{
+    FuseOutcome out;
+    const auto refused = [&out](const QString& node, const QString& message) {
+        out.node = node;
+        out.message = message;
+        return out;
+    };
     if (!ready()) {
-        refuse(QString(), tr("no fusion plan yet: wait for the model to be planned"));
-        return false;
+        return refused(QString(), tr("no fusion plan yet: wait for the model to be planned"));
     }
     QStringList names = nodes;
     names.removeDuplicates();
     if (names.size() < 2) {
-        refuse(names.value(0), tr("select two or more operators to fuse (Ctrl+click or Shift+drag)"));
-        return false;
+        return refused(names.value(0), tr("select two or more operators to fuse (Ctrl+click or Shift+drag)"));
     }
     const ir::Graph& g = m_graph->graph;
     const schedule::FusionPlan& old = m_state.plan;
     for (const QString& n : names) {
         if (g.findNode(n.toStdString()) == ir::kNoNode) {
-            refuse(n, tr("%1 is folded into a constant before compiling: there is no kernel to fuse").arg(n));
-            return false;
+            return refused(n, tr("%1 is folded into a constant before compiling: there is no kernel to fuse").arg(n));
         }
     }
     // Every group touched by the selection is merged whole.
@@ -558,9 +583,9 @@ bool PlanSession::fuse(const QStringList& nodes)
         members.insert(members.end(), ops.begin(), ops.end());
     }
     if (touched.size() == 1 && members.size() == old.groups[static_cast<std::size_t>(*touched.begin())].ops.size()) {
-        refuse(names.first(), tr("%1 are already one group (%2)")
-                                  .arg(names.join(QStringLiteral(", ")), fromStd(old.groups[static_cast<std::size_t>(*touched.begin())].name)));
-        return false;
+        return refused(names.first(), tr("%1 are already one group (%2)")
+                                          .arg(names.join(QStringLiteral(", ")),
+                                               fromStd(old.groups[static_cast<std::size_t>(*touched.begin())].name)));
     }
     std::set<std::string> used;
     for (const schedule::FusionGroup& gr : old.groups)
@@ -570,8 +595,7 @@ bool PlanSession::fuse(const QStringList& nodes)
         ++k;
     support::Expected<schedule::FusionGroup> grp = fusedGroupFor(g, members, m_state.hardware, "u" + std::to_string(k));
     if (!grp.ok()) {
-        refuse(names.first(), fromStd(grp.diagnostics().items().front().message));
-        return false;
+        return refused(names.first(), fromStd(grp.diagnostics().items().front().message));
     }
     schedule::FusionPlan next;
     next.planner = "user";
@@ -590,9 +614,9 @@ bool PlanSession::fuse(const QStringList& nodes)
     support::Expected<schedule::FusionPlan> norm = schedule::normalizePlan(g, next);
     if (!norm.ok()) {
         const auto& items = norm.diagnostics().items();
-        refuse(QString::fromStdString(grp->anchor),
-               items.empty() ? tr("the groups would depend on each other in a cycle") : fromStd(items.front().message));
-        return false;
+        return refused(QString::fromStdString(grp->anchor), items.empty()
+                                                                ? tr("the groups would depend on each other in a cycle")
+                                                                : fromStd(items.front().message));
     }
     next = std::move(norm.value());
     const int at = next.groupOf(grp->anchor);
@@ -603,15 +627,63 @@ bool PlanSession::fuse(const QStringList& nodes)
         before.insert(v.message);
     for (const schedule::FusionViolation& v : schedule::checkPlan(g, next, &m_state.hardware)) {
         if (v.group == at || (v.group < 0 && before.count(v.message) == 0)) {
-            refuse(fromStd(v.node.empty() ? grp->anchor : v.node), fromStd(v.message));
-            return false;
+            return refused(fromStd(v.node.empty() ? grp->anchor : v.node), fromStd(v.message));
         }
     }
+    out.ok = true;
+    out.plan = std::move(next);
+    out.group = grp->name;
+    return out;
+}
+
+bool PlanSession::fuse(const QStringList& nodes)
+{
+    FuseOutcome o = tryFuse(nodes);
+    if (!o.ok) {
+        refuse(o.node, o.message);
+        return false;
+    }
     PlanState after = m_state;
-    after.plan = std::move(next);
-    pushState(std::move(after), tr("Fuse %1").arg(fromStd(grp->name)));
+    after.plan = std::move(o.plan);
+    pushState(std::move(after), tr("Fuse %1").arg(fromStd(o.group)));
     return true;
 }
+
+std::vector<PlanSession::EdgeReason> PlanSession::crossingEdgeReasons() const
+{
+    std::vector<EdgeReason> out;
+    if (!ready())
+        return out;
+    const ir::Graph& g = m_graph->graph;
+    const schedule::FusionPlan& plan = m_state.plan;
+    std::set<std::pair<ir::NodeId, ir::NodeId>> seen;
+    for (std::size_t c = 0; c < g.numNodes(); ++c) {
+        const ir::NodeId to = static_cast<ir::NodeId>(c);
+        for (const ir::ValueId v : g.node(to).inputs) {
+            if (v == ir::kNoValue)
+                continue;
+            const ir::NodeId from = g.producer(v);
+            if (from == ir::kNoNode || !seen.insert({from, to}).second)
+                continue;
+            const int ga = plan.groupOf(g.node(from).name);
+            const int gb = plan.groupOf(g.node(to).name);
+            if (ga < 0 || gb < 0 || ga == gb)
+                continue;
+            EdgeReason r;
+            r.from = g.node(from).name;
+            r.to = g.node(to).name;
+            r.fromGroup = plan.groups[static_cast<std::size_t>(ga)].name;
+            r.toGroup = plan.groups[static_cast<std::size_t>(gb)].name;
+            const FuseOutcome o = tryFuse({fromStd(r.from), fromStd(r.to)});
+            r.fusible = o.ok;
+            r.refusal = o.message;
+            r.plannerNote = fromStd(plannerRefusalBetween(plan.groups[static_cast<std::size_t>(ga)], plan.groups[static_cast<std::size_t>(gb)]));
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
 
 bool PlanSession::split(const QString& group)
 {

@@ -28,6 +28,16 @@ struct FusionCluster {
     QColor colour;        ///< fill colour (views::fusionGroupColour)
 };
 
+/// Why the two ends of a graph edge are not in one kernel under the current plan (issue 6's
+/// "why not" at an edge): the app computes `text` (a rule's refusal, the planner's recorded
+/// reason, or that fusing is allowed) for edges between two different groups; the view shows it
+/// as the edge's tooltip. `from` and `to` are operator names.
+struct EdgeFusionNote {
+    QString from;
+    QString to;
+    QString text;
+};
+
 class FusionClusterItem : public QGraphicsItem {
 public:
     enum { Type = UserType + 3 };

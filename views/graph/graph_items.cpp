@@ -5,6 +5,7 @@
 
 #include <QFontMetricsF>
 #include <QPainter>
+#include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
 namespace tessera::views {
@@ -306,6 +307,23 @@ EdgeItem::EdgeItem(const LayoutEdgeOut& edge, const QString& label)
     m_bounds = m_path.boundingRect().united(m_arrow.boundingRect()).adjusted(-2, -2, 2, 2);
     if (!m_labelRect.isNull())
         m_bounds = m_bounds.united(m_labelRect);
+    QPainterPathStroker stroker;
+    stroker.setWidth(8);
+    m_shape = stroker.createStroke(m_path);
+    m_shape.addPolygon(m_arrow);
+    if (!m_labelRect.isNull())
+        m_shape.addRect(m_labelRect);
+}
+
+QPainterPath EdgeItem::shape() const
+{
+    return m_shape;
+}
+
+void EdgeItem::setFusionNote(const QString& text)
+{
+    m_note = text;
+    setToolTip(text);
 }
 
 void EdgeItem::setHighlighted(bool on)

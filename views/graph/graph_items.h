@@ -75,8 +75,14 @@ public:
     const QPainterPath& path() const { return m_path; }
 
     QRectF boundingRect() const override { return m_bounds; }
+    /// The curve widened to a few pixels plus the arrow and label, so hovering (tooltips) hits
+    /// only near the drawn edge.
+    QPainterPath shape() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     void setHighlighted(bool on);
+    /// The fusion "why not" text shown as this edge's tooltip (empty: no tooltip).
+    void setFusionNote(const QString& text);
+    QString fusionNote() const { return m_note; }
 
 private:
     int m_from, m_to;
@@ -86,6 +92,8 @@ private:
     QPointF m_labelPos;
     QRectF m_labelRect;
     QRectF m_bounds;
+    QPainterPath m_shape;
+    QString m_note;
     bool m_highlighted = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <QAction>
 #include <QContextMenuEvent>
@@ -304,6 +305,46 @@ void GraphView::setGraph(std::shared_ptr<const GraphSnapshot> snapshot, const La
     m_scene->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
     m_scene->setSceneRect(layout.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
     rebuildClusters();
+    applyEdgeNotes();
+}
+
+void GraphView::setEdgeFusionNotes(std::vector<EdgeFusionNote> notes)
+{
+    m_edgeNotes = std::move(notes);
+    applyEdgeNotes();
+}
+
+void GraphView::applyEdgeNotes()
+{
+    std::unordered_map<std::string, QString> byEnds;  // "from\nto" -> text
+    for (const EdgeFusionNote& n : m_edgeNotes)
+        byEnds[(n.from + QLatin1Char('\n') + n.to).toStdString()] = n.text;
+    std::set<EdgeItem*> done;
+    for (const auto& [id, edge] : m_edgesByNode) {
+        if (!done.insert(edge).second)
+            continue;
+        const SnapshotNode* a = m_snapshot ? m_snapshot->find(edge->fromId()) : nullptr;
+        const SnapshotNode* b = m_snapshot ? m_snapshot->find(edge->toId()) : nullptr;
+        QString text;
+        if (a != nullptr && b != nullptr && a->kind == SnapshotNodeKind::Operator && b->kind == SnapshotNodeKind::Operator) {
+            const auto it = byEnds.find(a->name + "\n" + b->name);
+            if (it != byEnds.end())
+                text = it->second;
+        }
+        edge->setFusionNote(text);
+    }
+}
+
+QString GraphView::edgeFusionNote(const QString& from, const QString& to) const
+{
+    const int a = operatorIdByName(from.toStdString());
+    const int b = operatorIdByName(to.toStdString());
+    const auto range = m_edgesByNode.equal_range(a);
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second->fromId() == a && it->second->toId() == b)
+            return it->second->fusionNote();
+    }
+    return QString();
 }
 
 void GraphView::setFusionClusters(std::vector<FusionCluster> clusters)

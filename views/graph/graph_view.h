@@ -10,7 +10,8 @@
 /// Shift/Ctrl+drag on the background for a rubber band); Fuse (Ctrl+G, context menu) emits
 /// fusionRequested() with the selected operators' names and Split (Ctrl+Shift+G) emits
 /// splitRequested() with the cluster of the selected node. showNodeMessage() shows a short
-/// balloon next to a node (e.g. why a fusion was refused).
+/// balloon next to a node (e.g. why a fusion was refused); setEdgeFusionNotes() gives the
+/// edges between groups a tooltip saying why their ends are not one kernel.
 ///
 /// It never lays out or loads anything itself: the app measures with makeLayoutRequest() on the
 /// UI thread, runs layoutGraph() on a worker, and hands the result to setGraph().
@@ -89,6 +90,12 @@ public:
     std::vector<FusionClusterItem*> clusterItems() const { return m_clusterItems; }
     /// The cluster holding operator `name`, or nullptr.
     const FusionCluster* clusterOfNode(const QString& name) const;
+    /// "Why not one kernel" texts for edges between two fusion groups (or two single kernels),
+    /// shown as the edges' tooltips; replaces the previous notes (kept across setGraph(): applied
+    /// to the edges whose ends have these operator names). An empty list removes them.
+    void setEdgeFusionNotes(std::vector<EdgeFusionNote> notes);
+    /// The note on the drawn edge from operator `from` to operator `to` (names), else empty.
+    QString edgeFusionNote(const QString& from, const QString& to) const;
     /// A balloon next to operator `nodeName` for `ms` milliseconds (centred on it first), e.g.
     /// "Relu_12's input has 2 uses". Unknown names show it at the top of the view.
     void showNodeMessage(const QString& nodeName, const QString& text, int ms = 5000);
@@ -145,6 +152,7 @@ private:
     void highlightEdges(int nodeId);
     void placeLegend();
     void rebuildClusters();
+    void applyEdgeNotes();
     void requestFuse();
     void requestSplit();
 
@@ -158,6 +166,7 @@ private:
     int m_primary = -1;
     std::vector<FusionCluster> m_clusters;
     std::vector<FusionClusterItem*> m_clusterItems;
+    std::vector<EdgeFusionNote> m_edgeNotes;
     QLabel* m_balloon;
     QTimer* m_balloonTimer;
     QAction* m_fuseAction;

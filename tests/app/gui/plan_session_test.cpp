@@ -1,12 +1,19 @@
 // The GUI's fusion-plan controller (Qt Test, offscreen): initial plan on the specialised graph,
 // fuse -> undo -> redo restoring exact plans, a refused fusion (exact reason, undo stack
 // unchanged), split, planner and hardware switches through the worker, the plan file round trip,
-// and the main window's wiring (Edit menu, clusters, balloon, runs compile with the plan).
+// and the main window's wiring (Edit menu, clusters, balloon, runs compile with the plan, the
+// "why not one kernel" tooltips of the graph's edges between groups).
+#include <QApplication>
 #include <QCoreApplication>
 #include <QDir>
 #include <QSettings>
 #include <QDockWidget>
 #include <QFile>
+#include <QGraphicsScene>
+#include <QHelpEvent>
+#include <QPainter>
+#include <QTemporaryDir>
+#include <QToolTip>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QStandardPaths>
@@ -28,6 +35,7 @@
 #include "core/schedule/fusion_plan.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_table_model.h"
+#include "views/graph/graph_items.h"
 #include "views/graph/graph_view.h"
 
 using namespace tessera;
@@ -81,6 +89,7 @@ private slots:
     void mainWindowWiring();
     void changedPlanClearsRunResults();
     void fusedMembersShareStatus();
+    void edgeWhyNotTooltips();
 };
 
 void PlanSessionTest::initTestCase()
@@ -425,6 +434,93 @@ void PlanSessionTest::fusedMembersShareStatus()
     QCOMPARE(st.at(kRelu).status, views::KernelStatus::Compiled);
     QCOMPARE(st.at(kRelu).detail, QStringLiteral("fused into group u1 (kernel of dw_conv)"));
     QCOMPARE(st.at(kDw).status, views::KernelStatus::Compiled);
+}
+
+// Issue 6's "why not" at graph edges: an edge between two groups has a tooltip with the
+// refusal fusing them would give, or that they can be fused (with the real Fuse shortcut).
+void PlanSessionTest::edgeWhyNotTooltips()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("edges.tsr"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        // c has two uses (Relu_1 and Sigmoid_2); Sigmoid_2 -> Neg_3 may be fused.
+        f.write("input x: f32[1, 4, 6, 6];\n"
+                "param w: f32[5, 4, 3, 3] = random(seed=1);\n"
+                "c = Conv(x, w, pads=[1, 1, 1, 1]) as \"Conv_0\";\n"
+                "y = Relu(c) as \"Relu_1\";\n"
+                "s = Sigmoid(c) as \"Sigmoid_2\";\n"
+                "z = Neg(s) as \"Neg_3\";\n"
+                "output y;\n"
+                "output z;\n");
+    }
+    app::MainWindow w;
+    w.setErrorReporter([](const QString&, const QStringList&) {});
+    w.resize(1200, 800);
+    w.show();
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(path);
+    QVERIFY(shown.wait(60000));
+    PlanSession* s = w.planSession();
+    QVERIFY(waitReady(*s));
+    QCOMPARE(s->planner(), QStringLiteral("none"));
+    views::GraphView* view = w.graphView();
+    QCOMPARE(view->fuseAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_G));
+    QCOMPARE(view->edgeFusionNote(QStringLiteral("Conv_0"), QStringLiteral("Relu_1")),
+             QStringLiteral("Conv_0 \u2192 Relu_1: not one kernel\nRelu_1's input 'c' has 2 uses"));
+    QCOMPARE(view->edgeFusionNote(QStringLiteral("Conv_0"), QStringLiteral("Sigmoid_2")),
+             QStringLiteral("Conv_0 \u2192 Sigmoid_2: not one kernel\nSigmoid_2's input 'c' has 2 uses"));
+    QCOMPARE(view->edgeFusionNote(QStringLiteral("Sigmoid_2"), QStringLiteral("Neg_3")),
+             QStringLiteral("Sigmoid_2 \u2192 Neg_3: not one kernel\nfusible: select both nodes and Fuse (Ctrl+G)"));
+    const auto reasons = s->crossingEdgeReasons();
+    QCOMPARE(reasons.size(), std::size_t(3));
+
+    // Hovering the edge shows its note (the edge's hit shape is its stroke, not its bounding box).
+    auto hover = [&](const QString& from, const QString& to) -> QString {
+        const int a = view->operatorIdByName(from.toStdString()), b = view->operatorIdByName(to.toStdString());
+        for (QGraphicsItem* item : view->scene()->items()) {
+            if (item->type() != views::EdgeItem::Type)
+                continue;
+            auto* e = static_cast<views::EdgeItem*>(item);
+            if (e->fromId() != a || e->toId() != b)
+                continue;
+            view->centerOn(e);
+            const QPoint at = view->mapFromScene(e->mapToScene(e->path().pointAtPercent(0.5)));
+            QHelpEvent help(QEvent::ToolTip, at, view->viewport()->mapToGlobal(at));
+            QCoreApplication::sendEvent(view->viewport(), &help);
+            return QToolTip::isVisible() ? QToolTip::text() : QString();
+        }
+        return QStringLiteral("no such edge");
+    };
+    QCOMPARE(hover(QStringLiteral("Sigmoid_2"), QStringLiteral("Neg_3")),
+             QStringLiteral("Sigmoid_2 \u2192 Neg_3: not one kernel\nfusible: select both nodes and Fuse (Ctrl+G)"));
+    QCOMPARE(hover(QStringLiteral("Conv_0"), QStringLiteral("Relu_1")),
+             QStringLiteral("Conv_0 \u2192 Relu_1: not one kernel\nRelu_1's input 'c' has 2 uses"));
+    if (const QString png = qEnvironmentVariable("TESSERA_EDGE_TOOLTIP_PNG"); !png.isEmpty()) {
+        // For looking at it: the view with the tooltip drawn where it pops up.
+        QPixmap shot = view->grab();
+        for (QWidget* top : QApplication::topLevelWidgets()) {
+            if (top->inherits("QTipLabel") && top->isVisible()) {
+                QPainter p(&shot);
+                const QPoint at = view->mapFromGlobal(top->pos());
+                p.drawPixmap(QPoint(std::clamp(at.x(), 0, std::max(0, shot.width() - top->width())), at.y()), top->grab());
+            }
+        }
+        QVERIFY(shot.save(png));
+    }
+    QToolTip::hideText();
+
+    // Fusing Sigmoid_2 and Neg_3: their edge is inside one kernel (no note); the edge into the
+    // group names it.
+    view->selectNodes({view->operatorIdByName("Sigmoid_2"), view->operatorIdByName("Neg_3")},
+                      view->operatorIdByName("Sigmoid_2"));
+    view->fuseAction()->trigger();
+    QCOMPARE(s->plan().fusedGroupCount(), 1);
+    QCOMPARE(view->edgeFusionNote(QStringLiteral("Sigmoid_2"), QStringLiteral("Neg_3")), QString());
+    QCOMPARE(view->edgeFusionNote(QStringLiteral("Conv_0"), QStringLiteral("Sigmoid_2")),
+             QStringLiteral("Conv_0 \u2192 Sigmoid_2 (u1): not one kernel\nSigmoid_2's input 'c' has 2 uses"));
 }
 
 QTEST_MAIN(PlanSessionTest)
