@@ -476,8 +476,17 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
                     const Expr ir = (oh0 + i[0]) * intImm(sh) + intImm(ph - w.pb[0]);
                     const Expr ic = i[1] * intImm(sw) + intImm(pw - w.pb[1]);
                     const Expr inside = ir >= intImm(0) && ir < intImm(w.in[0]) && ic >= intImm(0) && ic < intImm(w.in[1]);
-                    return store(xs, {intImm(ph * sw + pw), i[0] * intImm(Wq) + i[1]},
-                                 select(inside, cast(load(X, xT, {n, ch, ir, ic}), accT), constant(0.0, accT)));
+                    // Load unconditionally at an index clamped into the image, then select: GCC
+                    // vectorises `inside ? X[ir, ic] : 0` under omp simd into an unmasked vector
+                    // load + blend (even with the index clamped inside the select, which it
+                    // simplifies under the condition), and X[-1] of a tensor at the start of a
+                    // mapping faulted (SIGSEGV in the runner).
+                    const Expr cr = minOf(maxOf(ir, intImm(0)), intImm(w.in[0] - 1));
+                    const Expr cc = minOf(maxOf(ic, intImm(0)), intImm(w.in[1] - 1));
+                    const Var xv = k.newVar("xv", accT);
+                    return let(xv, cast(load(X, xT, {n, ch, cr, cc}), accT),
+                               store(xs, {intImm(ph * sw + pw), i[0] * intImm(Wq) + i[1]},
+                                     select(inside, varRef(xv), constant(0.0, accT))));
                 }));
         // Taps, pixels outermost so that each accumulator is loaded and stored once per input
         // channel: acc[cc, p] += sum over (kh, kw) of W[co, ci, kh, kw] * xs[phase(kh, kw), offset(kh, kw) + p].
