@@ -119,9 +119,9 @@ TEST(FusionRun, EverySampleGivesTheSameNumbersUnderEveryPlanner) {
 
 TEST(FusionRun, TransposeAndReshapeEpiloguesUnderHidetGiveTheUnfusedNumbers) {
     if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
-    // x [1,4,6,6] -> Conv_0 (w [5,4,3,3]) -> [1,5,4,4] -> Flatten_1 (axis 2) -> [5,16] ->
-    // Transpose_2 -> [16,5] -> Add_3 (+ bias [5]) -> MatMul_4 (w2 [5,3]) -> [16,3] -> Transpose_5
-    // -> [3,16] -> Reshape_6 ([1,3,4,4]) -> Sigmoid_7 -> y. Hidet's rules: two kernels, each anchor with its
+    // x [1,4,6,6] -> Conv_0 (w [5,4,3,3], pad 1) -> [1,5,6,6] -> Flatten_1 (axis 2) -> [5,36] ->
+    // Transpose_2 -> [36,5] -> Add_3 (+ bias [5]) -> MatMul_4 (w2 [5,3]) -> [36,3] -> Transpose_5
+    // -> [3,36] -> Reshape_6 ([1,3,6,6]) -> Sigmoid_7 -> y. Hidet's rules: two kernels, each anchor with its
     // index-map and elementwise epilogues.
     ir::test::Builder b;
     auto ramp = [](std::vector<std::int64_t> dims, float scale) {
@@ -135,9 +135,9 @@ TEST(FusionRun, TransposeAndReshapeEpiloguesUnderHidetGiveTheUnfusedNumbers) {
     b.init("w", ramp({5, 4, 3, 3}, 0.125f));
     b.init("bias", ramp({5}, 0.25f));
     b.init("w2", ramp({5, 3}, 0.5f));
-    b.init("shape", ir::TensorData::fromInts({1, 3, 4, 4}, {4}));
+    b.init("shape", ir::TensorData::fromInts({1, 3, 6, 6}, {4}));
     b.node("Conv", "Conv_0", {"x", "w"}, {"c"},
-           {{"pads", ir::Attribute::ofInts({0, 0, 0, 0})}, {"strides", ir::Attribute::ofInts({1, 1})}});
+           {{"pads", ir::Attribute::ofInts({1, 1, 1, 1})}, {"strides", ir::Attribute::ofInts({1, 1})}});
     b.node("Flatten", "Flatten_1", {"c"}, {"f"}, {{"axis", ir::Attribute::ofInt(2)}});
     b.node("Transpose", "Transpose_2", {"f"}, {"t"}, {{"perm", ir::Attribute::ofInts({1, 0})}});
     b.node("Add", "Add_3", {"t", "bias"}, {"s"});
@@ -171,7 +171,7 @@ TEST(FusionRun, TransposeAndReshapeEpiloguesUnderHidetGiveTheUnfusedNumbers) {
     EXPECT_EQ(fused.fused, 2);
     ASSERT_EQ(fused.outputs.size(), 1u);
     ASSERT_EQ(base.outputs.size(), 1u);
-    ASSERT_EQ(fused.outputs[0].second.dims, (std::vector<std::int64_t>{1, 3, 4, 4}));
+    ASSERT_EQ(fused.outputs[0].second.dims, (std::vector<std::int64_t>{1, 3, 6, 6}));
     EXPECT_LT(relL2(fused.outputs[0].second, base.outputs[0].second), 1e-6);
 }
 
