@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
         planCmd->add_option("--hw", plan.hw,
                             "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin, host (this CPU) or a JSON file");
         planCmd->add_flag("--json", plan.json, "print one JSON object (groups with kind, ops, predicted_bytes_saved ...)");
+        planCmd->add_flag("--why-not", plan.whyNot, "also say, for every edge between two groups, why its ends are not one kernel");
         planCmd->add_option("-o,--output", plan.output, "also write the plan to FILE (for run --plan FILE)");
         planCmd->add_option("--check", plan.check, "check this plan file against the model instead of planning (exit 3 when a rule is broken)");
         planCmd->add_option("--input", plan.inputs, "NAME=FILE.npy: specialise shapes to this input");

@@ -17,6 +17,7 @@
 #include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
+#include "core/schedule/fusion_edit.h"
 #include "core/schedule/planners.h"
 #include "core/support/atomic_file.h"
 #include "core/target/gpu_profile.h"
@@ -156,6 +157,13 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         j["fused_groups"] = plan.fusedGroupCount();
         j["predicted_bytes_saved"] = saved;
         j["hardware_profile"] = nlohmann::json::parse(target::gpuProfileToJson(*hw));
+        if (options.whyNot) {
+            j["crossing_edges"] = nlohmann::json::array();
+            for (const schedule::EdgeReason& r : schedule::crossingEdgeReasons(g, plan, *hw))
+                j["crossing_edges"].push_back({{"from", r.from}, {"to", r.to}, {"from_group", r.fromGroup},
+                                               {"to_group", r.toGroup}, {"fusible", r.fusible},
+                                               {"refusal", r.refusal}, {"planner_note", r.plannerNote}});
+        }
         j["violations"] = nlohmann::json::array();
         for (const auto& v : violations)
             j["violations"].push_back({{"group", v.group}, {"node", v.node}, {"rule", v.rule}, {"message", v.message}});
@@ -188,6 +196,15 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
                     out << "\n";
                 }
                 if (!grp.reason.empty()) out << "         " << grp.reason << "\n";
+            }
+        }
+        if (options.whyNot) {
+            const auto reasons = schedule::crossingEdgeReasons(g, plan, *hw);
+            out << "edges between kernels (" << reasons.size() << "):\n";
+            for (const schedule::EdgeReason& r : reasons) {
+                std::istringstream lines(schedule::edgeReasonText(r, "Ctrl+G in the GUI, or edit the plan file"));
+                std::string line;
+                for (bool first = true; std::getline(lines, line); first = false) out << (first ? "  " : "    ") << line << "\n";
             }
         }
         if (!violations.empty()) {

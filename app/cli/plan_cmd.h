@@ -14,6 +14,11 @@
 ///   "predicted_bytes_saved", "redundant_flops", "reason"}]}) plus "model", "op_count",
 ///   "fused_groups", "predicted_bytes_saved" (sum) and "violations": [{"group", "node", "rule",
 ///   "message"}].
+/// - `--why-not`: also, for every edge between two groups, why its ends are not one kernel
+///   (schedule::crossingEdgeReasons / edgeReasonText, the Graph view's edge tooltips): the refusal
+///   fusing them would give, FusePlanner's recorded reason, or "fusible: ..."; with `--json` as
+///   "crossing_edges": [{"from", "to", "from_group", "to_group", "fusible", "refusal",
+///   "planner_note"}].
 /// - `--output FILE`: also writes the plan JSON (what `run --plan FILE` reads; edit it to fuse or
 ///   split by hand).
 ///
@@ -32,6 +37,7 @@ struct PlanCmdOptions {
     std::string planner;              ///< empty: the program's fuse statements if any, else fuseplanner
     std::string hw;                   ///< profile name or JSON file; empty = h200
     bool json = false;
+    bool whyNot = false;              ///< list why the ends of each edge between groups are not one kernel
     std::string output;               ///< write the plan JSON here
     std::string check;                ///< check this plan file instead of planning
     std::vector<std::string> inputs;  ///< NAME=FILE.npy

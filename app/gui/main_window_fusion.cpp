@@ -118,23 +118,10 @@ bool sameFusedGroups(const schedule::FusionPlan& a, const schedule::FusionPlan& 
 
 std::vector<views::EdgeFusionNote> edgeFusionNotes(const PlanSession& plans, const QKeySequence& fuseShortcut)
 {
-    const QString keys = fuseShortcut.toString(QKeySequence::NativeText);
+    const std::string keys = fuseShortcut.toString(QKeySequence::NativeText).toStdString();
     std::vector<views::EdgeFusionNote> notes;
-    for (const PlanSession::EdgeReason& r : plans.crossingEdgeReasons()) {
-        // A group named after its only op (planner none, a split) needs no second name.
-        const auto end = [](const std::string& node, const std::string& group) {
-            return node == group ? fromStd(node) : QStringLiteral("%1 (%2)").arg(fromStd(node), fromStd(group));
-        };
-        QString text = QObject::tr("%1 \u2192 %2: not one kernel").arg(end(r.from, r.fromGroup), end(r.to, r.toGroup));
-        if (!r.fusible)
-            text += QLatin1Char('\n') + r.refusal;
-        else if (!r.plannerNote.isEmpty())
-            text += QLatin1Char('\n') + r.plannerNote + QLatin1Char('\n') +
-                    QObject::tr("The rules allow it: select both nodes and Fuse (%1)").arg(keys);
-        else
-            text += QLatin1Char('\n') + QObject::tr("fusible: select both nodes and Fuse (%1)").arg(keys);
-        notes.push_back({fromStd(r.from), fromStd(r.to), text});
-    }
+    for (const schedule::EdgeReason& r : plans.crossingEdgeReasons())
+        notes.push_back({fromStd(r.from), fromStd(r.to), fromStd(schedule::edgeReasonText(r, keys))});
     return notes;
 }
 

@@ -21,6 +21,7 @@
 #include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
+#include "core/schedule/fusion_edit.h"
 #include "core/schedule/planners.h"
 
 namespace tessera::app {
@@ -40,45 +41,6 @@ bool knownPlanner(const QString& p)
     return p == QLatin1String("none") || p == QLatin1String("hidet") || p == QLatin1String("fuseplanner");
 }
 
-const ir::OpSchema* schemaOf(const ir::Graph& g, ir::NodeId n)
-{
-    const ir::Node& node = g.node(n);
-    return ir::OpRegistry::instance().find(node.domain, node.opType);
-}
-
-bool injective(const ir::Graph& g, ir::NodeId n)
-{
-    const ir::OpSchema* s = schemaOf(g, n);
-    return s != nullptr && s->injective;
-}
-
-std::int64_t valueBytes(const ir::Graph& g, ir::ValueId v)
-{
-    const ir::TensorType& t = g.value(v).type;
-    const std::optional<std::int64_t> n = t.shape.numElements();
-    return n ? *n * static_cast<std::int64_t>(ir::dtypeSize(t.dtype)) : 0;
-}
-
-/// Tensors produced and consumed only inside the group, not graph outputs: each saves a write and a read.
-std::int64_t internalBytes(const ir::Graph& g, const std::set<ir::NodeId>& members)
-{
-    std::int64_t saved = 0;
-    for (const ir::NodeId n : members) {
-        for (const ir::ValueId v : g.node(n).outputs) {
-            if (v == ir::kNoValue || g.value(v).isGraphOutput)
-                continue;
-            const std::vector<ir::NodeId>& uses = g.consumers(v);
-            if (uses.empty())
-                continue;
-            const bool inside = std::all_of(uses.begin(), uses.end(), [&](ir::NodeId u) { return members.count(u) > 0; });
-            if (inside)
-                saved += 2 * valueBytes(g, v);
-        }
-    }
-    return saved;
-}
-
-/// A profile of `profiles` by name (also "host"); nullopt when unknown.
 std::optional<target::GpuProfile> profileNamed(const std::vector<target::GpuProfile>& profiles, const QString& name)
 {
     for (const target::GpuProfile& p : profiles) {
@@ -434,116 +396,8 @@ void PlanSession::refuse(const QString& node, const QString& message)
 support::Expected<schedule::FusionGroup> PlanSession::fusedGroupFor(const ir::Graph& g, const std::vector<std::string>& members,
                                                                      const target::GpuProfile& hw, const std::string& name)
 {
-    std::vector<ir::NodeId> ids;
-    for (const std::string& m : members) {
-        const ir::NodeId n = g.findNode(m);
-        if (n == ir::kNoNode) {
-            support::DiagnosticList d;
-            d.error("", "node '" + m + "'", "'" + m + "' is not in the compiled graph (folded into a constant)");
-            return d;
-        }
-        if (std::find(ids.begin(), ids.end(), n) == ids.end())
-            ids.push_back(n);
-    }
-    // Topological order of the members.
-    const std::optional<std::vector<ir::NodeId>> order = g.topologicalOrder();
-    if (order) {
-        std::vector<ir::NodeId> sorted;
-        for (const ir::NodeId n : *order) {
-            if (std::find(ids.begin(), ids.end(), n) != ids.end())
-                sorted.push_back(n);
-        }
-        ids = std::move(sorted);
-    }
-    schedule::FusionGroup grp;
-    grp.name = name;
-    for (const ir::NodeId n : ids)
-        grp.ops.push_back(g.node(n).name);
-    const std::set<ir::NodeId> set(ids.begin(), ids.end());
-    grp.predictedBytesSaved = internalBytes(g, set);
-    grp.reason = "fused by hand";
-
-    // A conv chain: exactly two convolutions, everything else elementwise.
-    std::vector<ir::NodeId> convs;
-    bool othersElementwise = true;
-    for (const ir::NodeId n : ids) {
-        const ir::OpSchema* s = schemaOf(g, n);
-        if (g.node(n).opType == "Conv")
-            convs.push_back(n);
-        else if (s == nullptr || s->category != ir::OpCategory::Elementwise)
-            othersElementwise = false;
-    }
-    if (convs.size() == 2 && othersElementwise) {
-        support::Expected<schedule::ConvLayer> a = schedule::convLayerOf(g, convs[0]);
-        support::Expected<schedule::ConvLayer> b = schedule::convLayerOf(g, convs[1]);
-        if (a.ok() && b.ok()) {
-            using K = schedule::ConvLayerKind;
-            std::optional<schedule::FusionKind> kind;
-            if (a->kind == K::Depthwise && b->kind == K::Pointwise)
-                kind = schedule::FusionKind::DwPw;
-            else if (a->kind == K::Pointwise && b->kind == K::Depthwise)
-                kind = schedule::FusionKind::PwDw;
-            else if (a->kind == K::Pointwise && b->kind == K::Pointwise)
-                kind = schedule::FusionKind::PwPw;
-            if (kind) {
-                grp.kind = *kind;
-                grp.anchor = g.node(convs[0]).name;
-                bool after = false;
-                for (const ir::NodeId n : ids) {
-                    if (after)
-                        grp.epilogue.push_back(g.node(n).name);
-                    after = after || n == convs[1];
-                }
-                const schedule::TileCost fused = schedule::bestFusedTile(a.value(), b.value(), *kind, hw);
-                const schedule::TileCost la = schedule::bestLayerTile(a.value(), hw);
-                const schedule::TileCost lb = schedule::bestLayerTile(b.value(), hw);
-                if (fused.viable) {
-                    // FP32 elements, as FusePlanner counts.
-                    grp.tile = fused.tile;
-                    grp.predictedBytes = fused.gma * 4;
-                    grp.redundantFlops = fused.redundantFlops;
-                    if (la.viable && lb.viable)
-                        grp.predictedBytesSaved = (la.gma + lb.gma - fused.gma) * 4;
-                }
-                return grp;
-            }
-        }
-    }
-    grp.kind = ids.size() == 1 ? schedule::FusionKind::Single : schedule::FusionKind::PrologueEpilogue;
-    auto anchorIt = std::find_if(ids.begin(), ids.end(), [&](ir::NodeId n) { return !injective(g, n); });
-    if (anchorIt == ids.end())
-        anchorIt = ids.end() - 1;
-    grp.anchor = g.node(*anchorIt).name;
-    for (auto it = ids.begin(); it != ids.end(); ++it) {
-        if (it < anchorIt)
-            grp.prologue.push_back(g.node(*it).name);
-        else if (it > anchorIt)
-            grp.epilogue.push_back(g.node(*it).name);
-    }
-    return grp;
+    return schedule::fusedGroupFor(g, members, hw, name);
 }
-
-namespace {
-
-/// The part of `a`'s reason in which FusePlanner says it did not fuse a pair whose second conv
-/// is a member of `b` ("FusePlanner did not fuse dw-pw C1 -> C2 on h200: ..."), else "".
-std::string plannerRefusalBetween(const schedule::FusionGroup& a, const schedule::FusionGroup& b)
-{
-    static const std::string kPrefix = "FusePlanner did not fuse ";
-    std::size_t at = a.reason.find(kPrefix);
-    while (at != std::string::npos) {
-        const std::size_t end = a.reason.find("; ", at);
-        const std::string part = a.reason.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        for (const std::string& m : b.ops) {
-            if (part.find(" -> " + m + " on ") != std::string::npos || part.find(" -> " + m + ":") != std::string::npos)
-                return part;
-        }
-        at = end == std::string::npos ? end : a.reason.find(kPrefix, end);
-    }
-    return {};
-}
-
-}  // namespace
 
 PlanSession::FuseOutcome PlanSession::tryFuse(const QStringList& nodes) const
 {
@@ -568,71 +422,15 @@ PlanSession::FuseOutcome PlanSession::tryFuse(const QStringList& nodes) const
             return refused(n, tr("%1 is folded into a constant before compiling: there is no kernel to fuse").arg(n));
         }
     }
-    // Every group touched by the selection is merged whole.
-    std::set<int> touched;
-    std::vector<std::string> members;
-    for (const QString& n : names) {
-        const int gi = old.groupOf(n.toStdString());
-        if (gi >= 0)
-            touched.insert(gi);
-        else
-            members.push_back(n.toStdString());
-    }
-    for (const int gi : touched) {
-        const auto& ops = old.groups[static_cast<std::size_t>(gi)].ops;
-        members.insert(members.end(), ops.begin(), ops.end());
-    }
-    if (touched.size() == 1 && members.size() == old.groups[static_cast<std::size_t>(*touched.begin())].ops.size()) {
-        return refused(names.first(), tr("%1 are already one group (%2)")
-                                          .arg(names.join(QStringLiteral(", ")),
-                                               fromStd(old.groups[static_cast<std::size_t>(*touched.begin())].name)));
-    }
-    std::set<std::string> used;
-    for (const schedule::FusionGroup& gr : old.groups)
-        used.insert(gr.name);
-    int k = 1;
-    while (used.count("u" + std::to_string(k)) > 0 || g.findNode("u" + std::to_string(k)) != ir::kNoNode)
-        ++k;
-    support::Expected<schedule::FusionGroup> grp = fusedGroupFor(g, members, m_state.hardware, "u" + std::to_string(k));
-    if (!grp.ok()) {
-        return refused(names.first(), fromStd(grp.diagnostics().items().front().message));
-    }
-    schedule::FusionPlan next;
-    next.planner = "user";
-    next.hardware = old.hardware.empty() ? m_state.hardware.name : old.hardware;
-    bool placed = false;
-    for (std::size_t i = 0; i < old.groups.size(); ++i) {
-        if (touched.count(static_cast<int>(i)) == 0) {
-            next.groups.push_back(old.groups[i]);
-        } else if (!placed) {
-            next.groups.push_back(grp.value());
-            placed = true;
-        }
-    }
-    if (!placed)
-        next.groups.push_back(grp.value());
-    support::Expected<schedule::FusionPlan> norm = schedule::normalizePlan(g, next);
-    if (!norm.ok()) {
-        const auto& items = norm.diagnostics().items();
-        return refused(QString::fromStdString(grp->anchor), items.empty()
-                                                                ? tr("the groups would depend on each other in a cycle")
-                                                                : fromStd(items.front().message));
-    }
-    next = std::move(norm.value());
-    const int at = next.groupOf(grp->anchor);
-    // Only what this edit breaks refuses it (an older broken group, e.g. after a hardware
-    // change, does not block other edits).
-    std::set<std::string> before;
-    for (const schedule::FusionViolation& v : m_violations)
-        before.insert(v.message);
-    for (const schedule::FusionViolation& v : schedule::checkPlan(g, next, &m_state.hardware)) {
-        if (v.group == at || (v.group < 0 && before.count(v.message) == 0)) {
-            return refused(fromStd(v.node.empty() ? grp->anchor : v.node), fromStd(v.message));
-        }
-    }
+    std::vector<std::string> list;
+    for (const QString& n : names)
+        list.push_back(n.toStdString());
+    schedule::FuseAttempt a = schedule::fuseNodes(g, old, list, m_state.hardware, m_violations, schedule::freshGroupName(g, old));
+    if (!a.ok)
+        return refused(fromStd(a.node), fromStd(a.message));
     out.ok = true;
-    out.plan = std::move(next);
-    out.group = grp->name;
+    out.plan = std::move(a.plan);
+    out.group = a.group;
     return out;
 }
 
@@ -649,41 +447,12 @@ bool PlanSession::fuse(const QStringList& nodes)
     return true;
 }
 
-std::vector<PlanSession::EdgeReason> PlanSession::crossingEdgeReasons() const
+std::vector<schedule::EdgeReason> PlanSession::crossingEdgeReasons() const
 {
-    std::vector<EdgeReason> out;
     if (!ready())
-        return out;
-    const ir::Graph& g = m_graph->graph;
-    const schedule::FusionPlan& plan = m_state.plan;
-    std::set<std::pair<ir::NodeId, ir::NodeId>> seen;
-    for (std::size_t c = 0; c < g.numNodes(); ++c) {
-        const ir::NodeId to = static_cast<ir::NodeId>(c);
-        for (const ir::ValueId v : g.node(to).inputs) {
-            if (v == ir::kNoValue)
-                continue;
-            const ir::NodeId from = g.producer(v);
-            if (from == ir::kNoNode || !seen.insert({from, to}).second)
-                continue;
-            const int ga = plan.groupOf(g.node(from).name);
-            const int gb = plan.groupOf(g.node(to).name);
-            if (ga < 0 || gb < 0 || ga == gb)
-                continue;
-            EdgeReason r;
-            r.from = g.node(from).name;
-            r.to = g.node(to).name;
-            r.fromGroup = plan.groups[static_cast<std::size_t>(ga)].name;
-            r.toGroup = plan.groups[static_cast<std::size_t>(gb)].name;
-            const FuseOutcome o = tryFuse({fromStd(r.from), fromStd(r.to)});
-            r.fusible = o.ok;
-            r.refusal = o.message;
-            r.plannerNote = fromStd(plannerRefusalBetween(plan.groups[static_cast<std::size_t>(ga)], plan.groups[static_cast<std::size_t>(gb)]));
-            out.push_back(std::move(r));
-        }
-    }
-    return out;
+        return {};
+    return schedule::crossingEdgeReasons(m_graph->graph, m_state.plan, m_state.hardware);
 }
-
 
 bool PlanSession::split(const QString& group)
 {

@@ -57,6 +57,7 @@
 #include <QThreadPool>
 
 #include "core/ir/graph.h"
+#include "core/schedule/fusion_edit.h"
 #include "core/schedule/fusion_plan.h"
 #include "core/support/diagnostic.h"
 #include "core/support/expected.h"
@@ -138,21 +139,12 @@ public:
     };
     FuseOutcome tryFuse(const QStringList& nodes) const;
     /// Why the two ends of a graph edge are in different kernels (issue 6's "why not" at an
-    /// edge): one entry per producer -> consumer pair of operators of the specialised graph whose
-    /// groups differ. `fusible`: fuse({from, to}) would be accepted (it merges their whole
-    /// groups); else `refusal` is its message (checkPlan / Hidet's epilogue and prologue rules,
-    /// e.g. "Relu_12's input 'c' has 2 uses"). `plannerNote`: FusePlanner's recorded reason for
-    /// not fusing a conv pair across this edge ("FusePlanner did not fuse dw-pw A -> B on h200:
-    /// ..."), else empty. Computed on the UI thread from the current plan (one tryFuse per
-    /// crossing edge: about 12 ms for MobileNetV2's 60 crossing edges under fuseplanner).
-    struct EdgeReason {
-        std::string from, to;            ///< operator names
-        std::string fromGroup, toGroup;  ///< their groups' names
-        bool fusible = false;
-        QString refusal;
-        QString plannerNote;
-    };
-    std::vector<EdgeReason> crossingEdgeReasons() const;
+    /// edge): schedule::crossingEdgeReasons of the specialised graph and the current plan on the
+    /// current hardware (fuse({from, to}) accepted, or its refusal; FusePlanner's recorded reason
+    /// for a conv pair across the edge). Computed on the UI thread (one fuse check per crossing
+    /// edge: about 12 ms for MobileNetV2's 60 crossing edges under fuseplanner). Empty before
+    /// ready().
+    std::vector<schedule::EdgeReason> crossingEdgeReasons() const;
     bool split(const QString& group);
     /// Before the first plan is ready (or without a model) this sets the planner the model is
     /// planned with, ignoring a saved plan; not undoable then.
@@ -164,7 +156,7 @@ public:
     /// The file the state of the model at `modelPath` is saved in.
     static QString planFilePath(const QString& modelPath);
     /// The group fuse() builds for `members` (node names of `g`, any order), named `name`; errors
-    /// for unknown names.
+    /// for unknown names (schedule::fusedGroupFor).
     static support::Expected<schedule::FusionGroup> fusedGroupFor(const ir::Graph& g, const std::vector<std::string>& members,
                                                                   const target::GpuProfile& hw, const std::string& name);
 
@@ -209,10 +201,8 @@ private:
 };
 
 /// The Graph view's edge tooltips for `plans`' current plan (MainWindow's fusion wiring): per
-/// crossing edge "A (g1) → B (g2): not one kernel" (a group named after its only op is not
-/// repeated) and on the next line the refusal, or
-/// FusePlanner's recorded reason then "The rules allow it: select both nodes and Fuse (KEYS)", or
-/// "fusible: select both nodes and Fuse (KEYS)", KEYS being `fuseShortcut` as text.
+/// crossing edge schedule::edgeReasonText with `fuseShortcut` as text, e.g. "A (g1) → B (g2): not
+/// one kernel" and the refusal, or "fusible: select both nodes and Fuse (Ctrl+G)".
 std::vector<views::EdgeFusionNote> edgeFusionNotes(const PlanSession& plans, const QKeySequence& fuseShortcut);
 
 }  // namespace tessera::app
