@@ -667,5 +667,30 @@ TEST(LowerGroup, FusedCudaCompilesWithNvrtc) {
     EXPECT_NE(r->ptx.find("ld.shared"), std::string::npos);
 }
 
+TEST(LowerGroup, IndexMapEpiloguesCompileWithNvrtc) {
+    auto info = runtime::cuda::nvrtcInfo();
+    if (!info.ok()) GTEST_SKIP() << "NVRTC is not loadable: " << info.diagnostics().formatAll();
+    // The shared-memory GEMM's stores through Transpose, Add, Reshape and Mul epilogues.
+    ir::Graph g = matmulTransposeAddReshapeMul(130, 24, 72, 72);
+    FusionGroup gr = group(FusionKind::PrologueEpilogue, {"MatMul_0", "Transpose_1", "Add_2", "Reshape_3", "Mul_4"},
+                           "MatMul_0", {}, {"Transpose_1", "Add_2", "Reshape_3", "Mul_4"});
+    LowerOptions o;
+    o.target = Target::Cuda;
+    auto lk = lowerGroup(g, gr, nullptr, o);
+    ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+    auto m = codegen::generateCuda({&lk->kernel});
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    runtime::cuda::CudaCompileOptions co;
+    co.arch = "sm_90";
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tessera-lower-group-" + std::to_string(std::hash<std::string>{}(m->source.source)));
+    co.cacheDir = dir.string();
+    auto r = runtime::cuda::compileCuda(m->source.source, co);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    ASSERT_TRUE(r.ok()) << r.diagnostics().formatAll() << "\n" << m->source.source;
+    EXPECT_NE(r->ptx.find(".entry"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::lower::test
