@@ -261,12 +261,7 @@ support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvCh
                     const Expr xw = iw * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
                     // Taps that can leave the input (padding, or a window past the end); the
                     // intermediate pixel itself is inside T here (the `valid` branch).
-                    Expr inside;
-                    auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
-                    if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
-                    if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
-                    if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
-                    if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+                    const Expr inside = chainTapGuard(ga, kh, kw, xh, xw, H1, W1, H, W);
                     Expr x = load(X, f32, {wk.n, cg, xh, xw});
                     if (inside) x = select(inside, x, zero);
                     const Expr term = load(W1b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) * x;

@@ -212,4 +212,15 @@ Stmt withChainWorker(Kernel& k, const Expr& w, std::int64_t th, std::int64_t tw,
                let(vtx, rest1 % intImm(tilesW), let(vty, rest2 % intImm(tilesH), let(vn, rest2 / intImm(tilesH), b))));
 }
 
+Expr chainTapGuard(const WindowGeom& ga, std::int64_t kh, std::int64_t kw, const Expr& xh, const Expr& xw,
+                   std::int64_t H1, std::int64_t W1, std::int64_t H, std::int64_t W) {
+    Expr inside;
+    auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
+    if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
+    if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
+    if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
+    if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+    return inside;
+}
+
 }  // namespace tessera::lower::detail

@@ -69,6 +69,13 @@ support::Expected<ChainKernel> beginChainKernel(const ir::Graph& g, const ConvCh
 /// `v` (a value of the first conv's output) through the between ops, in order.
 support::Expected<Expr> applyBetween(const ChainKernel& ck, const ConvChainInfo& info, Expr v);
 
+/// The guard of depthwise tap (kh, kw) of the first conv at input row xh and column xw, for an
+/// output of H1 x W1 pixels over an input of H x W: the conjunction of only those bounds the tap
+/// can cross somewhere in the output (padding before, a window past the end after); null when the
+/// tap always lies inside the input. Geometry from `ga` (strides, dilations, leading pads).
+Expr chainTapGuard(const WindowGeom& ga, std::int64_t kh, std::int64_t kw, const Expr& xh, const Expr& xw,
+                   std::int64_t H1, std::int64_t W1, std::int64_t H, std::int64_t W);
+
 /// Coordinates of one worker of a fused chain kernel: image, first output row and column of its
 /// tile, first filter (or channel) of its chunk.
 struct ChainWorker {

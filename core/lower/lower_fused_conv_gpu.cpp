@@ -253,12 +253,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         const Expr xh = oh * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
         const Expr xw = ow * intImm(ga.s[1]) + intImm(kw * ga.d[1] - ga.pb[1]);
         // Guards only for taps that can leave the input (padding, a window past the end).
-        Expr inside;
-        auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
-        if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
-        if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
-        if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
-        if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
+        const Expr inside = chainTapGuard(ga, kh, kw, xh, xw, H1, W1, H, W);
         Expr xv = load(X, f32, {n, c, xh * intImm(W) + xw});
         if (inside) xv = select(inside, xv, zero);
         return xv;
