@@ -27,6 +27,7 @@
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 
@@ -34,14 +35,7 @@ namespace {
 
 const QString kSamples = QStringLiteral(TESSERA_SAMPLES);
 
-bool loadSample(app::MainWindow& w, const QString& file)
-{
-    QSignalSpy finished(w.session(), &app::Session::finished);
-    w.openFile(kSamples + QLatin1Char('/') + file);
-    if (!finished.wait(120000))
-        return false;
-    return finished.first().at(1).toBool();
-}
+using test::loadSample;
 
 bool runOnce(app::MainWindow& w)
 {

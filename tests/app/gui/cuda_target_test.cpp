@@ -27,6 +27,7 @@
 #include "views/code/ptx_highlighter.h"
 #include "views/graph/graph_view.h"
 #include "views/timing/timing_panel.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 using app::RunTarget;
@@ -48,14 +49,7 @@ runtime::cuda::CudaDeviceInfo device(int ordinal, const std::string& name, int m
     return d;
 }
 
-bool loadSample(app::MainWindow& w, const QString& file)
-{
-    QSignalSpy finished(w.session(), &app::Session::finished);
-    w.openFile(kSamples + QLatin1Char('/') + file);
-    if (!finished.wait(120000))
-        return false;
-    return finished.first().at(1).toBool();
-}
+using test::loadSample;
 
 QStringList comboItems(const QComboBox* combo)
 {

@@ -41,6 +41,7 @@
 #include "views/fusion/fusion_plan_table_model.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/timing/timing_panel.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 using app::MainWindow;
@@ -49,15 +50,6 @@ using app::ProjectController;
 namespace {
 
 QString sample(const char* name) { return QStringLiteral(TESSERA_SAMPLES "/") + QLatin1String(name); }
-
-bool openAndWait(MainWindow& w, const QString& path)
-{
-    QSignalSpy shown(&w, &MainWindow::modelShown);
-    w.openFile(path);
-    if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
-        return false;
-    return QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000);
-}
 
 /// Every modal question of the window answered by the test (and counted).
 struct Prompts {
@@ -148,7 +140,7 @@ private slots:
         {
             MainWindow w;
             Prompts prompts(w);
-            QVERIFY(openAndWait(w, path));
+            QVERIFY(test::openAndWaitPlanned(w, path));
             QVERIFY(w.planSession()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6")}));
             QVERIFY(QFile::exists(app::PlanSession::planFilePath(path)));
         }
@@ -156,7 +148,7 @@ private slots:
         Prompts prompts(w);
         w.resize(1280, 800);
         w.show();
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitPlanned(w, path));
         QTRY_COMPARE(w.statusBar()->currentMessage(), QStringLiteral("Restored your fusion plan edits for dw_pw_block.onnx"));
         QCOMPARE(w.statusBar()->toolTip(), QStringLiteral("Fusion plan restored from %1")
                                                .arg(QDir::toNativeSeparators(app::PlanSession::planFilePath(path))));
@@ -211,7 +203,7 @@ private slots:
         w.resize(size);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, sample("dw_pw_block.onnx")));
+        QVERIFY(test::openAndWaitPlanned(w, sample("dw_pw_block.onnx")));
         QSignalSpy finished(&w, &MainWindow::runFinished);
         w.startRun();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
@@ -315,7 +307,7 @@ private slots:
 
         MainWindow w;
         Prompts prompts(w);
-        QVERIFY(openAndWait(w, sample("dw_pw_block.onnx")));
+        QVERIFY(test::openAndWaitPlanned(w, sample("dw_pw_block.onnx")));
         app::PlanSession* plans = w.planSession();
         QCOMPARE(w.currentTarget().id, QStringLiteral("cpu"));
         QCOMPARE(plans->hardware().name, std::string("host"));
@@ -384,7 +376,7 @@ private slots:
         {
             MainWindow w;
             Prompts prompts(w);
-            QVERIFY(openAndWait(w, tsr));
+            QVERIFY(test::openAndWaitPlanned(w, tsr));
             QVERIFY(!w.programModified());
             QSignalSpy parsed(&w, &MainWindow::programParsed);
             edited = w.programText() + QStringLiteral("# a note kept in the project\n");
@@ -411,7 +403,7 @@ private slots:
 
         MainWindow w;
         Prompts prompts(w);
-        QVERIFY(openAndWait(w, projectPath));
+        QVERIFY(test::openAndWaitPlanned(w, projectPath));
         QTRY_COMPARE(w.programText(), edited);
         QTRY_VERIFY(w.planSession()->ready() && !w.planSession()->isBusy());
         QVERIFY(!w.programModified());
@@ -451,7 +443,7 @@ private slots:
 
         MainWindow w;
         Prompts prompts(w);
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitPlanned(w, path));
         QTRY_COMPARE(measuredText(w, QStringLiteral("dw_conv")), QStringLiteral("25.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("relu6")), QStringLiteral("4.0 us"));
         QCOMPARE(measuredText(w, QStringLiteral("pw_conv")), QStringLiteral("\u2014"));

@@ -26,6 +26,7 @@
 #include "views/graph/graph_view.h"
 #include "views/program/program_editor.h"
 #include "views/program/program_panel.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 
@@ -47,13 +48,6 @@ QString copySample(const QTemporaryDir& dir, const QString& name)
     QFile::copy(kSamples + QLatin1Char('/') + name, to);
     QFile(to).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
     return to;
-}
-
-bool openAndWait(app::MainWindow& w, const QString& path)
-{
-    QSignalSpy finished(w.session(), &app::Session::finished);
-    w.openFile(path);
-    return finished.wait(120000) && finished.first().at(1).toBool();
 }
 
 int operatorCount(const app::MainWindow& w)
@@ -120,7 +114,7 @@ private slots:
         w.show();
         QVERIFY(w.programDock()->isHidden());
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
 
         QVERIFY(w.programDock()->isVisible());
         QCOMPARE(w.programText(), readFile(path));
@@ -163,7 +157,7 @@ private slots:
         w.show();
         w.findChild<QAction*>(QStringLiteral("welcomeAction"))->trigger();
         QVERIFY(w.welcomeDock()->isVisible());
-        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
+        QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
         QVERIFY(w.programDock()->isVisible());
         QVERIFY(w.tabifiedDockWidgets(w.welcomeDock()).contains(w.programDock()));
         QTRY_VERIFY(w.programDock()->height() > w.height() / 2);
@@ -176,7 +170,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
         QCOMPARE(operatorCount(w), 5);
         w.graphView()->setZoom(0.7);
 
@@ -211,7 +205,7 @@ private slots:
         app::MainWindow w;
         w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
         w.show();
-        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
+        QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
         app::PlanSession* plans = w.planSession();
         QTRY_VERIFY_WITH_TIMEOUT(plans->ready() && !plans->isBusy(), 60000);
         plans->choosePlanner(plans->planner() == QLatin1String("none") ? QStringLiteral("hidet") : QStringLiteral("none"));
@@ -238,7 +232,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
         const std::shared_ptr<const ir::Model> good = w.model();
         const views::GraphSnapshot* snapshot = w.graphView()->snapshot();
         const QString original = w.programText();
@@ -310,7 +304,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
+        QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
         views::ProgramEditor* editor = w.programEditor();
         views::GraphView* view = w.graphView();
         const QString text = w.programText();
@@ -341,7 +335,7 @@ private slots:
         w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
         w.resize(1400, 900);
         w.show();
-        QVERIFY(openAndWait(w, kSamples + QStringLiteral("/dw_pw_block.onnx")));
+        QVERIFY(test::openAndWaitLoaded(w, kSamples + QStringLiteral("/dw_pw_block.onnx")));
         const int ops = operatorCount(w);
         QVERIFY(ops > 2);
         QVERIFY(w.programDock()->isHidden());  // not opened for a model
@@ -389,7 +383,7 @@ private slots:
         const QString onnx = m_dir.filePath(QStringLiteral("models/dw_pw_block.onnx"));
         QFile::remove(onnx);
         QVERIFY(QFile::copy(kSamples + QStringLiteral("/dw_pw_block.onnx"), onnx));
-        QVERIFY(openAndWait(w, onnx));
+        QVERIFY(test::openAndWaitLoaded(w, onnx));
         const int ops = operatorCount(w);
 
         // Saved as a program in the folder above: editable, weights referenced from there.
@@ -415,7 +409,7 @@ private slots:
         w.show();
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
         const QString other = copySample(m_dir, QStringLiteral("matmul_tiled.tsr"));
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
         const QString original = readFile(path);
         QStringList asked;
         app::MainWindow::SaveChoice answer = app::MainWindow::SaveChoice::Cancel;
@@ -440,7 +434,7 @@ private slots:
 
         // Save: written, then the other file opens.
         answer = app::MainWindow::SaveChoice::Save;
-        QVERIFY(openAndWait(w, other));
+        QVERIFY(test::openAndWaitLoaded(w, other));
         QCOMPARE(readFile(path), edited);
         QCOMPARE(w.programPath(), other);
         QVERIFY(!w.programModified());
@@ -449,7 +443,7 @@ private slots:
         const QString otherText = readFile(other);
         w.setProgramText(otherText + QStringLiteral("# discarded\n"));
         answer = app::MainWindow::SaveChoice::Discard;
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
         QCOMPARE(readFile(other), otherText);
 
         // File > Save Program writes the text and clears the mark.
@@ -475,7 +469,7 @@ private slots:
         w.resize(1600, 1000);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(openAndWait(w, copySample(m_dir, QStringLiteral("dw_pw_block.tsr"))));
+        QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("dw_pw_block.tsr"))));
         w.resizeDocks({w.programDock()}, {660}, Qt::Horizontal);
         w.graphView()->selectNode(w.graphView()->operatorIdByName("pw"), true);
         QSignalSpy parsed(&w, &app::MainWindow::programParsed);
@@ -507,7 +501,7 @@ private slots:
         if (!shots.isEmpty())
             QVERIFY(w.grab().save(shots + QStringLiteral("/program-error.png")));
 
-        QVERIFY(openAndWait(w, kSamples + QStringLiteral("/mobilenet_v2.onnx")));
+        QVERIFY(test::openAndWaitLoaded(w, kSamples + QStringLiteral("/mobilenet_v2.onnx")));
         w.programDock()->show();
         w.resizeDocks({w.programDock()}, {560}, Qt::Horizontal);
         const views::GraphSnapshot* snap = w.graphView()->snapshot();
@@ -540,7 +534,7 @@ private slots:
         w.resize(1400, 900);
         w.show();
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
-        QVERIFY(openAndWait(w, path));
+        QVERIFY(test::openAndWaitLoaded(w, path));
         auto* tools = w.findChild<QToolBar*>(QStringLiteral("mainToolBar"));
         QVERIFY(tools != nullptr && tools->actions().contains(w.liveAction()));
         QVERIFY(w.liveAction()->isCheckable());

@@ -27,6 +27,7 @@
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 using app::ProjectController;
@@ -51,14 +52,6 @@ void writeAll(const QString& path, const QByteArray& bytes)
 }
 
 /// Opens `path` (model or project) and waits until it is shown and its plan is ready.
-bool openAndWait(app::MainWindow& w, const QString& path)
-{
-    QSignalSpy shown(&w, &app::MainWindow::modelShown);
-    w.openFile(path);
-    if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
-        return false;
-    return QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000);
-}
 
 bool fuseAll(app::MainWindow& w)
 {
@@ -152,7 +145,7 @@ void ProjectTest::saveAndReopenKeepsThePlan()
         QCOMPARE(a.w.projectController()->saveAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_S));
         QCOMPARE(a.w.projectController()->saveAsAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
         QVERIFY(fileMenu.constLast()->shortcut() == QKeySequence(QKeySequence::Quit));
-        QVERIFY(openAndWait(a.w, m_model));
+        QVERIFY(test::openAndWaitPlanned(a.w, m_model));
         QCOMPARE(a.w.windowTitle(), QStringLiteral("dw_pw_block.onnx[*] \u2014 Tessera"));
         QVERIFY(fuseAll(a.w));
         a.w.checkAction()->setChecked(false);
@@ -175,7 +168,7 @@ void ProjectTest::saveAndReopenKeepsThePlan()
     Window b;
     QVERIFY(b.w.checkAction()->isChecked());  // the default, before the project says otherwise
     QSignalSpy opened(b.w.projectController(), &ProjectController::projectOpened);
-    QVERIFY(openAndWait(b.w, file));
+    QVERIFY(test::openAndWaitPlanned(b.w, file));
     QCOMPARE(opened.count(), 1);
     QCOMPARE(b.w.currentPath(), m_model);
     QCOMPARE(b.w.projectController()->projectPath(), file);
@@ -192,7 +185,7 @@ void ProjectTest::modifiedAfterFuseClearedAfterSave()
 {
     const QString file = m_dir + QStringLiteral("/projects/m.tessera");
     Window a;
-    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(test::openAndWaitPlanned(a.w, m_model));
     QVERIFY(!a.w.isWindowModified());
     QVERIFY(a.w.projectController()->saveAs(file));
     QVERIFY(!a.w.isWindowModified());
@@ -219,7 +212,7 @@ void ProjectTest::modifiedAfterFuseClearedAfterSave()
 void ProjectTest::unsavedPromptOnCloseCanCancel()
 {
     Window a;
-    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(test::openAndWaitPlanned(a.w, m_model));
     // Nothing changed: closing asks nothing.
     QVERIFY(fuseAll(a.w));
     a.answer = ProjectController::UnsavedChoice::Cancel;
@@ -248,7 +241,7 @@ void ProjectTest::saveOfASampleSuggestsDocuments()
     // A shipped sample's project is suggested in Documents, not in the samples folder.
     qputenv("TESSERA_SAMPLES", QByteArray(TESSERA_SAMPLES));
     Window a;
-    QVERIFY(openAndWait(a.w, sample("dw_pw_block.onnx")));
+    QVERIFY(test::openAndWaitPlanned(a.w, sample("dw_pw_block.onnx")));
     QString suggested;
     a.w.projectController()->setSavePathPrompt([&](const QString& s) {
         suggested = s;
@@ -264,7 +257,7 @@ void ProjectTest::saveOfASampleSuggestsDocuments()
 void ProjectTest::unsavedPromptOnOpeningAnotherFile()
 {
     Window a;
-    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(test::openAndWaitPlanned(a.w, m_model));
     QVERIFY(fuseAll(a.w));
     a.answer = ProjectController::UnsavedChoice::Cancel;
     QSignalSpy started(a.w.session(), &app::Session::started);
@@ -273,7 +266,7 @@ void ProjectTest::unsavedPromptOnOpeningAnotherFile()
     QCOMPARE(started.count(), 0);
     QCOMPARE(a.w.currentPath(), m_model);
     a.answer = ProjectController::UnsavedChoice::Discard;
-    QVERIFY(openAndWait(a.w, sample("softmax.tsr")));
+    QVERIFY(test::openAndWaitPlanned(a.w, sample("softmax.tsr")));
     QCOMPARE(a.prompts, 2);
     QCOMPARE(a.w.currentPath(), sample("softmax.tsr"));
     QVERIFY(!a.w.isWindowModified());
@@ -288,7 +281,7 @@ void ProjectTest::autosaveIsOfferedForRecovery()
     {
         Window a;
         QCOMPARE(a.w.projectController()->autosaveInterval(), 60000);
-        QVERIFY(openAndWait(a.w, m_model));
+        QVERIFY(test::openAndWaitPlanned(a.w, m_model));
         QVERIFY(a.w.projectController()->saveAs(file));
         QVERIFY(a.w.projectController()->autosaveNow().isEmpty());  // nothing to keep while saved
         QVERIFY(fuseAll(a.w));
@@ -353,7 +346,7 @@ void ProjectTest::autosaveIsOfferedForRecovery()
 void ProjectTest::corruptProjectIsAnErrorAndLeavesTheFile()
 {
     Window a;
-    QVERIFY(openAndWait(a.w, m_model));
+    QVERIFY(test::openAndWaitPlanned(a.w, m_model));
     const QString bad = m_dir + QStringLiteral("/projects/bad.tessera");
     const QByteArray bytes("{\n  \"format\": \"tessera-project\",\n  \"version\": 1,,\n}\n");
     writeAll(bad, bytes);
@@ -387,7 +380,7 @@ void ProjectTest::newerVersionOpensReadOnly()
     writeAll(file, bytes);
 
     Window a;
-    QVERIFY(openAndWait(a.w, file));
+    QVERIFY(test::openAndWaitPlanned(a.w, file));
     QVERIFY(a.w.projectController()->isReadOnly());
     QCOMPARE(a.infos.size(), 1);
     QVERIFY2(a.infos[0].contains(QStringLiteral("project version 3; this one writes version 2")), qPrintable(a.infos[0]));
@@ -421,7 +414,7 @@ void ProjectTest::missingSourceNamesThePath()
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     QVERIFY(QFile::remove(m_model));
     Window a;
-    QVERIFY(openAndWait(a.w, sample("softmax.tsr")));
+    QVERIFY(test::openAndWaitPlanned(a.w, sample("softmax.tsr")));
     a.w.openFile(file);
     QCOMPARE(a.errors.size(), 1);
     QVERIFY2(a.errors[0].contains(QStringLiteral("the project's source '%1' was not found").arg(m_model)),
@@ -439,7 +432,7 @@ void ProjectTest::plannerOnlyProjectPlansWithItsPlanner()
     const QString file = m_dir + QStringLiteral("/projects/hidet.tessera");
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     Window a;
-    QVERIFY(openAndWait(a.w, file));
+    QVERIFY(test::openAndWaitPlanned(a.w, file));
     QCOMPARE(a.w.planSession()->planner(), QStringLiteral("hidet"));
     QCOMPARE(a.w.planSession()->hardware().name, std::string("a100"));
     const schedule::FusionPlan& plan = a.w.planSession()->plan();
@@ -469,7 +462,7 @@ void ProjectTest::dslProjectKeepsItsProgramText()
     const QString file = m_dir + QStringLiteral("/projects/prog.tessera");
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     Window a;
-    QVERIFY(openAndWait(a.w, file));
+    QVERIFY(test::openAndWaitPlanned(a.w, file));
     QTRY_COMPARE_WITH_TIMEOUT(a.w.programText(), QString::fromStdString(p->source.programText), 10000);
     // The project holds the text: it differs from the .tsr (said in the dock's title) but is not
     // an unsaved change.
@@ -496,7 +489,7 @@ void ProjectTest::runGoesIntoTheHistory()
     const QString file = m_dir + QStringLiteral("/projects/runs.tessera");
     {
         Window a;
-        QVERIFY(openAndWait(a.w, m_model));
+        QVERIFY(test::openAndWaitPlanned(a.w, m_model));
         QVERIFY(a.w.projectController()->saveAs(file));
         QSignalSpy finished(&a.w, &app::MainWindow::runFinished);
         a.w.startRun();
@@ -520,7 +513,7 @@ void ProjectTest::runGoesIntoTheHistory()
 
     // Reopened, the last run fills the Timings dock until the next run.
     Window b;
-    QVERIFY(openAndWait(b.w, file));
+    QVERIFY(test::openAndWaitPlanned(b.w, file));
     const views::TimingSnapshot& s = b.w.timingPanel()->model()->snapshot();
     QCOMPARE(s.rows.size(), std::size_t(3));
     QCOMPARE(s.rows[1].kernel, onDisk->project.runs[0].kernels[1].name);

@@ -21,6 +21,7 @@
 #include "views/graph/graph_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 using views::KernelStatus;
@@ -156,14 +157,7 @@ struct TickCounter {
     }
 };
 
-bool loadSample(app::MainWindow& w, const QString& file)
-{
-    QSignalSpy finished(w.session(), &app::Session::finished);
-    w.openFile(kSamples + QLatin1Char('/') + file);
-    if (!finished.wait(120000))
-        return false;
-    return finished.first().at(1).toBool();
-}
+using test::loadSample;
 
 }  // namespace
 

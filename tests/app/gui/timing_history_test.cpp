@@ -23,6 +23,7 @@
 #include "views/timing/timing_history.h"
 #include "views/timing/timing_history_chart.h"
 #include "views/timing/timing_panel.h"
+#include "tests/app/gui/gui_test_util.h"
 
 using namespace tessera;
 
@@ -66,14 +67,7 @@ app::RunHistory threeRuns()
     return h;
 }
 
-bool loadSample(app::MainWindow& w, const QString& file)
-{
-    QSignalSpy finished(w.session(), &app::Session::finished);
-    w.openFile(kSamples + QLatin1Char('/') + file);
-    if (!finished.wait(120000))
-        return false;
-    return finished.first().at(1).toBool();
-}
+using test::loadSample;
 
 }  // namespace
 
