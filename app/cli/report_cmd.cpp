@@ -134,7 +134,7 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs, cm,
-                                err, cuda ? lower::Target::Cuda : lower::Target::Cpu, FusionChoice{options.plan, options.hw});
+                                err, cuda ? lower::Target::Cuda : lower::Target::Cpu, FusionChoice{options.plan, options.hw, {}});
         rc != kExitOk)
         return rc;
     pipeline::RunOptions ropts;

@@ -240,6 +240,8 @@ void MainWindow::showMapping(const QString& grid, const QString& block)
     m_mappingDock->raise();
     // The canvas needs room: give the dock most of the width (the graph view keeps the rest).
     resizeDocks({m_mappingDock}, {width() * 3 / 5}, Qt::Horizontal);
+    if (!m_mappingDock->isFloating() && m_mappingDock->height() < height() * 3 / 4)
+        resizeDocks({m_mappingDock}, {height() * 3 / 4}, Qt::Vertical);
 }
 
 void MainWindow::createRunDocks()
@@ -559,6 +561,7 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         m_timing->setHistory(m_runHistory.snapshot());
         m_roofline->clearPoints();
         m_energy->clearPoints();
+        showTargetRoofs();  // this machine's saved roofs, before any run
         m_runLabel->clear();
         m_runLabel->hide();
     } else {

@@ -464,8 +464,14 @@ private:
     void createRoofMeasurement();
     void onRoofProgress(quint64 generation, double fraction, const QString& phase);
     void onRoofFinished(quint64 generation, bool ok);
-    /// Looks the CPU profile up again and re-places the last run's dots against it.
+    /// Looks the CPU profile up again and re-places the last run's dots against it (without a
+    /// run on screen: showTargetRoofs).
     void reloadRoofProfile();
+    /// The roofline's (and energy chart's) roofs for the selected target without a run: this
+    /// CPU's saved profile, or the CUDA device's; the banner when none is saved. At start-up, on
+    /// each model shown and when the target changes while no run's dots are on screen.
+    void showTargetRoofs();
+    void onTargetChangedForRoofs();
     /// True (and says so) while roofs are measured: kernels timed meanwhile would disturb both.
     bool roofMeasurementBlocksRun();
     RoofSession* m_roofSession = nullptr;

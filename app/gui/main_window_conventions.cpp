@@ -13,6 +13,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
@@ -21,6 +22,7 @@
 #include <algorithm>
 
 #include "app/gui/app_settings.h"
+#include "app/gui/compare_controller.h"
 #include "app/gui/help_windows.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
@@ -31,6 +33,7 @@
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_table_model.h"
 #include "views/graph/graph_view.h"
+#include "views/roofline/roofline_view.h"
 
 namespace tessera::app {
 namespace {
@@ -89,12 +92,19 @@ void MainWindow::createConventions()
     // The Welcome dock, left of the graph (closed until the first run or Help > Welcome).
     m_welcome = new WelcomePanel(this);
     m_welcome->setRunShortcut(m_runAction->shortcut().toString(QKeySequence::NativeText));
+    m_welcome->setFusionPlanShortcuts(m_fusionDock->toggleViewAction()->shortcut().toString(QKeySequence::NativeText),
+                                      m_compare->pinAction()->shortcut().toString(QKeySequence::NativeText));
     m_welcome->setDslSamples(dslSamples(samplesDirectory()));
     m_welcomeDock = new QDockWidget(tr("Welcome"), this);
     m_welcomeDock->setObjectName(QStringLiteral("welcomeDock"));
     m_welcomeDock->setWidget(m_welcome);
     addDockWidget(Qt::LeftDockWidgetArea, m_welcomeDock);
     m_welcomeDock->hide();
+    // View lists it with the other docks (Help > Welcome also opens it).
+    QAction* toggleWelcome = m_welcomeDock->toggleViewAction();
+    toggleWelcome->setText(tr("&Welcome"));
+    toggleWelcome->setObjectName(QStringLiteral("viewWelcomeAction"));
+    m_viewMenu->addAction(toggleWelcome);
     connect(m_welcome, &WelcomePanel::closeRequested, m_welcomeDock, &QDockWidget::close);
     connect(m_welcome, &WelcomePanel::runRequested, this, &MainWindow::welcomeRun);
     connect(m_welcome, &WelcomePanel::rooflineRequested, this, [this] {
@@ -103,7 +113,11 @@ void MainWindow::createConventions()
         if (m_timingDock->isHidden()) {
             m_timingDock->show();
         }
-        if (!m_compiled)
+        if (!m_roofline->bannerText().isEmpty() && m_roofline->measureButton()->isVisibleTo(m_roofline))
+            statusBar()->showMessage(tr("No roofs for this machine yet: click Measure Roofs in the roofline's "
+                                        "banner (a few seconds)"),
+                                     8000);
+        else if (!m_compiled)
             statusBar()->showMessage(tr("The roofline fills in after a run: Run > Run (%1)")
                                          .arg(m_runAction->shortcut().toString(QKeySequence::NativeText)),
                                      8000);

@@ -18,7 +18,9 @@
 #include "app/gui/main_window.h"
 #include "app/gui/roof_session.h"
 #include "app/gui/run_session.h"
+#include "app/gui/run_targets.h"
 #include "core/perf/cpu_profile.h"
+#include "core/perf/gpu_microbench.h"
 #include "core/perf/kernel_points.h"
 #include "core/perf/machine_profile.h"
 #include "views/roofline/energy_view.h"
@@ -62,6 +64,9 @@ void MainWindow::createRoofMeasurement()
     connect(m_roofline, &views::RooflineView::measureRoofsRequested, this, &MainWindow::measureRoofs);
     connect(m_roofSession, &RoofSession::progress, this, &MainWindow::onRoofProgress);
     connect(m_roofSession, &RoofSession::finished, this, &MainWindow::onRoofFinished);
+    connect(this, &MainWindow::targetChanged, this, &MainWindow::onTargetChangedForRoofs);
+    // This machine's saved roofs from the start: the chart (and its banner) is right before any run.
+    showTargetRoofs();
 }
 
 void MainWindow::measureRoofs()
@@ -175,16 +180,48 @@ bool MainWindow::roofMeasurementBlocksRun()
 void MainWindow::reloadRoofProfile()
 {
     const RunOutcome& last = m_run->lastOutcome();
-    if (last.report && last.report->device)
-        return;  // the chart shows a CUDA run's roofs; new CPU roofs do not belong there
     if (last.report && m_compiled) {
+        if (last.report->device)
+            return;  // the chart shows a CUDA run's roofs; new CPU roofs do not belong there
         showRoofline(*last.report);  // looks the profile up and re-places the run's dots
         return;
     }
-    std::optional<perf::MachineProfile> profile =
-        perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu");
-    m_roofline->setProfile(profile);
+    showTargetRoofs();
+}
+
+void MainWindow::showTargetRoofs()
+{
+    // Looked up again each time (a few small files), so that roofs saved meanwhile by
+    // `tessera-cli roofline measure --save` show too.
+    const RunTarget target = currentTarget();
+    std::optional<perf::MachineProfile> profile;
+    if (target.kind == RunTarget::Kind::CudaDevice) {
+        const DeviceProbe& probe = m_run->deviceProbe();
+        const auto device = std::find_if(probe.devices.begin(), probe.devices.end(),
+                                         [&](const runtime::cuda::CudaDeviceInfo& d) { return d.ordinal == target.device; });
+        if (device != probe.devices.end())
+            profile = perf::findProfileForMachine(perf::gpuFingerprint(*device), perf::defaultProfileDir(),
+                                                  "cuda:" + std::to_string(target.device));
+        m_roofline->setProfile(profile, tr("No measured roofs for CUDA device %1: run `tessera-cli roofline measure "
+                                           "--target cuda:%1 --save`")
+                                            .arg(target.device));
+    } else if (target.kind == RunTarget::Kind::CudaCompileOnly) {
+        m_roofline->setProfile(std::nullopt, tr("CUDA compile only: no device runs the kernels, so there are no "
+                                                "roofs or dots to draw"));
+    } else {
+        // A profile of the same CPU model is taken when only the fingerprint's cache field differs.
+        profile = perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu");
+        m_roofline->setProfile(profile);
+    }
     m_energy->setProfile(std::move(profile));
+}
+
+void MainWindow::onTargetChangedForRoofs()
+{
+    // With a run's dots on screen the chart keeps that run's roofs; otherwise it shows the roofs
+    // of the machine the next run goes to.
+    if (!m_compiled && m_roofline->kernelNames().isEmpty())
+        showTargetRoofs();
 }
 
 }  // namespace tessera::app

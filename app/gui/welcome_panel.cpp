@@ -72,12 +72,11 @@ WelcomePanel::WelcomePanel(QWidget* parent) : QWidget(parent)
                                  "process and checks it against the reference. The first run compiles for a minute; "
                                  "later runs come from the cache.")));
     layout->addWidget(addStep(Step::Roofline, tr("2. Read the roofline"),
-                              tr("Each dot is a kernel: how close it gets to the memory and compute roofs. Click a dot "
-                                 "to find its operator; the Timings dock lists every kernel.")));
+                              tr("Each dot is a kernel against this machine's memory and compute roofs. No roofs "
+                                 "yet? Click Measure Roofs in the roofline's banner (a few seconds). Click a dot to "
+                                 "find its operator.")));
     layout->addWidget(addStep(Step::FusionPlan, tr("3. Switch the fusion planner"),
-                              tr("Which operators run as one kernel. Pin this run first (Run > Pin Run, Ctrl+Shift+B), "
-                                 "pick another planner (none, hidet, fuseplanner) and run again: Timings shows each "
-                                 "kernel against the pinned run.")));
+                              fusionPlanText(QStringLiteral("Ctrl+Shift+P"), QStringLiteral("Ctrl+Shift+B"))));
     layout->addWidget(addStep(Step::SelectNode, tr("4. Select a node"),
                               tr("Its kernel's lines light up in the Code dock; Properties shows its shapes and "
                                  "Task Mapping (Ctrl+M) who computes what.")));
@@ -147,6 +146,18 @@ void WelcomePanel::setRunShortcut(const QString& keys)
 {
     QCommandLinkButton* b = stepButton(Step::Run);
     b->setText(keys.isEmpty() ? tr("1. Run it on the CPU") : tr("1. Run it on the CPU (%1)").arg(keys));
+}
+
+QString WelcomePanel::fusionPlanText(const QString& planKeys, const QString& pinKeys)
+{
+    return tr("View > Fusion Plan (%1): choose the planner (none, hidet, fuseplanner). Pin this run first (Run > "
+              "Pin Run, %2), then run again: Timings compares each kernel with the pinned run.")
+        .arg(planKeys, pinKeys);
+}
+
+void WelcomePanel::setFusionPlanShortcuts(const QString& planKeys, const QString& pinKeys)
+{
+    stepButton(Step::FusionPlan)->setDescription(fusionPlanText(planKeys, pinKeys));
 }
 
 void WelcomePanel::setDslSamples(const QStringList& paths)

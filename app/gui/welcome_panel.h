@@ -39,6 +39,9 @@ public:
 
     /// The Run step's key ("Ctrl+R"), shown in its title.
     void setRunShortcut(const QString& keys);
+    /// The fusion step's keys: View > Fusion Plan's (`planKeys`, "Ctrl+Shift+P") and Run > Pin
+    /// Run's (`pinKeys`), shown in its text (which says where the planner is chosen).
+    void setFusionPlanShortcuts(const QString& planKeys, const QString& pinKeys);
     /// The DSL programs offered by the last step (its menu); none disables it.
     void setDslSamples(const QStringList& paths);
     /// Whether "Don't show again" is ticked (mirrors QSettings "welcome/dontShow").
@@ -61,6 +64,7 @@ signals:
     void closeRequested();
 
 private:
+    static QString fusionPlanText(const QString& planKeys, const QString& pinKeys);
     QCommandLinkButton* addStep(Step step, const QString& title, const QString& text);
 
     QList<QCommandLinkButton*> m_steps;

@@ -710,7 +710,9 @@ std::string compileForSm90(const std::string& source) { return compileFor(source
 
 void expectEntries(const std::string& ptx, const std::vector<std::string>& entries) {
     for (const auto& e : entries)
-        if (!e.empty()) EXPECT_NE(ptx.find(".entry " + e + "("), std::string::npos) << e;
+        if (!e.empty()) {
+            EXPECT_NE(ptx.find(".entry " + e + "("), std::string::npos) << e;
+        }
 }
 
 #define SKIP_WITHOUT_NVRTC()                                                                            \

@@ -125,7 +125,9 @@ void expectFused(const ir::Graph& g, const FusionGroup& gr, Target target, const
     for (std::size_t b = 0; b < lk->kernel.buffers.size(); ++b) {
         const bool isParam =
             std::find(lk->kernel.params.begin(), lk->kernel.params.end(), static_cast<int>(b)) != lk->kernel.params.end();
-        if (!isParam) EXPECT_NE(lk->kernel.buffers[b].scope, MemoryScope::Global) << lk->kernel.buffers[b].name;
+        if (!isParam) {
+            EXPECT_NE(lk->kernel.buffers[b].scope, MemoryScope::Global) << lk->kernel.buffers[b].name;
+        }
     }
     ASSERT_FALSE(lk->kernel.notes.empty());
     EXPECT_EQ(lk->kernel.notes[0].rfind("fused (", 0), 0u) << lk->kernel.notes[0];

@@ -176,7 +176,7 @@ TEST(LowerGpuGemm, OtherFormsKeepTheDefaultPath) {
     EXPECT_FALSE(usesTemplate(cpu.lk.kernel));
     ir::KernelScheduleDecl s;
     s.subject = "n0";
-    s.mappings.push_back({"grid", "spatial(8, 8) * repeat(16, 16)"});
+    s.mappings.push_back({"grid", "spatial(8, 8) * repeat(16, 16)", {}, {}});
     Lowered user = lowerOne("MatMul", {in("f32[128,64]"), in("f32[64,128]")}, {}, Target::Cuda, &s);
     ASSERT_EQ(user.error, "");
     EXPECT_FALSE(usesTemplate(user.lk.kernel));

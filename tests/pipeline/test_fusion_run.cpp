@@ -192,8 +192,9 @@ TEST(FusionRun, MobileNetV2UnderHidetFusesEveryClipIntoItsConv) {
         const ir::Graph& g = cm->model.graph;
         const ir::ValueId y = g.node(s.node).outputs[0];
         const auto& users = g.consumers(y);
-        if (users.size() == 1 && g.node(users[0]).opType == "Clip")
+        if (users.size() == 1 && g.node(users[0]).opType == "Clip") {
             EXPECT_EQ(s.members.size(), 2u) << s.name;
+        }
     }
     EXPECT_EQ(cm->plan.planner, "hidet");
     runtime::RunnerClient runner(runnerOptions());

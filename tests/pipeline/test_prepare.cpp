@@ -38,7 +38,9 @@ TEST(PipelinePrepare, SymbolicBatchTakesTheFedExtent) {
     auto s = pipeline::specialiseModel(*m, {zeros(dims)});
     ASSERT_TRUE(s.ok()) << s.diagnostics().formatAll();
     for (const auto& v : s->graph.values())
-        if (v.type.shape.rankKnown()) EXPECT_TRUE(v.type.shape.isStatic()) << v.name << " " << v.type.str();
+        if (v.type.shape.rankKnown()) {
+            EXPECT_TRUE(v.type.shape.isStatic()) << v.name << " " << v.type.str();
+        }
     EXPECT_EQ(s->graph.value(s->graph.outputs()[0]).type.shape[0].value, 3);
 }
 
