@@ -124,10 +124,13 @@ ProjectController::ProjectController(MainWindow* window, QMenu* fileMenu)
     window->addAction(m_saveAsAction);
 
     m_unsavedPrompt = [this](const QString& name) {
+        // Before the first Save Project there is no project yet: name the model, not a "project".
+        const bool untitled = m_projectPath.isEmpty();
         QMessageBox box(QMessageBox::Warning, tr("Unsaved Changes"),
-                        tr("The project %1 has unsaved changes (program, fusion plan, runs or settings).").arg(name),
+                        untitled ? tr("Your work on %1 (program, fusion plan, runs or settings) is not saved.").arg(name)
+                                 : tr("The project %1 has unsaved changes (program, fusion plan, runs or settings).").arg(name),
                         QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, m_window);
-        box.setInformativeText(tr("Save them before going on?"));
+        box.setInformativeText(untitled ? tr("Save it as a project before going on?") : tr("Save them before going on?"));
         box.setDefaultButton(QMessageBox::Save);
         switch (box.exec()) {
         case QMessageBox::Save: return UnsavedChoice::Save;
