@@ -2,10 +2,12 @@
 
 #include <QAction>
 #include <QDateTime>
+#include <QFileInfo>
 #include <QMenu>
 #include <QStatusBar>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_results.h"
 #include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
 #include "views/code/line_diff.h"
@@ -56,6 +58,7 @@ CompareController::CompareController(MainWindow* window, QMenu* runMenu)
         runMenu->addAction(m_unpinAction);
     }
     connect(window, &MainWindow::runFinished, this, &CompareController::onRunFinished);
+    connect(window, &MainWindow::modelShown, this, &CompareController::onModelShown);
     connect(window->codePanel(), &views::CodePanel::diffToggled, this, [this](bool on) {
         if (on)
             refreshDiff();
@@ -81,6 +84,10 @@ views::PinnedRun CompareController::pinnedRunOf(const pipeline::RunReport& repor
     p.totalSeconds = report.total.reps > 0 ? report.total.median : 0.0;
     for (const pipeline::KernelReport& k : report.kernels)
         p.kernels.push_back({k.name, k.opType, k.ops, k.time.median, k.time.reps});
+    p.threads = report.threads;
+    p.target = runTargetName(report);
+    if (report.device)
+        p.machine = report.device->name;
     return p;
 }
 
@@ -92,6 +99,7 @@ bool CompareController::pin()
         return false;
     }
     m_pinned = std::make_unique<RunOutcome>(last);
+    m_pinnedPath = m_window->currentPath();
     const QString label = tr("pinned %1").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")));
     m_window->timingPanel()->setPinned(std::make_shared<const views::PinnedRun>(pinnedRunOf(*last.report, label)));
     m_window->rooflineView()->setPinnedPoints(pipeline::kernelSamples(*last.report, *last.compiled));
@@ -111,6 +119,24 @@ void CompareController::unpin()
     m_window->rooflineView()->setPinnedPoints({});
     m_window->codePanel()->setDiffAvailable(false);
     updateActions();
+}
+
+void CompareController::onModelShown(const QString& path)
+{
+    if (!m_pinned)
+        return;
+    auto canonical = [](const QString& p) {
+        const QFileInfo info(p);
+        const QString c = info.canonicalFilePath();
+        return c.isEmpty() ? (p.isEmpty() ? p : info.absoluteFilePath()) : c;
+    };
+    if (canonical(path) == canonical(m_pinnedPath))
+        return;
+    // Kernels of another model are not the pinned run's: every row would be new or gone and the
+    // end-to-end ratio would compare two different models.
+    const QString name = m_pinnedPath.isEmpty() ? tr("an unsaved program") : QFileInfo(m_pinnedPath).fileName();
+    unpin();
+    m_window->statusBar()->showMessage(tr("Pin cleared: it was a run of %1").arg(name), 8000);
 }
 
 void CompareController::onRunFinished(bool)

@@ -10,9 +10,11 @@
 /// - the Code dock offers "Diff vs pinned": a unified diff of the selected kernel's generated code
 ///   between the pinned and the current compile (the whole module when no operator is selected),
 ///   kept up to date as the selection changes and after each run.
-/// The pin survives loading another model or editing the program (comparing a schedule before and
-/// after an edit is the point); kernels are matched by name, so an unrelated model shows every
-/// kernel as new.
+/// The pin belongs to its model: it survives editing the program or reloading the same file
+/// (comparing a schedule before and after an edit is the point), but opening a different source
+/// file clears it, with a status-bar note ("Pin cleared: it was a run of mobilenet_v2.onnx").
+/// The Timings summary says when the pinned run's threads, target or device differ from the
+/// current run's.
 ///
 /// Thread rules: UI thread only.
 
@@ -64,11 +66,13 @@ private:
     void onRunFinished(bool ok);
     void refreshDiff();
     void updateActions();
+    void onModelShown(const QString& path);
 
     MainWindow* m_window;
     QAction* m_pinAction;
     QAction* m_unpinAction;
     std::unique_ptr<RunOutcome> m_pinned;
+    QString m_pinnedPath;  ///< the source file of the pinned run's model
 };
 
 }  // namespace tessera::app

@@ -40,6 +40,21 @@ int tableHeightFor(const QTableView* table, int rows)
     return header + rows * table->verticalHeader()->defaultSectionSize() + 2 * table->frameWidth();
 }
 
+/// The Task Mapping tab shares the right area with Properties and Code, above the Roofline: at
+/// that area's default height its canvas was a strip. Brought to the front it gets most of the
+/// area's height and half the width, inside the window as it is (resizeDocks never grows it).
+void giveMappingRoom(QMainWindow* window, QDockWidget* dock)
+{
+    if (dock->isFloating() || window->dockWidgetArea(dock) == Qt::NoDockWidgetArea)
+        return;
+    const int wantHeight = window->height() * 3 / 4;
+    if (dock->height() < wantHeight)
+        window->resizeDocks({dock}, {wantHeight}, Qt::Vertical);
+    const int wantWidth = window->width() / 2;
+    if (dock->width() < wantWidth)
+        window->resizeDocks({dock}, {wantWidth}, Qt::Horizontal);
+}
+
 }  // namespace
 
 void MainWindow::createPolish()
@@ -71,6 +86,10 @@ void MainWindow::createPolish()
     auto followTarget = [this] { m_plans->setTargetHardware(PlanSession::defaultHardwareFor(currentTarget().isCuda())); };
     connect(this, &MainWindow::targetChanged, this, followTarget);
     followTarget();
+    // Warps and banks are GPU concepts: on the CPU target the mapping's memory view is a GPU view.
+    auto mappingTarget = [this] { m_mapping->setCpuTarget(!currentTarget().isCuda()); };
+    connect(this, &MainWindow::targetChanged, this, mappingTarget);
+    mappingTarget();
     m_fusionPanel->hardwareCombo()->setToolTip(
         tr("Hardware the plan is made for. Until you pick one it follows the run target: \"host\" (this CPU) "
            "for the CPU, \"h200\" for CUDA."));
@@ -112,10 +131,14 @@ void MainWindow::toggleDock(QDockWidget* dock)
     if (dock->isHidden()) {
         dock->show();
         dock->raise();
+        if (dock == m_mappingDock)
+            giveMappingRoom(this, dock);
     } else if (!inFront) {
         dock->raise();
         if (dock->isFloating())
             dock->activateWindow();
+        if (dock == m_mappingDock)
+            giveMappingRoom(this, dock);
     } else {
         dock->close();
     }

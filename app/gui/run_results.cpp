@@ -87,12 +87,34 @@ views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, cons
     return out;
 }
 
+std::string guiTimingWarning(const std::string& message, int threads)
+{
+    std::string out = message;
+    auto replace = [&out](const std::string& from, const std::string& to) {
+        const std::size_t at = out.find(from);
+        if (at != std::string::npos)
+            out.replace(at, from.size(), to);
+    };
+    if (threads == 1)
+        replace(", or with fewer threads than idle cores (--threads 1)", "");
+    replace("(--threads 1)", "(Preferences > OpenMP threads)");
+    return out;
+}
+
+std::string runTargetName(const pipeline::RunReport& report)
+{
+    return report.cudaModule || report.device ? "CUDA" : "CPU";
+}
+
 views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pipeline::RunOptions& options)
 {
     views::TimingSnapshot s;
     s.timed = options.time;
     s.checked = report.checked;
     s.threads = report.threads;
+    s.target = runTargetName(report);
+    if (report.device)
+        s.machine = report.device->name;
     s.totalSeconds = report.total.median;
     s.totalReps = report.total.reps;
     if (!report.library.path.empty()) {
@@ -109,7 +131,7 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
     }
     for (const support::Diagnostic& d : report.warnings.items()) {
         if (d.where == "timing") {
-            s.timingWarning = d.message;
+            s.timingWarning = guiTimingWarning(d.message, report.threads);
             break;
         }
     }

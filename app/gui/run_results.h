@@ -42,6 +42,12 @@ views::KernelStatusMap runStatuses(const pipeline::CompiledModel& compiled, cons
 /// run, its NVRTC module ("NVRTC sm_90 cache hit" / "NVRTC sm_90 1.23 s").
 views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pipeline::RunOptions& options);
 
+/// The run's "timing" warning as the GUI shows it: the CLI's "(--threads 1)" becomes the
+/// Preferences setting, and a run at `threads` == 1 is not told to use fewer threads.
+std::string guiTimingWarning(const std::string& message, int threads);
+/// The run's target as the Timings comparison names it: "CUDA" or "CPU".
+std::string runTargetName(const pipeline::RunReport& report);
+
 /// The kernel named in a runner fault message ("kernel 'X' crashed: ...", "kernel 'X' did not
 /// finish ...", "kernel 'X' ended the runner ..."), empty when none.
 std::string faultKernel(const std::string& message);

@@ -529,8 +529,12 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * loadOthersTicks / loadTotalTicks);
         report.warnings.warning(file, "timing",
                                 std::string("other processes used ") + pct +
-                                    " of the CPUs' time while the kernels were timed: the times are likely inflated; "
-                                    "rerun on a quiet machine, or with fewer threads than idle cores (--threads 1)");
+                                    " of the CPUs' time while the kernels were timed: the times are likely inflated; " +
+                                    // At one thread already, fewer threads is no advice.
+                                    (report.threads == 1
+                                         ? std::string("rerun on a quiet machine")
+                                         : std::string("rerun on a quiet machine, or with fewer threads than idle "
+                                                       "cores (--threads 1)")));
     }
     bool rotated = false;
     for (const auto& k : report.kernels) rotated = rotated || k.rotatedCopies > 1;

@@ -172,7 +172,8 @@ MappingPanel::MappingPanel(QWidget* parent)
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(canvasBox);
     split->addWidget(m_memory);
-    split->setStretchFactor(0, 3);
+    // The canvas takes the room; the memory table shrinks first.
+    split->setStretchFactor(0, 4);
     split->setStretchFactor(1, 1);
     split->setChildrenCollapsible(false);
 
@@ -602,6 +603,15 @@ void MappingPanel::updateSelectionText()
     m_selection->setText(parts.join(QStringLiteral(" \u00b7 ")));
 }
 
+void MappingPanel::setCpuTarget(bool cpu)
+{
+    if (m_memory->cpuTarget() == cpu)
+        return;
+    m_memory->setCpuTarget(cpu);
+    if (m_snapshot)
+        runMemoryAnalysis();
+}
+
 void MappingPanel::runMemoryAnalysis()
 {
     if (!m_snapshot)
@@ -625,6 +635,8 @@ void MappingPanel::runMemoryAnalysis()
                         m_snapshot->twoLevel() ? m_snapshot->threadsPerBlock() : 1);
     std::vector<bool> flags(static_cast<std::size_t>(m_snapshot->numWorkers()), false);
     for (const schedule::WarpAccess& w : report->warps) {
+        if (m_memory->cpuTarget())
+            break;  // no red outlines for a GPU-only concern on the CPU
         if (!w.uncoalesced && !w.bankConflict)
             continue;
         const std::int64_t first = w.warp * spec.warpSize;

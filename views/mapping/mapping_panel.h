@@ -82,6 +82,9 @@ public:
     void setColorBy(MappingCanvas::ColorBy mode);
     void setPlaying(bool playing);
     bool isPlaying() const;
+    /// CPU target: the memory view labels its warp analysis as a GPU view in neutral colours and
+    /// the canvas outlines no cells (MemoryView::setCpuTarget).
+    void setCpuTarget(bool cpu);
 
     /// The kernel row: which kernel Apply targets, its buttons and the outcome line.
     MappingApplyBar* applyBar() const { return m_applyBar; }

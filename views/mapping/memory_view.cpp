@@ -16,6 +16,9 @@ namespace {
 
 const QColor kBadBackground(0xfd, 0xe2, 0xe1);
 const QColor kBadText(0xb7, 0x1c, 0x1c);
+// The CPU target: the same warps, marked without alarm.
+const QColor kGpuNoteBackground(0xee, 0xee, 0xee);
+const QColor kGpuNoteText(0x55, 0x55, 0x55);
 
 QString shapeText(const std::vector<std::int64_t>& shape)
 {
@@ -155,9 +158,9 @@ void MemoryView::setReport(const schedule::MemoryReport& report, std::int64_t nu
             if (c != ColWorkers && c != ColVerdict)
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             if (bad) {
-                item->setBackground(kBadBackground);
+                item->setBackground(m_cpuTarget ? kGpuNoteBackground : kBadBackground);
                 if (c == ColVerdict || (c == ColSectors && w.uncoalesced) || (c == ColWavefronts && w.bankConflict))
-                    item->setForeground(kBadText);
+                    item->setForeground(m_cpuTarget ? kGpuNoteText : kBadText);
             }
             m_table->setItem(row, c, item);
         }
@@ -169,7 +172,18 @@ void MemoryView::setReport(const schedule::MemoryReport& report, std::int64_t nu
                        .arg(warps.size())
                        .arg(report.totalSectors)
                        .arg(report.totalIdealSectors);
-    if (report.badWarps > 0)
+    if (m_cpuTarget) {
+        // Warps, sectors and banks are GPU concepts: on the CPU they describe what this mapping
+        // would do as CUDA threads, not a fault of the kernel that runs here.
+        const QString what = report.badWarps > 0
+                                 ? tr("GPU view: if these workers were CUDA threads, %1 warp(s) would be uncoalesced "
+                                      "and %2 bank-conflicted (no effect on this CPU run)")
+                                       .arg(uncoalesced)
+                                       .arg(conflicted)
+                                 : tr("GPU view: if these workers were CUDA threads, every warp would be coalesced "
+                                      "and conflict-free");
+        text += QStringLiteral(" \u2014 <span style='color:#555'>%1</span>").arg(what.toHtmlEscaped());
+    } else if (report.badWarps > 0)
         text += QStringLiteral(" \u2014 <b style='color:#b71c1c'>%1</b>")
                     .arg(tr("%1 bad warp(s): %2 uncoalesced, %3 bank-conflicted")
                              .arg(report.badWarps)

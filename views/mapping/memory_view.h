@@ -40,6 +40,11 @@ public:
     void setReport(const schedule::MemoryReport& report, std::int64_t numWorkers, std::int64_t warpSize,
                    std::int64_t threadsPerBlock);
     void setError(const QString& message);
+    /// CPU target (true): the warp analysis is what the mapping would do on a GPU, not a fault of
+    /// this kernel; the summary says "GPU view: if these workers were CUDA threads ..." and the
+    /// table uses neutral colours. Takes effect with the next setReport.
+    void setCpuTarget(bool cpu) { m_cpuTarget = cpu; }
+    bool cpuTarget() const { return m_cpuTarget; }
     const std::optional<schedule::MemoryReport>& report() const { return m_report; }
 
     QComboBox* layoutBox() const { return m_layout; }
@@ -59,6 +64,7 @@ private:
     QLabel* m_summary;
     QTableWidget* m_table;
     std::optional<schedule::MemoryReport> m_report;
+    bool m_cpuTarget = false;
 };
 
 }  // namespace tessera::views

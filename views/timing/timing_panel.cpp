@@ -187,10 +187,31 @@ void TimingPanel::refreshSummary()
                          TimingTableModel::formatSeconds(pinned->totalSeconds));
     else if (pinned)
         text += tr(" \u00b7 compared with the pinned run");
+    // A ratio between runs made under different conditions says so next to it.
+    if (pinned) {
+        const QString note = conditionsNote(*pinned, s);
+        if (!note.isEmpty())
+            text += QStringLiteral(" \u2014 ") + note;
+    }
     // Inflated times are the first thing to know about a run, not a line lost in Problems.
     if (!s.timingWarning.empty())
         text += QStringLiteral("\n\u26a0 ") + tr("Timings unreliable: %1").arg(fromStd(s.timingWarning));
     m_summary->setText(text);
+}
+
+QString TimingPanel::conditionsNote(const PinnedRun& pinned, const TimingSnapshot& current)
+{
+    QStringList parts;
+    if (pinned.threads > 0 && current.threads > 0 && pinned.threads != current.threads)
+        parts << tr("pinned with %1 %2, this run %3")
+                     .arg(pinned.threads)
+                     .arg(pinned.threads == 1 ? tr("thread") : tr("threads"))
+                     .arg(current.threads);
+    if (!pinned.target.empty() && !current.target.empty() && pinned.target != current.target)
+        parts << tr("pinned on %1, this run on %2").arg(fromStd(pinned.target), fromStd(current.target));
+    else if (!pinned.machine.empty() && !current.machine.empty() && pinned.machine != current.machine)
+        parts << tr("pinned on %1, this run on %2").arg(fromStd(pinned.machine), fromStd(current.machine));
+    return parts.join(QStringLiteral("; "));
 }
 
 void TimingPanel::placeComparisonColumn()

@@ -60,6 +60,9 @@ public:
     /// The summary line for a snapshot, e.g. "End to end 1.234 ms (median of 40) · 3 kernels ·
     /// 2 threads · compile cache hit · check: all 3 kernels match the reference".
     static QString summaryFor(const TimingSnapshot& snapshot);
+    /// How the pinned run's conditions differ from the current run's, e.g. "pinned with 2
+    /// threads, this run 1; pinned on CUDA, this run on CPU"; empty when they match (or unknown).
+    static QString conditionsNote(const PinnedRun& pinned, const TimingSnapshot& current);
 
 signals:
     void kernelSelected(const QString& name);

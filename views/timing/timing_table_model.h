@@ -68,6 +68,10 @@ struct PinnedRun {
     std::vector<PinnedKernel> kernels;
     double totalSeconds = 0;  ///< end to end, median (0 = not timed)
     std::string label;        ///< e.g. "pinned 14:03:12"
+    /// The conditions of the pinned run, compared with the current run's in the summary.
+    int threads = 0;          ///< OpenMP threads (0 = unknown)
+    std::string target;       ///< "CPU" or "CUDA" (empty = unknown)
+    std::string machine;      ///< the CUDA device's name; empty for the CPU or when unknown
 };
 
 struct TimingSnapshot {
@@ -81,6 +85,8 @@ struct TimingSnapshot {
     /// Why the times may be inflated (the run's "timing" warning, e.g. other processes used 62% of
     /// the CPUs' time); empty when none. Shown in the summary, not only in Problems.
     std::string timingWarning;
+    std::string target;            ///< "CPU" or "CUDA" (empty = unknown)
+    std::string machine;           ///< the CUDA device's name; empty for the CPU or when unknown
 };
 
 /// A kernel as the cross-run matching sees it: its name and the nodes it covers.
