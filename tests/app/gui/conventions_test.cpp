@@ -372,6 +372,35 @@ private slots:
         }
     }
 
+    void welcomeSaysWhereThingsAre()
+    {
+        MainWindow w;
+        app::WelcomePanel* welcome = w.welcomePanel();
+        // The roofline step says how to get this machine's roofs (the roofline's banner button).
+        const QString roofStep = welcome->stepButton(app::WelcomePanel::Step::Roofline)->description();
+        QVERIFY2(roofStep.contains(QStringLiteral("Click Measure Roofs in the roofline's banner")), qPrintable(roofStep));
+        // The fusion step names where the planner is chosen, with the dock action's real key.
+        const QString planKeys = w.fusionDock()->toggleViewAction()->shortcut().toString(QKeySequence::NativeText);
+        QCOMPARE(planKeys, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P).toString(QKeySequence::NativeText));
+        const QString planStep = welcome->stepButton(app::WelcomePanel::Step::FusionPlan)->description();
+        QVERIFY2(planStep.startsWith(QStringLiteral("View > Fusion Plan (%1): choose the planner").arg(planKeys)),
+                 qPrintable(planStep));
+        // View lists the Welcome dock with the other docks; its toggle opens and closes it.
+        QMenu* view = nullptr;
+        for (QAction* a : w.menuBar()->actions())
+            if (a->text().remove(QLatin1Char('&')) == QStringLiteral("View"))
+                view = a->menu();
+        QVERIFY(view != nullptr);
+        QAction* toggle = w.welcomeDock()->toggleViewAction();
+        QVERIFY(view->actions().contains(toggle));
+        QCOMPARE(toggle->text(), QStringLiteral("&Welcome"));
+        QVERIFY(w.welcomeDock()->isHidden());
+        toggle->trigger();
+        QVERIFY(!w.welcomeDock()->isHidden());
+        toggle->trigger();
+        QVERIFY(w.welcomeDock()->isHidden());
+    }
+
     void firstRunWithAFileShowsWelcomeOnly()
     {
         QSettings().remove(QStringLiteral("welcome"));

@@ -17,11 +17,15 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/roof_session.h"
+#include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "core/perf/cpu_profile.h"
 #include "core/perf/cpu_microbench.h"
 #include "core/perf/kernel_points.h"
 #include "core/perf/machine_profile.h"
 #include "views/roofline/roofline_view.h"
+
+#include "gui_test_util.h"
 
 using namespace tessera;
 
@@ -143,6 +147,61 @@ private slots:
         QVERIFY(saved.ok());
         QCOMPARE(saved->roofs.size(), out.result->roofs.size());
         QVERIFY(saved->description.rfind("tessera Run > Measure Roofs --quick, ISA ", 0) == 0);
+    }
+
+    void aSavedProfileIsShownBeforeAnyRun()
+    {
+        perf::CpuMicrobenchResult r;
+        r.isa = perf::CpuIsa::Scalar;
+        r.roofs = {perf::computeRoof("FP32 FMA peak", "fp32", 100.0, 1, "fma scalar"),
+                   perf::computeRoof("FP32 FMA peak", "fp32", 190.0, 2, "fma scalar"),
+                   perf::bandwidthRoof("L1 bandwidth", "L1", 500.0, 2, "load"),
+                   perf::bandwidthRoof("DRAM bandwidth", "DRAM", 20.0, 2, "triad")};
+        {
+            // No profile yet: the banner says how to measure, with its button.
+            app::MainWindow w;
+            QVERIFY(test::loadSample(w, QStringLiteral("dw_pw_block.onnx")));
+            views::RooflineView* view = w.rooflineView();
+            QVERIFY(view->bannerText().contains(QStringLiteral("No measured roofs")));
+            QVERIFY(view->measureButton()->isVisibleTo(view));
+            QVERIFY(view->roofLines().empty());
+
+            // Roofs saved meanwhile (as `tessera-cli roofline measure --save` does) show with the
+            // next model, without a run.
+            QVERIFY(perf::saveProfileToDefaultDir(perf::cpuProfileFromMeasurement(r, "test", true)).ok());
+            QCOMPARE(savedProfiles(*m_config).size(), 1);
+            QVERIFY(test::loadSample(w, QStringLiteral("mobilenet_v2.onnx")));
+            QCOMPARE(view->bannerText(), QString());
+            QCOMPARE(countRoofLines(*view, true), 2);
+            QVERIFY(countRoofLines(*view, false) >= 1);
+        }
+        {
+            // A relaunch: the saved roofs are on the chart as soon as the model is shown.
+            app::MainWindow w;
+            w.resize(1400, 900);
+            w.show();
+            QVERIFY(test::loadSample(w, QStringLiteral("mobilenet_v2.onnx")));
+            QVERIFY(!w.runSession()->lastOutcome().report);  // no run
+            views::RooflineView* view = w.rooflineView();
+            QCOMPARE(view->bannerText(), QString());
+            QVERIFY(!view->measureButton()->isVisibleTo(view));
+            QCOMPARE(countRoofLines(*view, true), 2);
+            QVERIFY(countRoofLines(*view, false) >= 1);
+            QVERIFY2(view->title().contains(QStringLiteral("Roofs: cpu")), qPrintable(view->title()));
+            QVERIFY(view->kernelNames().isEmpty());
+
+            // Without a run the chart follows the target: a CUDA target has no CPU roofs.
+            QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
+            QVERIFY(w.selectTarget(QStringLiteral("cuda")));
+            if (w.currentTarget().kind == app::RunTarget::Kind::CudaCompileOnly)
+                QVERIFY2(view->bannerText().startsWith(QStringLiteral("CUDA compile only")), qPrintable(view->bannerText()));
+            else
+                QVERIFY2(view->bannerText().contains(QStringLiteral("CUDA device")), qPrintable(view->bannerText()));
+            QVERIFY(!view->measureButton()->isVisibleTo(view));
+            QVERIFY(w.selectTarget(QStringLiteral("cpu")));
+            QCOMPARE(view->bannerText(), QString());
+            QCOMPARE(countRoofLines(*view, true), 2);
+        }
     }
 
     void measuringAfterARunReplacesTheRunsDots()
