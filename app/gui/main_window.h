@@ -144,10 +144,11 @@ public:
     void seedRunHistory(const std::vector<views::TimingHistoryRun>& runs);
     QDockWidget* codeDock() const { return m_codeDock; }
     QDockWidget* timingDock() const { return m_timingDock; }
-    /// The Roofline dock (below Code; View > Roofline): after each run every kernel's dot is added
-    /// (pipeline::kernelSamples) against the profile saved for this CPU, or for the CUDA device
-    /// that ran (perf::findProfileFor; a banner otherwise); clicking a dot selects the node, and
-    /// selecting a node highlights its dot. A newly loaded model clears it.
+    /// The Roofline dock (below Code; View > Roofline): the roofs of the profile saved for this CPU,
+    /// or for the CUDA device (perf::findProfileFor; a banner otherwise), from the start and on each
+    /// model shown; after each run every kernel's dot is added (pipeline::kernelSamples) against
+    /// the roofs of the target that ran; clicking a dot selects the node, and selecting a node
+    /// highlights its dot. A newly loaded model clears the dots.
     views::RooflineView* rooflineView() const { return m_roofline; }
     /// The dock's second tab, "Energy" (first: "Performance"): GFLOP/J per kernel from the run's
     /// NVML energy (views::kernelEnergies), in the same chart mode as the roofline (the two mode
