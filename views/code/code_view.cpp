@@ -13,19 +13,6 @@
 
 namespace tessera::views {
 
-/// The line-number gutter: a plain widget that asks its editor to paint it.
-class CodeGutter : public QWidget {
-public:
-    explicit CodeGutter(CodeView* view) : QWidget(view), m_view(view) {}
-    QSize sizeHint() const override { return {m_view->gutterWidth(), 0}; }
-
-protected:
-    void paintEvent(QPaintEvent* event) override { m_view->paintGutter(event); }
-
-private:
-    CodeView* m_view;
-};
-
 namespace {
 
 const QColor kRangeBackground(0xff, 0xf1, 0xc4);
@@ -33,7 +20,7 @@ const QColor kRangeGutter(0xf2, 0xc9, 0x4c);
 
 }  // namespace
 
-CodeView::CodeView(QWidget* parent) : QPlainTextEdit(parent), m_gutter(new CodeGutter(this))
+CodeView::CodeView(QWidget* parent) : GutterTextEdit(parent)
 {
     setReadOnly(true);
     setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -47,8 +34,6 @@ CodeView::CodeView(QWidget* parent) : QPlainTextEdit(parent), m_gutter(new CodeG
     setTabStopDistance(QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')) * 4);
     m_highlighter = new CppHighlighter(document(), CppHighlighter::Dialect::Cpp);
 
-    connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { updateGutterWidth(); });
-    connect(this, &QPlainTextEdit::updateRequest, this, &CodeView::updateGutter);
     updateGutterWidth();
 }
 
@@ -83,38 +68,19 @@ int CodeView::gutterWidth() const
     return 12 + fontMetrics().horizontalAdvance(QLatin1Char('9')) * digits;
 }
 
-void CodeView::updateGutterWidth() { setViewportMargins(gutterWidth(), 0, 0, 0); }
-
-void CodeView::updateGutter(const QRect& rect, int dy)
-{
-    if (dy != 0)
-        m_gutter->scroll(0, dy);
-    else
-        m_gutter->update(0, rect.y(), m_gutter->width(), rect.height());
-    if (rect.contains(viewport()->rect()))
-        updateGutterWidth();
-}
-
-void CodeView::resizeEvent(QResizeEvent* event)
-{
-    QPlainTextEdit::resizeEvent(event);
-    const QRect cr = contentsRect();
-    m_gutter->setGeometry(QRect(cr.left(), cr.top(), gutterWidth(), cr.height()));
-}
-
 void CodeView::paintGutter(QPaintEvent* event)
 {
-    QPainter painter(m_gutter);
+    QPainter painter(gutter());
     painter.fillRect(event->rect(), QColor(0xf3, 0xf4, 0xf6));
     painter.setPen(QColor(0xdd, 0xe0, 0xe4));
-    painter.drawLine(m_gutter->width() - 1, event->rect().top(), m_gutter->width() - 1, event->rect().bottom());
+    painter.drawLine(gutter()->width() - 1, event->rect().top(), gutter()->width() - 1, event->rect().bottom());
     painter.setFont(font());
 
     QTextBlock block = firstVisibleBlock();
     int number = block.blockNumber() + 1;
     int top = qRound(blockBoundingGeometry(block).translated(contentOffset()).top());
     int bottom = top + qRound(blockBoundingRect(block).height());
-    const int w = m_gutter->width();
+    const int w = gutter()->width();
     while (block.isValid() && top <= event->rect().bottom()) {
         if (block.isVisible() && bottom >= event->rect().top()) {
             const bool inRange = m_first > 0 && number >= m_first && number <= m_last;
@@ -142,7 +108,7 @@ void CodeView::highlightLines(int first, int last)
         m_last = std::clamp(last, first, lines);
     }
     applySelections();
-    m_gutter->update();
+    gutter()->update();
     if (m_first == 0)
         return;
     // Put the first line of the range a couple of lines below the top, so the reader sees what

@@ -7,13 +7,13 @@
 ///
 /// Thread rules: UI thread only.
 
-#include <QPlainTextEdit>
+#include "views/code/gutter_text_edit.h"
 
 class QSyntaxHighlighter;
 
 namespace tessera::views {
 
-class CodeView : public QPlainTextEdit {
+class CodeView : public GutterTextEdit {
     Q_OBJECT
 public:
     /// What the text is, for its colours.
@@ -41,7 +41,7 @@ public:
     int firstVisibleLine() const;
 
     /// Width of the line-number gutter in pixels.
-    int gutterWidth() const;
+    int gutterWidth() const override;
 
 signals:
     /// The user clicked (pressed and released without selecting text) on line `line` (1-based):
@@ -49,17 +49,12 @@ signals:
     void lineClicked(int line);
 
 protected:
-    void resizeEvent(QResizeEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void paintGutter(QPaintEvent* event) override;
 
 private:
-    friend class CodeGutter;
-    void paintGutter(QPaintEvent* event);
-    void updateGutterWidth();
-    void updateGutter(const QRect& rect, int dy);
     void applySelections();
 
-    QWidget* m_gutter;
     QSyntaxHighlighter* m_highlighter = nullptr;
     Language m_language = Language::Cpp;
     int m_first = 0;

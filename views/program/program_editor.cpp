@@ -14,20 +14,6 @@
 
 namespace tessera::views {
 
-/// The gutter: line numbers and diagnostic markers, painted by the editor.
-class ProgramGutter : public QWidget {
-public:
-    explicit ProgramGutter(ProgramEditor* editor) : QWidget(editor), m_editor(editor) {}
-    QSize sizeHint() const override { return {m_editor->gutterWidth(), 0}; }
-
-protected:
-    void paintEvent(QPaintEvent* event) override { m_editor->paintGutter(event); }
-    bool event(QEvent* event) override { return m_editor->gutterEvent(event) || QWidget::event(event); }
-
-private:
-    ProgramEditor* m_editor;
-};
-
 namespace {
 
 const QColor kCurrentLine(0xff, 0xe0, 0x66, 60);
@@ -59,7 +45,7 @@ int markerSize(const QFontMetrics& fm) { return std::max(6, fm.height() * 3 / 5)
 }  // namespace
 
 ProgramEditor::ProgramEditor(QWidget* parent)
-    : QPlainTextEdit(parent), m_gutter(new ProgramGutter(this)), m_highlighter(new DslHighlighter(document()))
+    : GutterTextEdit(parent), m_highlighter(new DslHighlighter(document()))
 {
     setLineWrapMode(QPlainTextEdit::NoWrap);
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -69,10 +55,8 @@ ProgramEditor::ProgramEditor(QWidget* parent)
     setFont(mono);
     document()->setDefaultFont(mono);
     setTabStopDistance(QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')) * 2);
-    m_gutter->setMouseTracking(true);
+    gutter()->setMouseTracking(true);
 
-    connect(this, &QPlainTextEdit::blockCountChanged, this, [this] { updateGutterWidth(); });
-    connect(this, &QPlainTextEdit::updateRequest, this, &ProgramEditor::updateGutter);
     connect(this, &QPlainTextEdit::cursorPositionChanged, this, &ProgramEditor::applySelections);
     connect(this, &QPlainTextEdit::textChanged, this, [this] {
         if (!m_settingText)
@@ -93,7 +77,7 @@ void ProgramEditor::setProgram(const QString& text)
     m_settingText = false;
     document()->setModified(false);
     applySelections();
-    m_gutter->update();
+    gutter()->update();
 }
 
 bool ProgramEditor::isModified() const { return document()->isModified(); }
@@ -169,7 +153,7 @@ void ProgramEditor::setDiagnostics(const std::vector<support::Diagnostic>& diagn
         m_underlines.push_back({cursor, d.severity, diagnosticText(d)});
     }
     applySelections();
-    m_gutter->update();
+    gutter()->update();
 }
 
 QList<QTextEdit::ExtraSelection> ProgramEditor::diagnosticSelections() const
@@ -232,7 +216,7 @@ void ProgramEditor::setStatements(std::vector<ProgramStatement> statements)
     m_statements = std::move(statements);
     m_highlighted = -1;
     applySelections();
-    m_gutter->update();
+    gutter()->update();
 }
 
 QTextCursor ProgramEditor::statementCursor(const ProgramStatement& s) const
@@ -259,7 +243,7 @@ bool ProgramEditor::highlightStatementOf(const std::string& node, SnapshotNodeKi
     }
     m_highlighted = found;
     applySelections();
-    m_gutter->update();
+    gutter()->update();
     if (found < 0)
         return false;
     const ProgramStatement& s = m_statements[static_cast<std::size_t>(found)];
@@ -279,7 +263,7 @@ void ProgramEditor::clearStatementHighlight()
         return;
     m_highlighted = -1;
     applySelections();
-    m_gutter->update();
+    gutter()->update();
 }
 
 int ProgramEditor::statementAt(int position) const
@@ -317,7 +301,7 @@ QRect ProgramEditor::markerRect(int line) const
         return {};
     const QFontMetrics fm = fontMetrics();
     const int marker = markerSize(fm);
-    const QPoint origin = m_gutter->geometry().topLeft();
+    const QPoint origin = gutter()->geometry().topLeft();
     return {origin.x() + 4, origin.y() + qRound(r.top()) + (fm.height() - marker) / 2, marker, marker};
 }
 
@@ -331,31 +315,12 @@ int ProgramEditor::gutterWidth() const
     return 4 + markerSize(fm) + 4 + fm.horizontalAdvance(QLatin1Char('9')) * digits + 8;
 }
 
-void ProgramEditor::updateGutterWidth() { setViewportMargins(gutterWidth(), 0, 0, 0); }
-
-void ProgramEditor::updateGutter(const QRect& rect, int dy)
-{
-    if (dy != 0)
-        m_gutter->scroll(0, dy);
-    else
-        m_gutter->update(0, rect.y(), m_gutter->width(), rect.height());
-    if (rect.contains(viewport()->rect()))
-        updateGutterWidth();
-}
-
-void ProgramEditor::resizeEvent(QResizeEvent* event)
-{
-    QPlainTextEdit::resizeEvent(event);
-    const QRect cr = contentsRect();
-    m_gutter->setGeometry(QRect(cr.left(), cr.top(), gutterWidth(), cr.height()));
-}
-
 void ProgramEditor::paintGutter(QPaintEvent* event)
 {
-    QPainter painter(m_gutter);
+    QPainter painter(gutter());
     painter.fillRect(event->rect(), QColor(0xf3, 0xf4, 0xf6));
     painter.setPen(QColor(0xdd, 0xe0, 0xe4));
-    painter.drawLine(m_gutter->width() - 1, event->rect().top(), m_gutter->width() - 1, event->rect().bottom());
+    painter.drawLine(gutter()->width() - 1, event->rect().top(), gutter()->width() - 1, event->rect().bottom());
     painter.setFont(font());
     painter.setRenderHint(QPainter::Antialiasing);
 
@@ -368,7 +333,7 @@ void ProgramEditor::paintGutter(QPaintEvent* event)
     int number = block.blockNumber() + 1;
     int top = qRound(blockBoundingGeometry(block).translated(contentOffset()).top());
     int bottom = top + qRound(blockBoundingRect(block).height());
-    const int w = m_gutter->width();
+    const int w = gutter()->width();
     while (block.isValid() && top <= event->rect().bottom()) {
         if (block.isVisible() && bottom >= event->rect().top()) {
             if (highlighted != nullptr && number >= highlighted->firstLine && number <= highlighted->lastLine)
@@ -377,7 +342,7 @@ void ProgramEditor::paintGutter(QPaintEvent* event)
             if (severity >= 0) {
                 painter.setPen(Qt::NoPen);
                 painter.setBrush(severityColor(static_cast<support::Severity>(severity)));
-                const QRect r = markerRect(number).translated(-m_gutter->geometry().topLeft());
+                const QRect r = markerRect(number).translated(-gutter()->geometry().topLeft());
                 painter.drawEllipse(r);
                 if (severity == static_cast<int>(support::Severity::Error)) {
                     // A white bar makes the error marker readable without colour.
@@ -407,7 +372,7 @@ bool ProgramEditor::gutterEvent(QEvent* event)
     if (text.isEmpty())
         QToolTip::hideText();
     else
-        QToolTip::showText(help->globalPos(), text, m_gutter);
+        QToolTip::showText(help->globalPos(), text, gutter());
     return true;
 }
 
@@ -462,7 +427,7 @@ void ProgramEditor::applySelections()
     }
     selections << diagnosticSelections();
     setExtraSelections(selections);
-    m_gutter->update();
+    gutter()->update();
 }
 
 }  // namespace tessera::views

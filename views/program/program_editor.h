@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
-#include <QPlainTextEdit>
 
 #include "core/support/diagnostic.h"
 #include "views/graph/graph_snapshot.h"
+#include "views/code/gutter_text_edit.h"
 
 namespace tessera::views {
 
@@ -46,7 +46,7 @@ struct ProgramStatement {
     SnapshotNodeKind kind = SnapshotNodeKind::Operator;
 };
 
-class ProgramEditor : public QPlainTextEdit {
+class ProgramEditor : public GutterTextEdit {
     Q_OBJECT
 public:
     explicit ProgramEditor(QWidget* parent = nullptr);
@@ -97,7 +97,7 @@ public:
 
     /// Width of the gutter in pixels: the diagnostic marker column plus the line numbers (at
     /// least three digits).
-    int gutterWidth() const;
+    int gutterWidth() const override;
 
 signals:
     /// The user changed the text (typing, paste, undo...): the whole new text.
@@ -106,25 +106,20 @@ signals:
     void statementActivated(int index);
 
 protected:
-    void resizeEvent(QResizeEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
     bool viewportEvent(QEvent* event) override;
+    void paintGutter(QPaintEvent* event) override;
+    bool gutterEvent(QEvent* event) override;
 
 private:
-    friend class ProgramGutter;
     struct Underline {
         QTextCursor cursor;
         support::Severity severity;
         QString text;
     };
-    void paintGutter(QPaintEvent* event);
-    bool gutterEvent(QEvent* event);
-    void updateGutterWidth();
-    void updateGutter(const QRect& rect, int dy);
     void applySelections();
     QTextCursor statementCursor(const ProgramStatement& s) const;
 
-    QWidget* m_gutter;
     DslHighlighter* m_highlighter;
     bool m_settingText = false;
     std::vector<support::Diagnostic> m_diagnostics;
