@@ -217,6 +217,11 @@ private:
 private:
     bool isMember(ir::NodeId n) const { return std::find(m_members.begin(), m_members.end(), n) != m_members.end(); }
     /// True when v is read by a node outside the group or is a graph output.
+    /// Why epilogue `eid` cannot rewrite the anchor's stores of `y` (kept in buffer `yBuf`, of
+    /// logical shape `yShape`); empty when it can: the buffer holds the whole tensor, the kernel
+    /// never reads it back, and no other member of the group uses it.
+    support::DiagnosticList storeRewritable(ir::NodeId eid, ir::ValueId y, int yBuf,
+                                            const std::vector<std::int64_t>& yShape) const;
     bool usedOutside(ir::ValueId v) const {
         if (m_g.value(v).isGraphOutput) return true;
         for (ir::ValueId o : m_g.outputs())
@@ -396,6 +401,24 @@ support::DiagnosticList GroupRewriter::applyIndexMapPrologue(ir::NodeId pid) {
     return {};
 }
 
+support::DiagnosticList GroupRewriter::storeRewritable(ir::NodeId eid, ir::ValueId y, int yBuf,
+                                                      const std::vector<std::int64_t>& yShape) const {
+    const std::vector<std::int64_t>& yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
+    if (elementCount(yBufShape) != elementCount(yShape))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel's buffer of '" + m_g.value(y).name +
+                                       "' does not hold the whole tensor");
+    std::set<int> loads, writes;
+    collectBuffers(m_lk.kernel.body, loads, writes);
+    if (loads.count(yBuf))
+        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel reads back its output '" +
+                                       m_g.value(y).name + "' (accumulates in place), so the store cannot be rewritten");
+    for (ir::NodeId c : m_g.consumers(y))
+        if (c != eid && isMember(c))
+            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": '" + m_g.value(y).name +
+                                           "' has another use inside the group (" + nodeLabel(c) + ")");
+    return {};
+}
+
 support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
     const ir::Node& en = m_g.node(eid);
     const ir::ValueId y = en.inputs.empty() ? ir::kNoValue : en.inputs[0];
@@ -418,21 +441,9 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
         if (perm.empty()) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": perm is not a permutation of the input's axes");
     }
     const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
+    if (auto refused = storeRewritable(eid, y, yBuf, *yShape); !refused.empty()) return refused;
+    // A copy: adding the output's buffer below may reallocate the buffer list.
     const std::vector<std::int64_t> yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
-    if (elementCount(yBufShape) != elementCount(*yShape))
-        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel's buffer of '" + m_g.value(y).name +
-                                       "' does not hold the whole tensor");
-    {
-        std::set<int> loads, writes;
-        collectBuffers(m_lk.kernel.body, loads, writes);
-        if (loads.count(yBuf))
-            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel reads back its output '" +
-                                           m_g.value(y).name + "' (accumulates in place), so the store cannot be rewritten");
-    }
-    for (ir::NodeId c : m_g.consumers(y))
-        if (c != eid && isMember(c))
-            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": '" + m_g.value(y).name +
-                                           "' has another use inside the group (" + nodeLabel(c) + ")");
     const bool keepY = usedOutside(y);
     // The Reshape family keeps every element at its flat offset, so Z is stored through the
     // anchor's own view (same indices, no index arithmetic); a Transpose stores Z in its own shape
@@ -496,21 +507,9 @@ support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
                                        "' to a larger shape: it does not read it at its full shape");
     const int yPos = findIn(m_outs, y);
     const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
+    if (auto refused = storeRewritable(eid, y, yBuf, *yShape); !refused.empty()) return refused;
+    // A copy: adding the output's buffer below may reallocate the buffer list.
     const std::vector<std::int64_t> yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
-    if (elementCount(yBufShape) != elementCount(*yShape))
-        return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel's buffer of '" + m_g.value(y).name +
-                                       "' does not hold the whole tensor");
-    {
-        std::set<int> loads, writes;
-        collectBuffers(m_lk.kernel.body, loads, writes);
-        if (loads.count(yBuf))
-            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": the kernel reads back its output '" +
-                                           m_g.value(y).name + "' (accumulates in place), so the store cannot be rewritten");
-    }
-    for (ir::NodeId c : m_g.consumers(y))
-        if (c != eid && isMember(c))
-            return groupError(m_where, "epilogue " + nodeLabel(eid) + ": '" + m_g.value(y).name +
-                                           "' has another use inside the group (" + nodeLabel(c) + ")");
     const bool keepY = usedOutside(y);
     // The other operands, at the store's index broadcast.
     struct Operand {
