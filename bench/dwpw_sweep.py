@@ -30,7 +30,13 @@ With --next (not yet run; run 4's open questions at batch 32): for the blocks wi
 the default against the raw taps alone ("raw") and 2 / 4 groups without them ("sp2+noraw",
 "sp4+noraw": 64 registers for the 96-filter tiles, so two blocks of 512 threads fit an SM).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next] [--default-only]
+With --runs (issue 6 run 6): B runs (TESSERA_DWPW_RUN=2|4: a thread produces 2 or 4 consecutive
+pixels of one channel, sharing the depthwise weights and the overlapping input taps) against the
+default, at batch 32 for the blocks whose output rows are even, with tiles giving 4 B elements
+per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
+not used with the raw-tap prefetch the split tiles have).
+
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs] [--default-only]
 """
 import json
 import os
@@ -95,7 +101,8 @@ wide = "--wide" in sys.argv
 
 final4 = "--final4" in sys.argv
 nxt = "--next" in sys.argv
-run4 = "--run4" in sys.argv or final4 or nxt
+runs = "--runs" in sys.argv
+run4 = "--run4" in sys.argv or final4 or nxt or runs
 
 # Environment of a --run4 configuration name.
 def run4_env(cfg):
@@ -112,10 +119,31 @@ def run4_env(cfg):
             env["TESSERA_DWPW_PREFETCH"] = "1"
         elif part == "noraw":
             env["TESSERA_DWPW_RAW"] = "0"
+        elif part.startswith("run"):
+            env["TESSERA_DWPW_RUN"] = part[3:]
     return env
 
 
+# Run 6's configurations per block (C, K) at batch 32: the default tile's B elements per thread
+# are 4 for blocks 0, 7, 8 (runs of 4 / 2 fit), 2 for blocks 1-4 and 6, 1 for block 5 (split).
+RUNS_B32 = {
+    (32, 16): ["", "run4"],
+    (96, 24): ["", "run2", "T:32,64,16+run4", "T:32,32,32+run4"],
+    (144, 24): ["", "run2", "T:32,64,16+run4", "T:32,32,32+run4"],
+    (144, 32): ["", "run2", "T:32,64,16+run4"],
+    (192, 32): ["", "run2", "T:32,64,16+run4"],
+    (192, 64): ["", "T:64,32,16+run2"],
+    (384, 64): ["", "run2"],
+    (384, 96): ["", "run2"],
+    (576, 96): ["", "run2"],
+}
+
+
 def configs(k, cols, c):
+    if runs:
+        if cols < 1000:  # batch 1
+            return ["", "run4+noraw"]
+        return RUNS_B32.get((c, k), [""])
     if nxt:
         return ["", "raw", "sp2+noraw", "sp4+noraw"] if c >= 384 and cols >= 1000 else [""]
     if final4:
@@ -269,7 +297,7 @@ for batch in batches:
             env.pop("TESSERA_DWPW_PREFETCH", None)
             tile = cfg
             if run4:
-                for kk in ("TESSERA_DWPW_SPLIT", "TESSERA_DWPW_RAW", "TESSERA_DWPW_GEMM"):
+                for kk in ("TESSERA_DWPW_SPLIT", "TESSERA_DWPW_RAW", "TESSERA_DWPW_GEMM", "TESSERA_DWPW_RUN"):
                     env.pop(kk, None)
                 env.update(run4_env(cfg))
                 tile = ""

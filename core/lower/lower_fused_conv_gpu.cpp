@@ -199,6 +199,18 @@ bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK) {
     return channels >= 384 || splitK > 1;
 }
 
+std::int64_t dwPwGemmRun(std::int64_t outWidth, const GpuGemmSpec::Tile& t, std::int64_t columns) {
+    std::int64_t want = 1;
+    if (const char* env = std::getenv("TESSERA_DWPW_RUN"); env && *env) {
+        const std::string v(env);
+        want = v == "2" ? 2 : v == "4" ? 4 : 1;
+    }
+    // The largest run up to `want` that divides the output row and fits the tile.
+    for (std::int64_t r = want; r >= 2; r /= 2)
+        if (outWidth % r == 0 && gpuGemmBRunApplies(t, columns, r)) return r;
+    return 1;
+}
+
 bool useDwPwGemm(const LowerOptions& options, const ConvChainSpec& chain) {
     if (options.target != Target::Cuda || chain.kind != schedule::FusionKind::DwPw) return false;
     const char* env = std::getenv("TESSERA_DWPW_GEMM");
@@ -258,11 +270,13 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         if (inside) xv = select(inside, xv, zero);
         return xv;
     };
-    // T[c, j] = between(B1[c] + sum_q W1[c, q] * tap(q)), the taps given.
-    auto combine = [&](const Expr& c, const Expr&, const std::function<Expr(std::int64_t)>& tap) -> Expr {
-        Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
+    // T[c, j] = between(B1[c] + sum_q W1[c, q] * tap(q)), the taps given (and the weights and
+    // bias, when given: a run's Lets).
+    auto combineWith = [&](const Expr& c, const std::function<Expr(std::int64_t)>& tap,
+                           const std::function<Expr(std::int64_t)>& weight, const Expr& bias) -> Expr {
+        Expr sum = bias ? bias : B1b >= 0 ? load(B1b, f32, {c}) : Expr();
         for (std::int64_t q = 0; q < taps; ++q) {
-            const Expr term = load(W1b, f32, {c, intImm(q)}) * tap(q);
+            const Expr term = (weight ? weight(q) : load(W1b, f32, {c, intImm(q)})) * tap(q);
             sum = sum ? sum + term : term;
         }
         auto v = applyBetween(ck, info, sum ? sum : zero);
@@ -272,6 +286,9 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         }
         return *v;
     };
+    auto combine = [&](const Expr& c, const Expr&, const std::function<Expr(std::int64_t)>& tap) -> Expr {
+        return combineWith(c, tap, {}, Expr());
+    };
     gs.bElement = [&](const Expr& c, const Expr& j) -> Expr {
         return combine(c, j, [&](std::int64_t q) { return tapValue(c, j, q); });
     };
@@ -280,6 +297,65 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         gs.bRawCount = taps;
         gs.bRaw = tapValue;
         gs.bCombine = combine;
+    }
+    gs.bRun = dwPwGemmRun(W1, gs.tile, N * P);
+    if (gs.bRun > 1 && !(gs.prefetch && dwPwGemmRawPrefetch(Cm, gs.tile.splitK))) {
+        // A run of R pixels of one output row (R divides the row, runs start at multiples of R):
+        // the channel's weights and bias loaded once, and each input column under the run's
+        // windows once per window row (R = 4, stride 1, 3x3: 18 tap loads instead of 36).
+        gs.bRunElements = [&](const Expr& c, const Expr& j0, const std::function<Stmt(std::int64_t, const Expr&)>& sink) -> Stmt {
+            const std::int64_t R = gs.bRun;
+            std::vector<std::pair<Var, Expr>> binds;
+            auto bind = [&](const std::string& hint, const Expr& e) {
+                const Var v = k.newVar(hint, e.dtype());
+                binds.emplace_back(v, e);
+                return varRef(v);
+            };
+            const Expr n = N == 1 ? intImm(0) : bind("n", j0 / intImm(P));
+            const Expr p = N == 1 ? j0 : j0 % intImm(P);
+            const Expr oh = bind("oh", p / intImm(W1)), ow0 = bind("ow", p % intImm(W1));
+            std::vector<Expr> w(static_cast<std::size_t>(taps));
+            for (std::int64_t q = 0; q < taps; ++q) w[static_cast<std::size_t>(q)] = bind("w", load(W1b, f32, {c, intImm(q)}));
+            const Expr bias = B1b >= 0 ? bind("bias", load(B1b, f32, {c})) : Expr();
+            // Input column offset o = r * s + kw * d from ow0 * s - pad; row kh: its value.
+            const std::int64_t span = (R - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
+            std::vector<Expr> x(static_cast<std::size_t>(ga.k[0] * span));
+            for (std::int64_t kh = 0; kh < ga.k[0]; ++kh) {
+                const Expr xh = oh * intImm(ga.s[0]) + intImm(kh * ga.d[0] - ga.pb[0]);
+                for (std::int64_t o = 0; o < span; ++o) {
+                    bool used = false;
+                    for (std::int64_t r = 0; r < R && !used; ++r)
+                        for (std::int64_t kw = 0; kw < ga.k[1]; ++kw)
+                            if (r * ga.s[1] + kw * ga.d[1] == o) used = true;
+                    if (!used) continue;
+                    const Expr xw = ow0 * intImm(ga.s[1]) + intImm(o - ga.pb[1]);
+                    // Guards only where the column or row can leave the input (ow0 in [0, W1 - R]).
+                    Expr inside;
+                    auto andI = [&](const Expr& e) { inside = inside ? (inside && e) : e; };
+                    if (kh * ga.d[0] < ga.pb[0]) andI(xh >= intImm(0));
+                    if ((H1 - 1) * ga.s[0] + kh * ga.d[0] - ga.pb[0] >= H) andI(xh < intImm(H));
+                    if (o < ga.pb[1]) andI(xw >= intImm(0));
+                    if ((W1 - R) * ga.s[1] + o - ga.pb[1] >= W) andI(xw < intImm(W));
+                    Expr xv = load(X, f32, {n, c, xh * intImm(W) + xw});
+                    if (inside) xv = select(inside, xv, zero);
+                    x[static_cast<std::size_t>(kh * span + o)] = bind("x", xv);
+                }
+            }
+            std::vector<Stmt> outs;
+            for (std::int64_t r = 0; r < R; ++r) {
+                const Expr v = combineWith(
+                    c,
+                    [&](std::int64_t q) {
+                        const std::int64_t kh = q / ga.k[1], kw = q % ga.k[1];
+                        return x[static_cast<std::size_t>(kh * span + r * ga.s[1] + kw * ga.d[1])];
+                    },
+                    [&](std::int64_t q) { return w[static_cast<std::size_t>(q)]; }, bias);
+                outs.push_back(sink(r, v));
+            }
+            Stmt body = seq(outs);
+            for (auto it = binds.rbegin(); it != binds.rend(); ++it) body = let(it->first, it->second, body);
+            return body;
+        };
     }
     k.body = emitGpuGemm(k, gs);
     if (betweenErrors.hasErrors()) return betweenErrors;

@@ -75,6 +75,14 @@ bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 /// environment variable TESSERA_DWPW_RAW overrides it ("0": off, anything else: on).
 bool dwPwGemmRawPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 
+/// The B run (GpuGemmSpec::bRun) of a chain whose output rows are `outWidth` pixels, under tile
+/// `t` with `columns` GEMM columns: the largest of 4, 2 up to the one asked for that divides the
+/// row (so a run never crosses a row or an image) and gpuGemmBRunApplies; 1 otherwise. A run
+/// shares the depthwise weights, bias and overlapping input taps of its pixels. Asked for by the
+/// environment variable TESSERA_DWPW_RUN=1|2|4 (default 1: not measured yet). Not used with the
+/// raw-tap prefetch.
+std::int64_t dwPwGemmRun(std::int64_t outWidth, const GpuGemmSpec::Tile& t, std::int64_t columns);
+
 /// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
 /// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not
 /// "off" (benchmarks compare with the tile kernel that way).

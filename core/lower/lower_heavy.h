@@ -139,7 +139,25 @@ struct GpuGemmSpec {
     std::int64_t bRawCount = 0;
     std::function<Expr(const Expr& k, const Expr& j, std::int64_t q)> bRaw;
     std::function<Expr(const Expr& k, const Expr& j, const std::function<Expr(std::int64_t q)>& raw)> bCombine;
+    /// Runs of B elements (with bElement, not with the raw prefetch): when bRun > 1 and
+    /// bRunElements is set and gpuGemmBRunApplies(tile, N, bRun), each thread produces its B
+    /// elements in runs of bRun consecutive columns of one reduction index (a run starts at a
+    /// column that is a multiple of bRun; consecutive threads take consecutive runs), instead of
+    /// one column for all its reduction indices, so a producer can share loads between the run's
+    /// elements (a depthwise conv's weights, and the input taps that neighbouring pixels share).
+    /// bRunElements(k, j0, sink) is a statement that calls sink(r, value) once for each r in
+    /// [0, bRun) with the value of element (k, j0 + r), which must equal bElement(k, j0 + r); the
+    /// template runs it only for runs inside [0, K) x [0, N) (zero elsewhere), so it may load
+    /// unguarded (e.g. bind loads to Lets). Otherwise (bRun 1, or it does not apply) bElement.
+    std::int64_t bRun = 1;
+    std::function<Stmt(const Expr& k, const Expr& j0, const std::function<Stmt(std::int64_t r, const Expr& v)>& sink)>
+        bRunElements;
 };
+
+/// True when B runs of `run` columns (GpuGemmSpec::bRun) fit tile `t` for N columns: run > 1
+/// divides the tile's columns, each thread's share of the B tile (cols * bk / threads elements
+/// per group) and N (so a run is either inside [0, N) or past it).
+bool gpuGemmBRunApplies(const GpuGemmSpec::Tile& t, std::int64_t N, std::int64_t run);
 
 /// True when a MatMul/Gemm of output extents batch x M x N with element types `types` (operands
 /// and output) takes the CUDA GEMM template: the target is Cuda, M and N are >= kGpuGemmMinExtent,

@@ -129,6 +129,10 @@ bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t) {
     return isPow2(t.cols()) && t.cols() >= 8 && t.cols() <= 256 && (t.cols() * t.bk) % kThreads == 0;
 }
 
+bool gpuGemmBRunApplies(const GpuGemmSpec::Tile& t, std::int64_t N, std::int64_t run) {
+    return run > 1 && t.cols() % run == 0 && (t.cols() * t.bk / kThreads) % run == 0 && N % run == 0;
+}
+
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
                 const std::vector<DType>& types) {
     if (ctx.options.target != Target::Cuda) return false;
@@ -168,6 +172,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     // Raw B prefetch (GpuGemmSpec::bRawCount): raw values per B element kept in registers.
     const bool rawB = s.prefetch && s.bElement && s.bRawCount > 0 && s.bRaw && s.bCombine;
     const std::int64_t kRaw = rawB ? s.bRawCount : 1;
+    // B runs (GpuGemmSpec::bRun): a thread's B elements in runs of kRun columns of one k.
+    const std::int64_t kRun =
+        (s.bElement && s.bRunElements && !rawB && gpuGemmBRunApplies(tl, s.N, s.bRun)) ? s.bRun : 1;
 
     MappingPlan plan;
     plan.target = Target::Cuda;
@@ -345,11 +352,48 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                              });
         };
 
+        // B runs (kRun > 1): element e of thread t's share is column col0 + e % kRun of reduction
+        // index kk, run u = e / kRun being the block-wide run t + u * kThreads (kBN / kRun runs
+        // per tile row).
+        const std::int64_t kBPer = kBN * kBK / kThreads;  // B elements per thread
+        auto runCoords = [&](const Expr& t, std::int64_t u, Expr* col0, Expr* kk) {
+            const Expr f = t + intImm(u * kThreads);
+            *kk = f / intImm(kBN / kRun);
+            *col0 = (f % intImm(kBN / kRun)) * intImm(kRun);
+        };
+        // Every element of thread t's runs at step base kBase, given to sink(e, kk, col, value).
+        auto stageRuns = [&](const Expr& t, const Expr& kBase, const Sink& sink) {
+            std::vector<Stmt> st;
+            for (std::int64_t u = 0; u < kBPer / kRun; ++u) {
+                Expr col0, kk;
+                runCoords(t, u, &col0, &kk);
+                const Expr gCol = colBase + col0, gK = kBase + kk;
+                const Expr cond = guardOf(gCol, gK, kBN, s.N);
+                Stmt produce = s.bRunElements(gK, gCol, [&](std::int64_t r, const Expr& v) {
+                    return sink(intImm(u * kRun + r), kk, col0 + intImm(r), cast(v, accT));
+                });
+                if (cond) {
+                    std::vector<Stmt> zeros;
+                    for (std::int64_t r = 0; r < kRun; ++r) zeros.push_back(sink(intImm(u * kRun + r), kk, col0 + intImm(r), zero));
+                    produce = ifThen(cond, produce, seq(zeros));
+                }
+                st.push_back(produce);
+            }
+            return seq(st);
+        };
+        auto stageB = [&](const Expr& t, const Expr& g, const Expr& kBase) {
+            if (kRun > 1)
+                return stageRuns(t, kBase, [&](const Expr&, const Expr& kk, const Expr& col, const Expr& v) {
+                    return store(Bs, {sRow(g, kk), col}, v);
+                });
+            return stage(t, g, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); });
+        };
+
         const Var k0 = k.newVar("k0");
         Stmt loadPhase = threads([&](const Expr&, const Expr& g, const Expr& t) {
             const Expr kBase = stepBase(varRef(k0), g);
             return seq({stage(t, g, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
-                        stage(t, g, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); })});
+                        stageB(t, g, kBase)});
         });
         auto computeBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
@@ -399,6 +443,8 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                         }
                         return seq(st);
                     });
+                } else if (kRun > 1) {
+                    bPart = stageRuns(t, kB, [&](const Expr& e, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, e}, v); });
                 } else {
                     bPart = stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
                                       [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, r}, v); });
@@ -430,8 +476,21 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             };
             prologue = threads([&](const Expr& ta, const Expr& g, const Expr& t) { return fetchGlobal(ta, t, stepBase(intImm(0), g)); });
             Stmt put = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-                return seq({toShared(ta, g, t, As, preA, !s.transA, kBM),
-                            rawB ? combineToShared(ta, g, t) : toShared(ta, g, t, Bs, preB, s.transB, kBN)});
+                Stmt bPut;
+                if (rawB) {
+                    bPut = combineToShared(ta, g, t);
+                } else if (kRun > 1) {
+                    std::vector<Stmt> st;
+                    for (std::int64_t e = 0; e < kBPer; ++e) {
+                        Expr col0, kk;
+                        runCoords(t, e / kRun, &col0, &kk);
+                        st.push_back(store(Bs, {sRow(g, kk), col0 + intImm(e % kRun)}, load(preB, accT, {ta, intImm(e)})));
+                    }
+                    bPut = seq(st);
+                } else {
+                    bPut = toShared(ta, g, t, Bs, preB, s.transB, kBN);
+                }
+                return seq({toShared(ta, g, t, As, preA, !s.transA, kBM), bPut});
             });
             Stmt next = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
                 return seq({ifThen(varRef(k1) + 1 < intImm(kStepsG), fetchGlobal(ta, t, stepBase(varRef(k1) + 1, g))), computeBody(ta, g, t)});
@@ -522,6 +581,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         }
         return r + (d.group > 1 ? " + 0.." + std::to_string(d.group - 1) : "");
     };
+    if (kRun > 1)
+        k.notes.push_back("B produced in runs of " + std::to_string(kRun) + " consecutive columns of one reduction index per thread "
+                          "(loads shared within a run)");
     if (kS > 1)
         k.notes.push_back("reduction split over " + std::to_string(kS) + " groups of " + std::to_string(kThreads) +
                           " threads (" + std::to_string(kAll) + " per block), each with its own shared stage and every " +

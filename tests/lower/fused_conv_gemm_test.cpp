@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <tuple>
@@ -264,6 +265,63 @@ TEST(FusedConvGemm, SplitReductionAgainstReference) {
     EXPECT_EQ(check(d), "");
 }
 
+TEST(FusedConvGemm, BRunsAgainstReference) {
+    // GpuGemmSpec::bRun through TESSERA_DWPW_RUN: a thread produces 2 or 4 consecutive pixels of
+    // one channel, sharing the weights and the input columns under their windows. Output rows of
+    // 8 (runs of 4 and 2) and 6 (runs of 2 only), stride 1 and 2, 3x3 and 5x5 windows, padding at
+    // every edge, ragged channels (37: steps past the end) and columns (3 images: the last tile
+    // partly past N), with and without biases, with and without register prefetch.
+    struct Case {
+        Dw d;
+        const char* run;
+        const char* tile;
+        std::int64_t want;  // run used
+    };
+    std::vector<Case> cases;
+    Dw a;
+    a.N = 3, a.C = 37, a.H = a.W = 8, a.K = 40;
+    cases.push_back({a, "4", "64,64,16", 4});
+    cases.push_back({a, "2", "64,32,16", 2});
+    cases.push_back({a, "4", "64,32,16", 2});  // 32 x 16 / 256 = 2 elements per thread: runs of 2
+    Dw b = a;
+    b.H = 16, b.W = 15, b.stride = 2, b.bias1 = false;  // 8 x 8 outputs from odd-width input
+    cases.push_back({b, "4", "64,64,16", 4});
+    Dw c = a;
+    c.H = c.W = 12, c.kernel = 5, c.pad = 2, c.stride = 2, c.bias2 = false, c.clip = false;  // 6 x 6 outputs
+    cases.push_back({c, "4", "32,64,16", 2});
+    Dw e = a;
+    e.H = e.W = 7;  // 7-pixel rows: no run divides them
+    cases.push_back({e, "4", "64,64,16", 1});
+    for (const char* pf : {"0", "1"}) {
+        EnvVar prefetch("TESSERA_DWPW_PREFETCH", pf), raw("TESSERA_DWPW_RAW", "0");
+        for (const Case& cs : cases) {
+            EnvVar run("TESSERA_DWPW_RUN", cs.run);
+            EnvTile env(cs.tile);
+            LoweredKernel lk;
+            EXPECT_EQ(check(cs.d, &lk), "") << cs.tile << " run " << cs.run << " prefetch " << pf << " W " << cs.d.W;
+            const std::string text = printKernel(lk.kernel);
+            const std::string note = "B produced in runs of " + std::to_string(cs.want) + " ";
+            EXPECT_EQ(text.find(note) != std::string::npos, cs.want > 1) << cs.tile << " run " << cs.run << " W " << cs.d.W;
+            EXPECT_EQ(text.find("B produced in runs") != std::string::npos, cs.want > 1) << cs.tile;
+        }
+    }
+    // Not with the raw-tap prefetch; the rule in detail.
+    {
+        EnvVar prefetch("TESSERA_DWPW_PREFETCH", "1"), raw("TESSERA_DWPW_RAW", "1"), run("TESSERA_DWPW_RUN", "4");
+        EnvTile env("64,64,16");
+        LoweredKernel lk;
+        EXPECT_EQ(check(a, &lk), "");
+        EXPECT_EQ(printKernel(lk.kernel).find("B produced in runs"), std::string::npos);
+    }
+    GpuGemmSpec::Tile t = *detail::gpuGemmTileOf(32, 64, 16);  // 4 B elements per thread
+    EXPECT_EQ(detail::dwPwGemmRun(56, t, 32 * 56 * 56), 1);     // not asked for
+    EnvVar run("TESSERA_DWPW_RUN", "4");
+    EXPECT_EQ(detail::dwPwGemmRun(56, t, 32 * 56 * 56), 4);
+    EXPECT_EQ(detail::dwPwGemmRun(14, t, 32 * 14 * 14), 2);
+    EXPECT_EQ(detail::dwPwGemmRun(7, t, 32 * 7 * 7), 1);
+    EXPECT_EQ(detail::dwPwGemmRun(56, *detail::gpuGemmTileOf(32, 32, 16), 32 * 56 * 56), 2);  // 2 per thread
+}
+
 TEST(FusedConvGemm, UsedForDwPwOnCudaOnly) {
     detail::ConvChainSpec spec;
     EXPECT_TRUE(detail::useDwPwGemm(cudaOptions(), spec));
@@ -390,7 +448,7 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         Dw d;
         const char* what;
     };
-    std::vector<Case> cases(6);
+    std::vector<Case> cases(8);
     cases[0].d.N = 32, cases[0].d.C = 32, cases[0].d.H = cases[0].d.W = 112, cases[0].d.K = 16;
     cases[0].what = "b32 32x112x112 -> 16";
     cases[1].d.N = 32, cases[1].d.C = 960, cases[1].d.H = cases[1].d.W = 7, cases[1].d.K = 160;
@@ -405,12 +463,28 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
     // Batch 1's split tiles: 4 groups of 256 threads (64 registers at most), the raw taps prefetched.
     cases[5].d.N = 1, cases[5].d.C = 960, cases[5].d.H = cases[5].d.W = 7, cases[5].d.K = 320;
     cases[5].what = "b1 960x7x7 -> 320 (split over 4 groups, raw taps)";
+    // B runs (GpuGemmSpec::bRun): 4 pixels of 56-pixel rows per thread under a 32 x 64 x 16 tile;
+    // 2 of 14-pixel rows under the 96-filter tall tile with register prefetch.
+    cases[6].d.N = 32, cases[6].d.C = 144, cases[6].d.H = cases[6].d.W = 56, cases[6].d.K = 24;
+    cases[6].what = "b32 144x56x56 -> 24 (runs of 4, 32x64x16)";
+    cases[7].d.N = 32, cases[7].d.C = 576, cases[7].d.H = cases[7].d.W = 14, cases[7].d.K = 96;
+    cases[7].what = "b32 576x14x14 -> 96 (tall tile, runs of 2)";
     for (const Case& c : cases) {
         // The third case with register prefetch (GpuGemmSpec::prefetch).
         if (&c == &cases[2]) ::setenv("TESSERA_DWPW_PREFETCH", "1", 1);
+        std::optional<EnvVar> run;
+        std::optional<EnvTile> tile;
+        if (&c == &cases[6]) {
+            run.emplace("TESSERA_DWPW_RUN", "4");
+            tile.emplace("32,64,16");
+        }
+        if (&c == &cases[7]) run.emplace("TESSERA_DWPW_RUN", "2");
         Built bt = build(c.d);
         auto lk = lowerIt(bt);
         ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+        if (run) {
+            EXPECT_NE(printKernel(lk->kernel).find("B produced in runs"), std::string::npos) << c.what;
+        }
         auto m = codegen::generateCuda({&lk->kernel});
         ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
         if (const char* dump = std::getenv("TESSERA_FUSED_GEMM_DUMP"))  // by hand
