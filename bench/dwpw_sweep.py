@@ -136,6 +136,10 @@ RUNS_B32 = {
     (384, 64): ["", "run2"],
     (384, 96): ["", "run2"],
     (576, 96): ["", "run2"],
+    # (7-pixel rows: no runs) the tall tiles with 5 rows per thread (ty = 32 or 64 threads along
+    # the filters, 2 or 4 columns each) and, for K 320, 10 rows x 2 columns.
+    (576, 160): ["", "T:160,16,32,5"],
+    (960, 320): ["", "T:320,16,32,5", "T:320,16,32,10"],
 }
 
 
