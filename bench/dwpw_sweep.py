@@ -30,13 +30,15 @@ With --next (not yet run; run 4's open questions at batch 32): for the blocks wi
 the default against the raw taps alone ("raw") and 2 / 4 groups without them ("sp2+noraw",
 "sp4+noraw": 64 registers for the 96-filter tiles, so two blocks of 512 threads fit an SM).
 
+With --compile-all (with --final or --final3): torch.compile for every block measured.
+
 With --runs (issue 6 run 6): B runs (TESSERA_DWPW_RUN=2|4: a thread produces 2 or 4 consecutive
 pixels of one channel, sharing the depthwise weights and the overlapping input taps) against the
 default, at batch 32 for the blocks whose output rows are even, with tiles giving 4 B elements
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs] [--default-only]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2] [--default-only] [--compile-all]
 """
 import json
 import os
@@ -141,6 +143,20 @@ RUNS_B32 = {
     (576, 160): ["", "T:160,16,32,5"],
     (960, 320): ["", "T:320,16,32,5", "T:320,16,32,10"],
 }
+
+# Run 6, second call (--runs2): larger tiles with runs of 4 for the stride-1 blocks that gained,
+# and the 5/10-rows-per-thread tall tiles again.
+RUNS2_B32 = {
+    (32, 16): ["", "T:16,128,16+run4", "T:16,64,32+run4"],
+    (144, 24): ["", "T:32,64,16+run4", "T:32,128,16+run4", "T:32,64,32+run4", "T:32,128,8+run4"],
+    (192, 32): ["", "T:32,64,16+run4", "T:32,128,16+run4", "T:32,64,32+run4"],
+    (384, 64): ["", "run2", "T:64,32,32+run2"],
+    (576, 160): ["", "T:160,16,32,5"],
+    (960, 160): ["", "T:160,16,32,5"],
+    (960, 320): ["", "T:320,16,32,10"],
+}
+if "--runs2" in sys.argv:
+    runs, run4, RUNS_B32 = True, True, RUNS2_B32
 
 
 def configs(k, cols, c):
@@ -285,7 +301,7 @@ for batch in batches:
             y_ref = block(tx).double().cpu().numpy()
             t_eager = cuda_median(lambda: block(tx))
             t_comp = None
-            if final and "--final3" not in sys.argv and bi in (0, 2, 10):
+            if final and ("--compile-all" in sys.argv or ("--final3" not in sys.argv and bi in (0, 2, 10))):
                 try:
                     cb = torch.compile(block)
                     t_comp = cuda_median(lambda: cb(tx))

@@ -132,9 +132,9 @@ std::optional<GpuGemmSpec::Tile> envTile() {
 
 }  // namespace
 
-GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
     const std::optional<GpuGemmSpec::Tile> fromEnv = envTile();
-    const GpuGemmSpec::Tile t = fromEnv ? *fromEnv : dwPwGemmTileUnsplit(filters, columns, channels);
+    const GpuGemmSpec::Tile t = fromEnv ? *fromEnv : dwPwGemmTileUnsplit(filters, columns, channels, runWidth);
     std::int64_t split = envSplit();
     if (split == 0) {
         if (fromEnv) return t;  // as asked (its split field)
@@ -146,8 +146,10 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
         // 1.0-1.7x slower split (2 or 4 groups; 2 groups of the 96-filter tiles need 119
         // registers, one block per SM), so they stay unsplit.
         const bool tall = !gpuGemmTileValid(t);
+        // Run tiles (dwPwRunTile) were measured unsplit, with runs (which the split's raw taps exclude).
+        const bool runTile = dwPwRunTile(filters, columns, runWidth).has_value();
         const std::int64_t blocks = ceilDiv(filters, t.rows()) * ceilDiv(columns, t.cols());
-        split = tall ? 1 : blocks < kSms ? 4 : (blocks < 4 * kSms && channels < 384) ? 2 : 1;
+        split = tall || runTile ? 1 : blocks < kSms ? 4 : (blocks < 4 * kSms && channels < 384) ? 2 : 1;
     }
     // The largest split up to `split` whose stages fit the shared memory.
     for (std::int64_t s = split; s >= 2; s /= 2)
@@ -157,7 +159,23 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
     return u;
 }
 
-GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels) {
+std::optional<GpuGemmSpec::Tile> dwPwRunTile(std::int64_t filters, std::int64_t columns, std::int64_t runWidth) {
+    // Measured on the H200 (bench/RESULTS.md, issue 6 run 6): with runs of 4 pixels the
+    // stride-1 blocks of <= 32 filters ran 6-43% faster at batch 32 under twice or four times
+    // the columns (16 x 128, 32 x 128, 32 x 64 at BK 16: 8 to 16 results and 8 or 4 B elements
+    // per thread) than the plain rule's tile without runs.
+    if (runWidth <= 0 || runWidth % 4 != 0 || filters > 32) return std::nullopt;
+    const std::int64_t rows = std::max<std::int64_t>(16, pow2AtLeast(filters));
+    for (std::int64_t cols = 128; cols >= 64; cols /= 2) {
+        if (ceilDiv(columns, cols) < 2 * kSms) continue;
+        auto t = gpuGemmTileOf(rows, cols, 16);
+        if (t && sharedBytes(*t) <= kSharedBudget && gpuGemmBRunApplies(*t, columns, 4)) return t;
+    }
+    return std::nullopt;
+}
+
+GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
+    if (auto t = dwPwRunTile(filters, columns, runWidth)) return *t;
     if (dwPwWide(filters, channels) && ceilDiv(columns, 16) >= kSms / 2) {
         // Long reductions into a few hundred filters (MobileNetV2's 14x14 and 7x7 blocks): one
         // block covers every filter (rows = K rounded up to 32), so each depthwise value is
@@ -166,8 +184,15 @@ GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns
         const std::int64_t rows = roundUp(filters, 32);
         std::int64_t cols = 16;
         while (cols < 64 && rows * cols * 2 / 256 <= 24 && ceilDiv(columns, cols * 2) >= kSms) cols *= 2;
-        for (std::int64_t b = 32; b >= 8; b /= 2)
+        // Rows per thread (H200, run 6, 2-3 runs each): 160-row tiles of the 576-channel block
+        // 5 (x 2 columns; -10%), of the 960-channel one 10 (x 1; 5 x 2 was +10%); 320-row tiles
+        // 10 (x 2 columns; -5% against 20 x 1).
+        const std::int64_t rm = cols == 16 && ((rows == 160 && channels < 768) || rows == 320) ? rows / 32 : 0;
+        for (std::int64_t b = 32; b >= 8; b /= 2) {
+            if (rm > 0)
+                if (auto t = gpuGemmTallTileOf(rows, cols, b, rm)) return *t;
             if (auto t = gpuGemmTallTileOf(rows, cols, b, 0)) return *t;
+        }
     }
     // Measured on the H200 (bench/RESULTS.md, issue 6 sweep): small tiles win. The step loop is
     // bound by issuing the staging work (depthwise taps, index arithmetic) and by latency, so
@@ -199,8 +224,11 @@ bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK) {
     return channels >= 384 || splitK > 1;
 }
 
-std::int64_t dwPwGemmRun(std::int64_t outWidth, const GpuGemmSpec::Tile& t, std::int64_t columns) {
-    std::int64_t want = 1;
+std::int64_t dwPwGemmRun(std::int64_t outWidth, std::int64_t stride, const GpuGemmSpec::Tile& t, std::int64_t columns) {
+    // Default: runs of 4 under the tiles dwPwRunTile chooses for them (stride 1, <= 32 filters,
+    // >= 64 columns, no split), else none (H200, run 6: runs of 2 on 14-pixel rows measured
+    // within 3%, runs on stride-2 blocks 4-38% slower).
+    std::int64_t want = stride == 1 && outWidth % 4 == 0 && t.rows() <= 32 && t.cols() >= 64 && t.splitK == 1 ? 4 : 1;
     if (const char* env = std::getenv("TESSERA_DWPW_RUN"); env && *env) {
         const std::string v(env);
         want = v == "2" ? 2 : v == "4" ? 4 : 1;
@@ -253,7 +281,9 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         gs.c = B2b;
         gs.cShape = {K, 1};
     }
-    gs.tile = dwPwGemmTile(K, N * P, Cm);
+    // Runs of pixels (GpuGemmSpec::bRun) along output rows of a stride-1 depthwise conv.
+    const std::int64_t runWidth = ga.s[1] == 1 ? W1 : 0;
+    gs.tile = dwPwGemmTile(K, N * P, Cm, runWidth);
     gs.prefetch = dwPwGemmPrefetch(Cm, gs.tile.splitK);
     support::DiagnosticList betweenErrors;
     // Tap q = kh * kw_extent + kw of T[c, column j]: the input value under it (0 in the padding).
@@ -298,7 +328,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
         gs.bRaw = tapValue;
         gs.bCombine = combine;
     }
-    gs.bRun = dwPwGemmRun(W1, gs.tile, N * P);
+    gs.bRun = dwPwGemmRun(W1, ga.s[1], gs.tile, N * P);
     if (gs.bRun > 1 && !(gs.prefetch && dwPwGemmRawPrefetch(Cm, gs.tile.splitK))) {
         // A run of R pixels of one output row (R divides the row, runs start at multiples of R):
         // the channel's weights and bias loaded once, and each input column under the run's

@@ -24,14 +24,17 @@ namespace tessera::lower::detail {
 struct ConvChainInfo;
 
 /// The GEMM tile for a dw-pw chain whose pointwise conv has `filters` (M) outputs per pixel,
-/// `columns` (N = images x output pixels) and `channels` (the reduction) intermediate channels:
-/// the rows cover the filters in one block row up to 128 (a power of two >= filters, at least 16;
+/// `columns` (N = images x output pixels) and `channels` (the reduction) intermediate channels,
+/// and whose output rows are `runWidth` pixels when the depthwise conv has stride 1 (0 else):
+/// dwPwRunTile's tile when it gives one; otherwise the rows cover the filters in one block row up to 128 (a power of two >= filters, at least 16;
 /// above 128, 64-row tiles), the columns give 4 results per thread (16 columns at 128 rows: 8),
 /// halved (down to 16) while there are fewer than 2 blocks per SM of a 132-SM H200, and BK is 32
 /// for long reductions (>= 256 channels), else 16. Wide chains (dwPwWide) instead get a tall tile
 /// (gpuGemmTallTileOf) of K rounded up to 32 rows x 16 columns (doubled up to 64 while a
 /// thread keeps <= 24 results and >= 132 column tiles remain) x the largest BK <= 32 that fits,
-/// when there are at least 66 column tiles of 16 (half the SMs; else the rule above).
+/// when there are at least 66 column tiles of 16 (half the SMs; else the rule above); 16-column
+/// tall tiles of 320 rows, and of 160 rows under < 768 channels, take rows / 32 rows per thread
+/// (x 2 columns), other tall tiles 16 threads along the columns.
 /// The environment variable TESSERA_DWPW_GEMM="rows,cols,bk[,rm[,split]]" overrides it (a tuning
 /// aid for benchmarks; rm picks a tall tile's rows per thread, 0 = the default split; split the
 /// tile's splitK; an invalid override is ignored), and TESSERA_DWPW_SPLIT=1|2|4 then sets the
@@ -39,13 +42,20 @@ struct ConvChainInfo;
 /// Without either variable a (non-tall) tile above gets a split reduction (Tile::splitK) when it
 /// makes few blocks: 4 groups below 132 blocks (one per SM of an H200), 2 below 4 x 132 blocks
 /// when the reduction is shorter than 384 channels, else none (the largest split up to that whose
-/// stages fit 48 KiB of shared memory, BK halved down to 8 for it); tall tiles stay unsplit.
+/// stages fit 48 KiB of shared memory, BK halved down to 8 for it); tall tiles and run tiles stay unsplit.
 /// Always gpuGemmTileValid or gpuGemmTallTileValid.
-GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels);
+GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);
 
 /// The rows x cols x bk part of dwPwGemmTile's rule, before the split (splitK 1; the environment
 /// not read).
-GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels);
+GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels,
+                                      std::int64_t runWidth = 0);
+
+/// The tile for runs of 4 pixels (dwPwGemmRun) when `runWidth` (the output row width of a
+/// stride-1 depthwise conv; 0 for other strides) is a multiple of 4 and there are <= 32 filters:
+/// rows = filters rounded up to a power of two (>= 16), 128 columns halved to 64 while fewer than
+/// 2 blocks per SM of a 132-SM H200 remain, BK 16; nullopt otherwise (batch 1's blocks).
+std::optional<GpuGemmSpec::Tile> dwPwRunTile(std::int64_t filters, std::int64_t columns, std::int64_t runWidth);
 
 /// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per
 /// thread split as evenly as a power of two allows (rows per thread <= cols per thread); nullopt
@@ -75,13 +85,14 @@ bool dwPwGemmPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 /// environment variable TESSERA_DWPW_RAW overrides it ("0": off, anything else: on).
 bool dwPwGemmRawPrefetch(std::int64_t channels, std::int64_t splitK = 1);
 
-/// The B run (GpuGemmSpec::bRun) of a chain whose output rows are `outWidth` pixels, under tile
-/// `t` with `columns` GEMM columns: the largest of 4, 2 up to the one asked for that divides the
-/// row (so a run never crosses a row or an image) and gpuGemmBRunApplies; 1 otherwise. A run
-/// shares the depthwise weights, bias and overlapping input taps of its pixels. Asked for by the
-/// environment variable TESSERA_DWPW_RUN=1|2|4 (default 1: not measured yet). Not used with the
-/// raw-tap prefetch.
-std::int64_t dwPwGemmRun(std::int64_t outWidth, const GpuGemmSpec::Tile& t, std::int64_t columns);
+/// The B run (GpuGemmSpec::bRun) of a chain whose output rows are `outWidth` pixels and whose
+/// depthwise conv has `stride` along W, under tile `t` with `columns` GEMM columns: 4 for the
+/// tiles dwPwGemmTile picks for runs (stride 1, <= 32 rows, >= 64 columns, no split), else 1;
+/// the environment variable TESSERA_DWPW_RUN=1|2|4 asks for another (any stride). The run is the
+/// largest of 4, 2 up to that which divides the row (so a run never crosses a row or an image) and
+/// gpuGemmBRunApplies; 1 otherwise. A run shares the depthwise weights, bias and overlapping input
+/// taps of its pixels. Not used with the raw-tap prefetch (lowerDwPwGemm).
+std::int64_t dwPwGemmRun(std::int64_t outWidth, std::int64_t stride, const GpuGemmSpec::Tile& t, std::int64_t columns);
 
 /// True when lowerConvChain should use the GEMM form for this chain: CUDA target, kind dw-pw
 /// (already validated by the caller) and the environment variable TESSERA_DWPW_GEMM is not

@@ -313,13 +313,41 @@ TEST(FusedConvGemm, BRunsAgainstReference) {
         EXPECT_EQ(check(a, &lk), "");
         EXPECT_EQ(printKernel(lk.kernel).find("B produced in runs"), std::string::npos);
     }
-    GpuGemmSpec::Tile t = *detail::gpuGemmTileOf(32, 64, 16);  // 4 B elements per thread
-    EXPECT_EQ(detail::dwPwGemmRun(56, t, 32 * 56 * 56), 1);     // not asked for
+    // The default: runs of 4 on stride-1 rows that 4 divides, under <= 32-row unsplit tiles of
+    // >= 64 columns (dwPwRunTile's); otherwise none unless asked for.
+    const GpuGemmSpec::Tile t = *detail::gpuGemmTileOf(32, 64, 16);  // 4 B elements per thread
+    EXPECT_EQ(detail::dwPwGemmRun(56, 1, t, 32 * 56 * 56), 4);
+    EXPECT_EQ(detail::dwPwGemmRun(56, 2, t, 32 * 56 * 56), 1);  // stride 2
+    EXPECT_EQ(detail::dwPwGemmRun(14, 1, t, 32 * 14 * 14), 1);  // 4 does not divide the row
+    EXPECT_EQ(detail::dwPwGemmRun(56, 1, *detail::gpuGemmTileOf(32, 32, 16), 32 * 56 * 56), 1);  // 32 columns
+    EXPECT_EQ(detail::dwPwGemmRun(56, 1, *detail::gpuGemmTileOf(64, 64, 16), 32 * 56 * 56), 1);  // 64 rows
+    {
+        EnvVar off("TESSERA_DWPW_RUN", "1");
+        EXPECT_EQ(detail::dwPwGemmRun(56, 1, t, 32 * 56 * 56), 1);
+    }
     EnvVar run("TESSERA_DWPW_RUN", "4");
-    EXPECT_EQ(detail::dwPwGemmRun(56, t, 32 * 56 * 56), 4);
-    EXPECT_EQ(detail::dwPwGemmRun(14, t, 32 * 14 * 14), 2);
-    EXPECT_EQ(detail::dwPwGemmRun(7, t, 32 * 7 * 7), 1);
-    EXPECT_EQ(detail::dwPwGemmRun(56, *detail::gpuGemmTileOf(32, 32, 16), 32 * 56 * 56), 2);  // 2 per thread
+    EXPECT_EQ(detail::dwPwGemmRun(56, 2, t, 32 * 56 * 56), 4);
+    EXPECT_EQ(detail::dwPwGemmRun(14, 1, t, 32 * 14 * 14), 2);
+    EXPECT_EQ(detail::dwPwGemmRun(7, 1, t, 32 * 7 * 7), 1);
+    EXPECT_EQ(detail::dwPwGemmRun(56, 1, *detail::gpuGemmTileOf(32, 32, 16), 32 * 56 * 56), 2);  // 2 per thread
+}
+
+TEST(FusedConvGemm, RunTilesByDefault) {
+    // dwPwRunTile: stride-1 rows that 4 divides, <= 32 filters, >= 2 blocks per SM at 64 columns.
+    auto text = [](const std::optional<GpuGemmSpec::Tile>& t) {
+        return t ? std::to_string(t->rows()) + "x" + std::to_string(t->cols()) + "x" + std::to_string(t->bk) : std::string("-");
+    };
+    EXPECT_EQ(text(detail::dwPwRunTile(16, 32 * 112 * 112, 112)), "16x128x16");
+    EXPECT_EQ(text(detail::dwPwRunTile(24, 32 * 56 * 56, 56)), "32x128x16");
+    EXPECT_EQ(text(detail::dwPwRunTile(32, 32 * 28 * 28, 28)), "32x64x16");  // 196 blocks of 128 columns
+    EXPECT_EQ(text(detail::dwPwRunTile(32, 28 * 28, 28)), "-");             // batch 1: 13 blocks of 64
+    EXPECT_EQ(text(detail::dwPwRunTile(64, 32 * 14 * 14, 14)), "-");
+    EXPECT_EQ(text(detail::dwPwRunTile(24, 32 * 56 * 56, 0)), "-");  // stride 2
+    EXPECT_EQ(text(detail::dwPwRunTile(64, 32 * 56 * 56, 56)), "-");  // 64 filters
+    // Through lowering: a 56x56 stride-1 chain of 24 filters at batch 32 gets runs of 4 unsplit.
+    const GpuGemmSpec::Tile t = detail::dwPwGemmTile(24, 32 * 56 * 56, 144, 56);
+    EXPECT_EQ(t.splitK, 1);
+    EXPECT_EQ(detail::dwPwGemmRun(56, 1, t, 32 * 56 * 56), 4);
 }
 
 TEST(FusedConvGemm, UsedForDwPwOnCudaOnly) {
@@ -425,7 +453,8 @@ TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
         const char* want;
     };
     const std::vector<Case> cases = {
-        {32, 32, 112, 1, 16, "16x64x16"},        {32, 144, 56, 1, 24, "32x32x16"},     {32, 192, 28, 1, 32, "32x32x16"},
+        {32, 32, 112, 1, 16, "16x128x16"},       {32, 144, 56, 1, 24, "32x128x16"},    {32, 192, 28, 1, 32, "32x64x16"},
+        {32, 96, 112, 2, 24, "32x32x16"},        {32, 144, 56, 2, 32, "32x32x16"},
         {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32"},     {32, 384, 14, 1, 96, "96x32x32"},
         {32, 960, 7, 1, 160, "160x16x32"},       {32, 960, 7, 1, 320, "320x16x32"},    {32, 576, 14, 2, 160, "160x16x32"},
         {1, 32, 112, 1, 16, "16x32x16/2"},       {1, 96, 112, 2, 24, "32x16x16/2"},    {1, 960, 7, 1, 160, "64x16x32/4"},
@@ -433,12 +462,18 @@ TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
     };
     for (const Case& c : cases) {
         const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
-        const GpuGemmSpec::Tile t = detail::dwPwGemmTile(c.k, c.n * ho * ho, c.c);
+        const GpuGemmSpec::Tile t = detail::dwPwGemmTile(c.k, c.n * ho * ho, c.c, c.s == 1 ? ho : 0);
         EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk) +
                       (t.splitK > 1 ? "/" + std::to_string(t.splitK) : std::string()),
                   c.want)
             << "b" << c.n << " c" << c.c << " h" << c.h << " k" << c.k;
     }
+    // Rows x columns per thread of the 16-column tall tiles: 5 x 2 for 160 filters under 576
+    // channels, 10 x 1 under 960; 10 x 2 for 320 filters.
+    auto perThread = [](const GpuGemmSpec::Tile& t) { return std::to_string(t.rm) + "x" + std::to_string(t.rn); };
+    EXPECT_EQ(perThread(detail::dwPwGemmTile(160, 32 * 49, 576)), "5x2");
+    EXPECT_EQ(perThread(detail::dwPwGemmTile(160, 32 * 49, 960)), "10x1");
+    EXPECT_EQ(perThread(detail::dwPwGemmTile(320, 32 * 49, 960)), "10x2");
 }
 
 TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
