@@ -38,7 +38,7 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2] [--default-only] [--compile-all]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3] [--default-only] [--compile-all]
 """
 import json
 import os
@@ -155,6 +155,14 @@ RUNS2_B32 = {
     (960, 160): ["", "T:160,16,32,5"],
     (960, 320): ["", "T:320,16,32,10"],
 }
+# Run 6, third call (--runs3): wider tiles without runs for the stride-2 blocks.
+RUNS3_B32 = {
+    (96, 24): ["", "T:32,64,16", "T:32,128,16"],
+    (144, 32): ["", "T:32,64,16", "T:32,128,16"],
+    (192, 64): ["", "T:64,32,16", "T:64,16,32"],
+}
+if "--runs3" in sys.argv:
+    runs, run4, RUNS_B32 = True, True, RUNS3_B32
 if "--runs2" in sys.argv:
     runs, run4, RUNS_B32 = True, True, RUNS2_B32
 
