@@ -160,16 +160,19 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
 }
 
 std::optional<GpuGemmSpec::Tile> dwPwRunTile(std::int64_t filters, std::int64_t columns, std::int64_t runWidth) {
-    // Measured on the H200 (bench/RESULTS.md, issue 6 run 6): with runs of 4 pixels the
-    // stride-1 blocks of <= 32 filters ran 6-43% faster at batch 32 under twice or four times
-    // the columns (16 x 128, 32 x 128, 32 x 64 at BK 16: 8 to 16 results and 8 or 4 B elements
-    // per thread) than the plain rule's tile without runs.
-    if (runWidth <= 0 || runWidth % 4 != 0 || filters > 32) return std::nullopt;
+    // Measured on the H200 (bench/RESULTS.md, issue 6 run 6), batch 32, <= 32 filters: 128
+    // columns where they still give 2 blocks per SM ran 6-43% faster than the plain rule's 32-64
+    // (with runs of 4 on the stride-1 blocks: C32 K16, C144 K24; without runs on the stride-2
+    // C96 K24: -11%); else 64 columns with runs of 4 (C192 K32: -20%; the stride-2 C144 K32 was
+    // 13% slower at 64 columns without runs, so it keeps the plain rule).
+    if (filters > 32) return std::nullopt;
     const std::int64_t rows = std::max<std::int64_t>(16, pow2AtLeast(filters));
+    const bool runs = runWidth > 0 && runWidth % 4 == 0;
     for (std::int64_t cols = 128; cols >= 64; cols /= 2) {
+        if (cols == 64 && !runs) break;
         if (ceilDiv(columns, cols) < 2 * kSms) continue;
         auto t = gpuGemmTileOf(rows, cols, 16);
-        if (t && sharedBytes(*t) <= kSharedBudget && gpuGemmBRunApplies(*t, columns, 4)) return t;
+        if (t && sharedBytes(*t) <= kSharedBudget && (!runs || gpuGemmBRunApplies(*t, columns, 4))) return t;
     }
     return std::nullopt;
 }

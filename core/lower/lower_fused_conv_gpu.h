@@ -51,10 +51,11 @@ GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::
 GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels,
                                       std::int64_t runWidth = 0);
 
-/// The tile for runs of 4 pixels (dwPwGemmRun) when `runWidth` (the output row width of a
-/// stride-1 depthwise conv; 0 for other strides) is a multiple of 4 and there are <= 32 filters:
-/// rows = filters rounded up to a power of two (>= 16), 128 columns halved to 64 while fewer than
-/// 2 blocks per SM of a 132-SM H200 remain, BK 16; nullopt otherwise (batch 1's blocks).
+/// The wide-column tile for chains of <= 32 filters: rows = filters rounded up to a power of two
+/// (>= 16) x 128 columns x BK 16 while that gives >= 2 blocks per SM of a 132-SM H200; else, when
+/// `runWidth` (the output row width of a stride-1 depthwise conv; 0 for other strides) is a
+/// multiple of 4 (runs of 4 pixels, dwPwGemmRun), 64 columns under the same condition; nullopt
+/// otherwise (batch 1's blocks, more filters).
 std::optional<GpuGemmSpec::Tile> dwPwRunTile(std::int64_t filters, std::int64_t columns, std::int64_t runWidth);
 
 /// The tile for `rows` x `cols` output tiles and reduction step `bk`, with the results per

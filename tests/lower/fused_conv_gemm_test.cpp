@@ -342,7 +342,8 @@ TEST(FusedConvGemm, RunTilesByDefault) {
     EXPECT_EQ(text(detail::dwPwRunTile(32, 32 * 28 * 28, 28)), "32x64x16");  // 196 blocks of 128 columns
     EXPECT_EQ(text(detail::dwPwRunTile(32, 28 * 28, 28)), "-");             // batch 1: 13 blocks of 64
     EXPECT_EQ(text(detail::dwPwRunTile(64, 32 * 14 * 14, 14)), "-");
-    EXPECT_EQ(text(detail::dwPwRunTile(24, 32 * 56 * 56, 0)), "-");  // stride 2
+    EXPECT_EQ(text(detail::dwPwRunTile(24, 32 * 56 * 56, 0)), "32x128x16");  // stride 2: no runs, 784 blocks
+    EXPECT_EQ(text(detail::dwPwRunTile(32, 32 * 28 * 28, 0)), "-");          // stride 2, 196 blocks of 128
     EXPECT_EQ(text(detail::dwPwRunTile(64, 32 * 56 * 56, 56)), "-");  // 64 filters
     // Through lowering: a 56x56 stride-1 chain of 24 filters at batch 32 gets runs of 4 unsplit.
     const GpuGemmSpec::Tile t = detail::dwPwGemmTile(24, 32 * 56 * 56, 144, 56);
@@ -454,7 +455,7 @@ TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
     };
     const std::vector<Case> cases = {
         {32, 32, 112, 1, 16, "16x128x16"},       {32, 144, 56, 1, 24, "32x128x16"},    {32, 192, 28, 1, 32, "32x64x16"},
-        {32, 96, 112, 2, 24, "32x32x16"},        {32, 144, 56, 2, 32, "32x32x16"},
+        {32, 96, 112, 2, 24, "32x128x16"},       {32, 144, 56, 2, 32, "32x32x16"},
         {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32"},     {32, 384, 14, 1, 96, "96x32x32"},
         {32, 960, 7, 1, 160, "160x16x32"},       {32, 960, 7, 1, 320, "320x16x32"},    {32, 576, 14, 2, 160, "160x16x32"},
         {1, 32, 112, 1, 16, "16x32x16/2"},       {1, 96, 112, 2, 24, "32x16x16/2"},    {1, 960, 7, 1, 160, "64x16x32/4"},
