@@ -38,7 +38,7 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3] [--default-only] [--compile-all]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3|--runs4|--runs5] [--default-only] [--compile-all]
 """
 import json
 import os
@@ -161,6 +161,26 @@ RUNS3_B32 = {
     (144, 32): ["", "T:32,64,16", "T:32,128,16"],
     (192, 64): ["", "T:64,32,16", "T:64,16,32"],
 }
+# Run 6, fourth call (--runs4): 3 rows x 4 columns per thread for the 96-filter tall tiles, BK 16
+# for C960 K160 and C384 K64.
+RUNS4_B32 = {
+    (384, 64): ["", "T:64,16,16"],
+    (384, 96): ["", "T:96,32,32,3"],
+    (576, 96): ["", "T:96,32,32,3"],
+    (960, 160): ["", "T:160,16,16", "T:160,16,32,5"],
+}
+# Run 6, fifth call (--runs5): the 7x7 blocks under short tiles split over 2 / 4 thread groups
+# (more warps per SM; each intermediate value computed ceil(K / rows) times).
+RUNS5_B32 = {
+    (576, 160): ["", "T:64,16,32,0,4", "T:160,16,32,5,2"],
+    (960, 160): ["", "T:64,16,32,0,4", "T:64,16,32,0,2", "T:32,16,32,0,4", "T:64,16,32,0,4+noraw"],
+    (960, 320): ["", "T:64,16,32,0,4", "T:64,16,32,0,2", "T:128,16,32,0,4"],
+}
+if "--runs5" in sys.argv:
+    runs, run4, RUNS_B32 = True, True, RUNS5_B32
+if "--runs4" in sys.argv:
+    runs, run4, RUNS3_B32 = True, True, RUNS4_B32
+    RUNS_B32 = RUNS4_B32
 if "--runs3" in sys.argv:
     runs, run4, RUNS_B32 = True, True, RUNS3_B32
 if "--runs2" in sys.argv:
