@@ -38,7 +38,7 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
-Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3|--runs4|--runs5] [--default-only] [--compile-all]
+Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3|--runs4|--runs5|--runs6] [--default-only] [--compile-all]
 """
 import json
 import os
@@ -176,7 +176,11 @@ RUNS5_B32 = {
     (960, 160): ["", "T:64,16,32,0,4", "T:64,16,32,0,2", "T:32,16,32,0,4", "T:64,16,32,0,4+noraw"],
     (960, 320): ["", "T:64,16,32,0,4", "T:64,16,32,0,2", "T:128,16,16,0,4"],
 }
-if "--runs5" in sys.argv:
+# Run 6, last call (--runs6): the 320-filter block as two 160-row tiles (196 blocks, all SMs busy,
+# the intermediate computed twice), never measured before.
+if "--runs6" in sys.argv:
+    runs, run4, RUNS5_B32 = True, True, {(960, 320): ["", "T:160,16,32", "T:160,16,32,5"]}
+if "--runs5" in sys.argv or "--runs6" in sys.argv:
     runs, run4, RUNS_B32 = True, True, RUNS5_B32
 if "--runs4" in sys.argv:
     runs, run4, RUNS3_B32 = True, True, RUNS4_B32
