@@ -134,6 +134,19 @@ constexpr std::int64_t kGemmTn = 64;
 /// over the flattened pixels of whole-row tiles (fuller vectors; stores split j into row, column).
 constexpr std::int64_t kMinRowPixels = 16;
 
+/// put(between(value)) through a Let of the first conv's value (the between ops read it more
+/// than once, e.g. Clip); a lowering error of the between ops goes to `errors` (null statement).
+Stmt storeBetween(Kernel& k, const ChainKernel& ck, const ConvChainInfo& info, support::DiagnosticList& errors,
+                  const Expr& value, const std::function<Stmt(const Expr&)>& put) {
+    const Var a = k.newVar("a", DType::F32);
+    auto bv = applyBetween(ck, info, varRef(a));
+    if (!bv) {
+        errors.append(bv.diagnostics());
+        return nullptr;
+    }
+    return let(a, value, put(*bv));
+}
+
 /// dw-pw on the CPU through the MatMul/Gemm template (emitGemmTile, axpy form):
 ///   Y[n, k, p] = B2[k] + sum_c W2[k, c] * Bp[c, p - p0]   (A = W2 as [K, C], B = the panel)
 /// Each worker owns one image n, a pixel tile (th whole rows of the map, or one segment of tw
@@ -244,13 +257,8 @@ support::Expected<LoweredKernel> lowerDwPwGemmCpu(const ir::Graph& g, const Conv
                                                          col * intImm(ga.s[1]) + intImm(kw * ga.d[1])});
                         sum = sum ? sum + term : term;
                     }
-                const Var a = k.newVar("a", f32);
-                auto bv = applyBetween(ck, info, varRef(a));
-                if (!bv) {
-                    betweenErrors.append(bv.diagnostics());
-                    return nullptr;
-                }
-                return let(a, sum, store(Bp, {c, r * intImm(cp) + col}, *bv));
+                return storeBetween(k, ck, info, betweenErrors, sum,
+                                    [&](const Expr& t) { return store(Bp, {c, r * intImm(cp) + col}, t); });
             });
         });
         if (!taps) return nullptr;
@@ -355,6 +363,36 @@ std::vector<std::pair<std::int64_t, std::int64_t>> shiftedRowTiles(std::int64_t 
         j += 16 * vt;
     }
     return tiles;
+}
+
+using ColumnTiles = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+
+/// Column tiles (start, width) of at most maxWidth over `cols` columns, the last one ragged.
+ColumnTiles flatColumnTiles(std::int64_t cols, std::int64_t maxWidth) {
+    ColumnTiles t;
+    const std::int64_t tn = std::min(cols, maxWidth);
+    for (std::int64_t j = 0; j < cols; j += tn) t.push_back({j, std::min(tn, cols - j)});
+    return t;
+}
+
+/// f(j0, width) for each tile, runs of equal tiles at regular starts as one serial loop.
+Stmt overColumnTiles(Kernel& k, const ColumnTiles& tiles, const std::function<Stmt(const Expr&, std::int64_t)>& f) {
+    std::vector<Stmt> parts;
+    for (std::size_t t = 0; t < tiles.size();) {
+        std::size_t e = t + 1;
+        while (e < tiles.size() && tiles[e].second == tiles[t].second &&
+               tiles[e].first == tiles[t].first + static_cast<std::int64_t>(e - t) * tiles[t].second)
+            ++e;
+        const std::int64_t j0 = tiles[t].first, w = tiles[t].second;
+        if (e - t > 1)
+            parts.push_back(loopOver(k, "jb", intImm(static_cast<std::int64_t>(e - t)), ForKind::Serial,
+                                     [&](const Expr& jb) { return f(intImm(j0) + jb * intImm(w), w); }));
+        else
+            parts.push_back(f(intImm(j0), w));
+        t = e;
+    }
+    return seq(std::move(parts));
 }
 
 /// pw-dw on the CPU through the MatMul/Gemm template (emitGemmTile, axpy form). Each worker owns
@@ -467,14 +505,9 @@ support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const Conv
         s.a = [&](const Expr& i, const Expr& c) { return load(W1b, f32, {chan(c0 + i), c, intImm(0), intImm(0)}); };
         s.b = [&, r](const Expr& c, const Expr& j) { return load(X, f32, {n, c, (r ? a + r : a) * intImm(W) + j}); };
         s.store = [&, r](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
-            const Var t = k.newVar("t", f32);
-            auto bv = applyBetween(ck, info, varRef(t));
-            if (!bv) {
-                betweenErrors.append(bv.diagnostics());
-                return nullptr;
-            }
             const Expr col = r ? r * intImm(PW) + intImm(pl) + j : j;
-            return let(t, B1b >= 0 ? v + load(B1b, f32, {chan(c0 + i)}) : v, store(Pn, {i, col}, *bv));
+            return storeBetween(k, ck, info, betweenErrors, B1b >= 0 ? v + load(B1b, f32, {chan(c0 + i)}) : v,
+                                [&](const Expr& t) { return store(Pn, {i, col}, t); });
         };
         return emitGemmTile(k, s, intImm(0), j0, intImm(CB), intImm(nExt), CB, nExt);
     };
@@ -482,31 +515,10 @@ support::Expected<LoweredKernel> lowerPwDwGemmCpu(const ir::Graph& g, const Conv
     // Row mode: the row's whole vectors (W rounded up to 16) spread evenly over tiles of at most
     // kPwDwTn; when W is not a multiple of 16 the last tile is shifted left to end at W, so it
     // recomputes a few panel columns instead of reading past the row (no masked loads).
-    std::vector<std::pair<std::int64_t, std::int64_t>> tiles;
-    if (flat) {
-        const std::int64_t P = rhc * W, tn = std::min(P, kPwDwTn);
-        for (std::int64_t j = 0; j < P; j += tn) tiles.push_back({j, std::min(tn, P - j)});
-    } else {
-        tiles = shiftedRowTiles(W, kPwDwTn);
-    }
+    const ColumnTiles tiles = flat ? flatColumnTiles(rhc * W, kPwDwTn) : shiftedRowTiles(W, kPwDwTn);
     const std::int64_t tn = tiles.front().second;
     auto columnTiles = [&](const Expr& r) -> Stmt {
-        std::vector<Stmt> parts;
-        for (std::size_t t = 0; t < tiles.size();) {
-            // Equal full-width tiles at regular starts: one loop.
-            std::size_t e = t + 1;
-            while (e < tiles.size() && tiles[e].second == tiles[t].second &&
-                   tiles[e].first == tiles[t].first + static_cast<std::int64_t>(e - t) * tiles[t].second)
-                ++e;
-            const std::int64_t j0 = tiles[t].first, w = tiles[t].second;
-            if (e - t > 1)
-                parts.push_back(loopOver(k, "jb", intImm(static_cast<std::int64_t>(e - t)), ForKind::Serial,
-                                         [&](const Expr& jb) { return tile(r, intImm(j0) + jb * intImm(w), w); }));
-            else
-                parts.push_back(tile(r, intImm(j0), w));
-            t = e;
-        }
-        return seq(std::move(parts));
+        return overColumnTiles(k, tiles, [&](const Expr& j0, std::int64_t w) { return tile(r, j0, w); });
     };
     Stmt gemm = flat ? columnTiles(Expr()) : loopOver(k, "r", intImm(rhc), ForKind::Serial, columnTiles);
     if (betweenErrors.hasErrors()) return betweenErrors;
@@ -676,32 +688,10 @@ support::Expected<LoweredKernel> lowerPwPwGemmCpu(const ir::Graph& g, const Conv
     const Expr a = shifted ? varRef(va) : oh0;
     const bool mClamp = CmPad != Cm, kClamp = K % Kc != 0;
 
-    auto flatTiles = [&](std::int64_t cols) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> t;
-        const std::int64_t tn = std::min(cols, kPwDwTn);
-        for (std::int64_t j = 0; j < cols; j += tn) t.push_back({j, std::min(tn, cols - j)});
-        return t;
-    };
-    const auto tiles1 = flatTiles(P);
-    const auto tiles2 = flat ? flatTiles(P) : flatTiles(cp);
-    // Emits f(j0, width) for each tile, equal regular tiles as one loop.
-    auto overTiles = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& tiles,
-                         const std::function<Stmt(const Expr&, std::int64_t)>& f) -> Stmt {
-        std::vector<Stmt> parts;
-        for (std::size_t t = 0; t < tiles.size();) {
-            std::size_t e = t + 1;
-            while (e < tiles.size() && tiles[e].second == tiles[t].second &&
-                   tiles[e].first == tiles[t].first + static_cast<std::int64_t>(e - t) * tiles[t].second)
-                ++e;
-            const std::int64_t j0 = tiles[t].first, w = tiles[t].second;
-            if (e - t > 1)
-                parts.push_back(loopOver(k, "jb", intImm(static_cast<std::int64_t>(e - t)), ForKind::Serial,
-                                         [&](const Expr& jb) { return f(intImm(j0) + jb * intImm(w), w); }));
-            else
-                parts.push_back(f(intImm(j0), w));
-            t = e;
-        }
-        return seq(std::move(parts));
+    const ColumnTiles tiles1 = flatColumnTiles(P, kPwDwTn);
+    const ColumnTiles tiles2 = flatColumnTiles(flat ? P : cp, kPwDwTn);
+    auto overTiles = [&](const ColumnTiles& tiles, const std::function<Stmt(const Expr&, std::int64_t)>& f) {
+        return overColumnTiles(k, tiles, f);
     };
 
     // GEMM 1: blocks of tm1 channels innermost (the X tile stays hot across them).
@@ -714,13 +704,8 @@ support::Expected<LoweredKernel> lowerPwPwGemmCpu(const ir::Graph& g, const Conv
             s.a = [&, chan](const Expr& i, const Expr& c) { return load(W1b, f32, {chan(i), c, intImm(0), intImm(0)}); };
             s.b = [&](const Expr& c, const Expr& j) { return load(X, f32, {n, c, a * intImm(W) + j}); };
             s.store = [&, chan](const Expr& i, const Expr& j, const Expr& v) -> Stmt {
-                const Var t = k.newVar("t", f32);
-                auto bv = applyBetween(ck, info, varRef(t));
-                if (!bv) {
-                    betweenErrors.append(bv.diagnostics());
-                    return nullptr;
-                }
-                return let(t, B1b >= 0 ? v + load(B1b, f32, {chan(i)}) : v, store(Bp, {i, j}, *bv));
+                return storeBetween(k, ck, info, betweenErrors, B1b >= 0 ? v + load(B1b, f32, {chan(i)}) : v,
+                                    [&](const Expr& t) { return store(Bp, {i, j}, t); });
             };
             return emitGemmTile(k, s, mb * intImm(tm1), j0, intImm(tm1), intImm(w), tm1, w);
         });
@@ -890,13 +875,8 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
     // Ts[idx] = between(value) (through a let of the first conv's value).
     // With `valid`: select(valid, between(value), 0).
     auto storeT = [&](const std::vector<Expr>& idx, const Expr& value, const Expr& valid = Expr()) -> Stmt {
-        const Var a = k.newVar("a", f32);
-        auto bv = applyBetween(ck, info, varRef(a));
-        if (!bv) {
-            betweenErrors.append(bv.diagnostics());
-            return nullptr;
-        }
-        return let(a, value, store(Ts, idx, valid ? select(valid, *bv, zero) : *bv));
+        return storeBetween(k, ck, info, betweenErrors, value,
+                            [&](const Expr& t) { return store(Ts, idx, valid ? select(valid, t, zero) : t); });
     };
 
     using Worker = ChainWorker;
