@@ -9,9 +9,44 @@
 #include "core/frontend/dsl/diagnostic_render.h"
 #include "core/frontend/dsl/lexer.h"
 #include "core/ir/shape_inference.h"
+#include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
+#include "core/schedule/fusion_plan.h"
 
 namespace tessera::cli {
+
+namespace {
+
+/// The broken fusion rules of the program's `fuse` groups, one warning each at its statement.
+/// The groups are converted as `run` and `plan` convert them (pipeline::programFusionPlan); the
+/// nodes no statement names run alone, so they are added as singles for the coverage and cycle
+/// rules and only the declared groups' violations are reported.
+support::DiagnosticList fusionWarnings(const ir::Model& m, const std::string& path) {
+    support::DiagnosticList out;
+    if (m.program.fusions.empty()) return out;
+    schedule::FusionPlan plan = pipeline::programFusionPlan(m);
+    const std::size_t declared = plan.groups.size();
+    if (declared != m.program.fusions.size()) return out;  // no topological order: sema reported it
+    for (const auto& single : schedule::planNone(m.graph).groups)
+        if (plan.groupOf(single.ops.front()) < 0) plan.groups.push_back(single);
+    for (const auto& v : schedule::checkPlan(m.graph, plan)) {
+        if (v.group < 0 || static_cast<std::size_t>(v.group) >= declared) continue;
+        const auto& decl = m.program.fusions[static_cast<std::size_t>(v.group)];
+        support::Diagnostic d;
+        d.severity = support::Severity::Warning;
+        d.file = path;
+        d.begin = decl.begin;
+        d.end = decl.end;
+        d.message = "fusion group '" + decl.name + "' breaks a rule: " + v.message + " [" + v.rule + "]";
+        out.add(std::move(d));
+    }
+    if (!out.empty())
+        out.items().back().notes.push_back("`run` compiles a group that breaks a rule as one kernel per node; "
+                                           "`tessera-cli plan " + path + " --why-not` explains each edge");
+    return out;
+}
+
+}  // namespace
 
 int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
     // Only regular files of bounded size: a directory, a FIFO or /dev/zero must not be read.
@@ -62,6 +97,9 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
         return kExitBadInput;
     }
     const ir::Model& m = result.value();
+    const support::DiagnosticList fusion = fusionWarnings(m, options.path);
+    err << frontend::dsl::renderDiagnostics(fusion, text);
+    warnings += static_cast<int>(fusion.items().size());
     int computes = 0, unknownFlops = 0;
     for (std::size_t i = 0; i < m.graph.numNodes(); ++i) {
         computes += m.graph.node(static_cast<ir::NodeId>(i)).compute ? 1 : 0;
