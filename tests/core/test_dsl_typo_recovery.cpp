@@ -13,7 +13,7 @@ using namespace tessera::frontend::dsl;
 
 namespace {
 
-// samples/softmax.tsr without its comments: compute definitions, an op, a fusion group and its
+// A softmax like samples/softmax.tsr, without comments and with a fusion group and its
 // schedule, so that a typo early on has every kind of later use to cascade into.
 const std::string kSoftmax = R"(tessera 0.1;
 input x: f32[4, 10];

@@ -126,7 +126,7 @@ private slots:
         QVERIFY(w.saveProgramAction()->isEnabled());
 
         // One statement per drawn node: 5 operators, the input x, the outputs y and y_ref, plus
-        // the schedule (of a fusion group: no node).
+        // the schedule statement (of node y).
         const std::vector<views::ProgramStatement>& st = w.programEditor()->statements();
         QCOMPARE(st.size(), std::size_t(9));
         const int sLine = lineStartingWith(w.programText(), QStringLiteral("s[i]"));
