@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/ir/op_registry.h"
+#include "core/schedule/fusion_rules.h"
 #include "core/schedule/planners.h"
 
 namespace tessera::schedule {
@@ -67,6 +68,87 @@ std::string plannerRefusalBetween(const FusionGroup& a, const FusionGroup& b)
         at = end == std::string::npos ? end : a.reason.find(kPrefix, end);
     }
     return {};
+}
+
+/// "a", "a and b", "a, b and c".
+std::string listText(const std::vector<std::string>& names)
+{
+    std::string s;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (i > 0)
+            s += i + 1 == names.size() ? " and " : ", ";
+        s += names[i];
+    }
+    return s;
+}
+
+bool isConvNode(const ir::Graph& g, ir::NodeId n)
+{
+    return g.node(n).opType == "Conv" && g.node(n).domain.empty();
+}
+
+/// Why `grp` (a merge holding two or more convolutions that fusedGroupFor did not make a conv
+/// chain) is not one: with more than two, the count; with two, the first rule a conv chain of
+/// these members breaks (checkPlan's text). "" when no conv-chain reason applies.
+std::string convChainRefusal(const ir::Graph& g, const FusionGroup& grp, const std::string& merged,
+                             const target::GpuProfile& hw, std::string& node)
+{
+    std::vector<ir::NodeId> convs;
+    for (const std::string& m : grp.ops) {
+        const ir::NodeId n = g.findNode(m);
+        if (n != ir::kNoNode && isConvNode(g, n))
+            convs.push_back(n);
+    }
+    if (convs.size() < 2 || isConvChain(grp.kind))
+        return {};
+    if (convs.size() > 2) {
+        node = g.node(convs[2]).name;
+        return "merging " + merged + " would give a group with " + std::to_string(convs.size()) +
+               " convolutions; a conv chain has 2";
+    }
+    // Two convolutions: try the chain their kinds suggest and report what it breaks.
+    const support::Expected<ConvLayer> a = convLayerOf(g, convs[0]);
+    const support::Expected<ConvLayer> b = convLayerOf(g, convs[1]);
+    if (!a.ok() || !b.ok())
+        return {};
+    FusionGroup chain;
+    chain.name = grp.name;
+    chain.ops = grp.ops;
+    chain.anchor = g.node(convs[0]).name;
+    chain.kind = a->kind == ConvLayerKind::Depthwise  ? FusionKind::DwPw
+                 : b->kind == ConvLayerKind::Depthwise ? FusionKind::PwDw
+                                                       : FusionKind::PwPw;
+    bool after = false;
+    for (const std::string& m : grp.ops) {
+        if (after)
+            chain.epilogue.push_back(m);
+        after = after || m == g.node(convs[1]).name;
+    }
+    FusionPlan trial;
+    trial.groups.push_back(std::move(chain));
+    for (const FusionViolation& v : checkPlan(g, trial, &hw)) {
+        if (v.group == 0) {
+            node = v.node.empty() ? grp.anchor : v.node;
+            return v.message;
+        }
+    }
+    return {};
+}
+
+/// `grp` with `anchor` (one of its ops) as anchor: earlier ops prologue, later ones epilogue.
+FusionGroup withAnchor(FusionGroup grp, const std::string& anchor)
+{
+    grp.anchor = anchor;
+    grp.prologue.clear();
+    grp.epilogue.clear();
+    bool after = false;
+    for (const std::string& m : grp.ops) {
+        if (m == anchor)
+            after = true;
+        else
+            (after ? grp.epilogue : grp.prologue).push_back(m);
+    }
+    return grp;
 }
 
 }  // namespace
@@ -208,6 +290,23 @@ FuseAttempt fuseNodes(const ir::Graph& g, const FusionPlan& plan, const std::vec
     support::Expected<FusionGroup> grp = fusedGroupFor(g, members, hw, name);
     if (!grp.ok())
         return refused(names.front(), grp.diagnostics().items().front().message);
+    // Refusals speak of the merge ("merging g3 and g6 ..."), not of the group it would make.
+    std::vector<std::string> mergedNames;
+    for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+        if (touched.count(static_cast<int>(i)) > 0)
+            mergedNames.push_back(plan.groups[i].name);
+    }
+    for (const std::string& n : names) {
+        if (plan.groupOf(n) < 0 && std::find(mergedNames.begin(), mergedNames.end(), n) == mergedNames.end())
+            mergedNames.push_back(n);
+    }
+    const std::string merged = listText(mergedNames);
+    {
+        std::string node;
+        const std::string why = convChainRefusal(g, grp.value(), merged, hw, node);
+        if (!why.empty())
+            return refused(node, why);
+    }
     FusionPlan next;
     next.planner = "user";
     next.hardware = plan.hardware.empty() ? hw.name : plan.hardware;
@@ -224,8 +323,14 @@ FuseAttempt fuseNodes(const ir::Graph& g, const FusionPlan& plan, const std::vec
         next.groups.push_back(grp.value());
     support::Expected<FusionPlan> norm = normalizePlan(g, next);
     if (!norm.ok()) {
-        const auto& items = norm.diagnostics().items();
-        return refused(grp->anchor, items.empty() ? "the groups would depend on each other in a cycle" : items.front().message);
+        std::vector<std::string> through;
+        for (const int gi : detail::groupsOnCycle(g, next)) {
+            const FusionGroup& other = next.groups[static_cast<std::size_t>(gi)];
+            if (!other.contains(grp->anchor))
+                through.push_back(other.name);
+        }
+        return refused(grp->anchor, "merging " + merged + " would form a cycle" +
+                                        (through.empty() ? std::string() : " through " + listText(through)));
     }
     next = std::move(norm.value());
     const int at = next.groupOf(grp->anchor);
@@ -234,10 +339,37 @@ FuseAttempt fuseNodes(const ir::Graph& g, const FusionPlan& plan, const std::vec
     std::set<std::string> before;
     for (const FusionViolation& v : existing)
         before.insert(v.message);
-    for (const FusionViolation& v : checkPlan(g, next, &hw)) {
-        if (v.group == at || (v.group < 0 && before.count(v.message) == 0))
-            return refused(v.node.empty() ? grp->anchor : v.node, v.message);
+    const auto firstRefusal = [&](const FusionPlan& p) -> std::optional<FusionViolation> {
+        for (const FusionViolation& v : checkPlan(g, p, &hw)) {
+            if (v.group == at || (v.group < 0 && before.count(v.message) == 0))
+                return v;
+        }
+        return std::nullopt;
+    };
+    std::optional<FusionViolation> bad = firstRefusal(next);
+    // Only injective members (e.g. Slice -> Relu): the default anchor is the last one; another
+    // member may anchor a legal group instead (a Slice is never a prologue but can anchor one).
+    const FusionGroup& made = next.groups[static_cast<std::size_t>(at)];
+    const bool allInjective = std::all_of(made.ops.begin(), made.ops.end(), [&](const std::string& m) {
+        const ir::NodeId n = g.findNode(m);
+        return n != ir::kNoNode && detail::isInjectiveNode(g, n);
+    });
+    if (bad && made.kind == FusionKind::PrologueEpilogue && allInjective) {
+        const std::vector<std::string> candidates = made.ops;
+        for (const std::string& anchor : candidates) {
+            if (anchor == made.anchor)
+                continue;
+            FusionPlan alt = next;
+            alt.groups[static_cast<std::size_t>(at)] = withAnchor(alt.groups[static_cast<std::size_t>(at)], anchor);
+            if (!firstRefusal(alt)) {
+                next = std::move(alt);
+                bad.reset();
+                break;
+            }
+        }
     }
+    if (bad)
+        return refused(bad->node.empty() ? grp->anchor : bad->node, bad->message);
     out.ok = true;
     out.plan = std::move(next);
     out.group = grp->name;

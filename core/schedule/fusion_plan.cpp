@@ -406,6 +406,12 @@ std::string cycleMessage(const FusionPlan& plan, const std::vector<int>& onCycle
 
 }  // namespace
 
+std::vector<int> detail::groupsOnCycle(const ir::Graph& g, const FusionPlan& plan) {
+    std::vector<int> onCycle;
+    orderGroups(g, plan, onCycle);
+    return onCycle;
+}
+
 // --------------------------------------------------------------------------------- checkPlan
 namespace {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/schedule/fusion_plan.h"
 
 namespace tessera::schedule::detail {
 
@@ -47,5 +48,9 @@ struct GroupTraffic {
     std::int64_t saved = 0;
 };
 GroupTraffic groupTraffic(const ir::Graph& g, const std::vector<ir::NodeId>& members);
+
+/// Indices of the groups of `plan` that lie on a cycle between groups (or between two cycles),
+/// ascending; empty when the groups can run in some order.
+std::vector<int> groupsOnCycle(const ir::Graph& g, const FusionPlan& plan);
 
 }  // namespace tessera::schedule::detail

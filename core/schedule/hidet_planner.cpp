@@ -4,11 +4,13 @@
 //      prologueRefusal == ""), taking only unassigned ops;
 //   2. ops that cannot be fused at all (unknown, control flow, Compute with a reduction) are
 //      single groups;
-//   3. leftovers, walking backwards: each unassigned op anchors a group and grows prologues;
-//   4. groups are ordered topologically and named g0, g1, ...
+//   3. injective ops that cannot be inlined into loads (Slice, Pad, Gather ...: never a
+//      prologue), forwards: each anchors a group and grows epilogues, then prologues;
+//   4. leftovers, walking backwards: each unassigned op anchors a group and grows prologues;
+//   5. groups are ordered topologically and named g0, g1, ...
 // The fused lowering inlines elementwise ops and index maps (Transpose, the Reshape family) into
 // loads and stores, so the refusals accept those as prologues/epilogues; Slice, Pad, Gather ...
-// stay separate kernels.
+// are never inlined, but may anchor a group with elementwise epilogues.
 #include <algorithm>
 #include <set>
 
@@ -151,6 +153,16 @@ struct HidetPlanner {
                 continue;
             }
             if (detail::isInjectiveNode(g, n)) continue;
+            const int gi = newGroup(n, false);
+            growEpilogues(gi);
+            growPrologues(gi);
+            noteRefusal(gi);
+        }
+        // 2b: injective ops the fused lowering cannot inline into loads (Slice, Pad, Gather,
+        // Concat ...) are never prologues, so they anchor their own group: forwards, each grows
+        // epilogues (e.g. the Relu after a Slice) and then prologues.
+        for (ir::NodeId n : order) {
+            if (!free(n) || detail::isElementwiseNode(g, n) || detail::isIndexMapNode(g, n)) continue;
             const int gi = newGroup(n, false);
             growEpilogues(gi);
             growPrologues(gi);

@@ -84,5 +84,79 @@ TEST(FusionEdit, CrossingEdgeReasonsAndTheirText) {
               "traffic 9.19 MB is not below separate 8.43 MB\nThe rules allow it: select both nodes and Fuse (Ctrl+G)");
 }
 
+TEST(FusionEdit, ACycleRefusalNamesTheMergeNotTheNewGroup) {
+    // Exp_0 -> Add_1 -> Neg_2: merging the ends leaves Add_1 between them.
+    const ir::Graph g = ft::elementwiseChain();
+    const FusionPlan none = planNone(g);
+    const FuseAttempt a = fuseNodes(g, none, {"Exp_0", "Neg_2"}, h200(), checkPlan(g, none), "u1");
+    EXPECT_FALSE(a.ok);
+    EXPECT_EQ(a.node, "Neg_2");
+    EXPECT_EQ(a.message, "merging Exp_0 and Neg_2 would form a cycle through Add_1");
+    // The edge texts (--why-not, the GUI's tooltips) use the same words.
+    const ir::Graph d = ft::dwPwBlock();
+    const FusionPlan dn = planNone(d);
+    const FuseAttempt c = fuseNodes(d, dn, {"Conv_0", "Conv_2"}, h200(), checkPlan(d, dn), "u1");
+    EXPECT_FALSE(c.ok);
+    EXPECT_EQ(c.message, "merging Conv_0 and Conv_2 would form a cycle through Clip_1");
+    // A plan file that really has such groups keeps checkPlan's wording.
+    FusionPlan bad = dn;
+    bad.groups.clear();
+    bad.groups.push_back(FusionGroup{"g0", FusionKind::PrologueEpilogue, {"Conv_0", "Conv_2"}, "Conv_0", {}, {"Conv_2"}});
+    bad.groups.push_back(FusionGroup{"g1", FusionKind::Single, {"Clip_1"}, "Clip_1"});
+    bad.groups.push_back(FusionGroup{"g2", FusionKind::Single, {"Clip_3"}, "Clip_3"});
+    bool cycle = false;
+    for (const FusionViolation& v : checkPlan(d, bad, nullptr)) {
+        if (v.rule == "cycle") {
+            EXPECT_EQ(v.message, "groups g0 and g1 form a cycle: they cannot run in any order");
+            cycle = true;
+        }
+    }
+    EXPECT_TRUE(cycle);
+}
+
+TEST(FusionEdit, MergingConvChainsGivesTheConvChainReason) {
+    const ir::Graph g = ft::fourConvs();
+    const FusionPlan none = planNone(g);
+    const FuseAttempt first = fuseNodes(g, none, {"Conv_0", "Conv_1"}, h200(), checkPlan(g, none), "u1");
+    ASSERT_TRUE(first.ok) << first.message;
+    EXPECT_EQ(first.plan.groups[0].kind, FusionKind::DwPw);
+    const FuseAttempt second =
+        fuseNodes(g, first.plan, {"Conv_2", "Conv_3"}, h200(), checkPlan(g, first.plan), "u2");
+    ASSERT_TRUE(second.ok) << second.message;
+    EXPECT_EQ(second.plan.groups[1].kind, FusionKind::PwDw);
+    const FuseAttempt both = fuseNodes(g, second.plan, {"Conv_1", "Conv_2"}, h200(), checkPlan(g, second.plan), "u3");
+    EXPECT_FALSE(both.ok);
+    EXPECT_EQ(both.node, "Conv_2");
+    EXPECT_EQ(both.message, "merging u1 and u2 would give a group with 4 convolutions; a conv chain has 2");
+    const auto edges = crossingEdgeReasons(g, second.plan, h200());
+    ASSERT_EQ(edges.size(), 1u);
+    EXPECT_EQ(edgeReasonText(edges[0], "Ctrl+G"), "Conv_1 (u1) \u2192 Conv_2 (u2): not one kernel\nmerging u1 and u2 "
+                                                  "would give a group with 4 convolutions; a conv chain has 2");
+
+    // Two convolutions of kinds that make no chain: the chain rule they break, not "not injective".
+    const ir::Graph s = ft::standardThenDepthwise();
+    const FusionPlan sn = planNone(s);
+    const FuseAttempt r = fuseNodes(s, sn, {"Conv_0", "Conv_1"}, h200(), checkPlan(s, sn), "u1");
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.node, "Conv_0");
+    EXPECT_EQ(r.message, "Conv_0 is not pointwise (kernel 3x3, group 1, strides [1,1], pads [1,1,1,1])");
+}
+
+TEST(FusionEdit, AnInjectiveIndexOpAnchorsItsElementwiseConsumer) {
+    // Slice_0 cannot be a prologue of Relu_1, but Relu_1 can be Slice_0's epilogue.
+    const ir::Graph g = ft::sliceRelu();
+    const FusionPlan none = planNone(g);
+    const FuseAttempt a = fuseNodes(g, none, {"Slice_0", "Relu_1"}, h200(), checkPlan(g, none), "u1");
+    ASSERT_TRUE(a.ok) << a.message;
+    ASSERT_EQ(a.plan.groups.size(), 1u);
+    EXPECT_EQ(a.plan.groups[0].anchor, "Slice_0");
+    EXPECT_TRUE(a.plan.groups[0].prologue.empty());
+    EXPECT_EQ(a.plan.groups[0].epilogue, Names{"Relu_1"});
+    EXPECT_TRUE(checkPlan(g, a.plan, nullptr).empty());
+    const auto edges = crossingEdgeReasons(g, none, h200());
+    ASSERT_EQ(edges.size(), 1u);
+    EXPECT_EQ(edgeReasonText(edges[0], "Ctrl+G"), "Slice_0 \u2192 Relu_1: not one kernel\nfusible: select both nodes and Fuse (Ctrl+G)");
+}
+
 }  // namespace
 }  // namespace tessera::schedule

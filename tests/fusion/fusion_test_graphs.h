@@ -204,4 +204,52 @@ inline ir::Graph dwPwBlock() {
     return b.g;
 }
 
+/// x f32[4,16] -> Slice_0 (columns 0..8, constant starts/ends/axes) -> t [4,8] -> Relu_1 -> y
+/// (output): only injective ops; the Slice cannot be a prologue but can anchor the group.
+inline ir::Graph sliceRelu() {
+    Builder b;
+    b.input("x", "f32[4,16]");
+    b.init("starts", ir::TensorData::fromInts({0}, {1}));
+    b.init("ends", ir::TensorData::fromInts({8}, {1}));
+    b.init("axes", ir::TensorData::fromInts({1}, {1}));
+    b.node("Slice", "Slice_0", {"x", "starts", "ends", "axes"}, {"t"});
+    b.node("Relu", "Relu_1", {"t"}, {"y"});
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
+/// Four convolutions in a row: x f32[1,16,8,8] -> Conv_0 depthwise 3x3 (group 16, pad 1) -> a ->
+/// Conv_1 pointwise (w [32,16,1,1]) -> b -> Conv_2 pointwise (w [32,32,1,1]) -> c -> Conv_3
+/// depthwise 3x3 (group 32, pad 1) -> y (output): a dw-pw and a pw-dw chain.
+inline ir::Graph fourConvs() {
+    Builder b;
+    b.input("x", "f32[1,16,8,8]");
+    b.init("w0", ramp({16, 1, 3, 3}));
+    b.init("w1", ramp({32, 16, 1, 1}));
+    b.init("w2", ramp({32, 32, 1, 1}));
+    b.init("w3", ramp({32, 1, 3, 3}));
+    b.node("Conv", "Conv_0", {"x", "w0"}, {"a"}, convAttrs(1, 1, 16));
+    b.node("Conv", "Conv_1", {"a", "w1"}, {"b"}, convAttrs(0));
+    b.node("Conv", "Conv_2", {"b", "w2"}, {"c"}, convAttrs(0));
+    b.node("Conv", "Conv_3", {"c", "w3"}, {"y"}, convAttrs(1, 1, 32));
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
+/// x f32[1,8,16,16] -> Conv_0 standard 3x3 (w [16,8,3,3], pad 1) -> c -> Conv_1 depthwise 3x3
+/// (group 16, pad 1) -> y (output): two convolutions that make no conv chain.
+inline ir::Graph standardThenDepthwise() {
+    Builder b;
+    b.input("x", "f32[1,8,16,16]");
+    b.init("w0", ramp({16, 8, 3, 3}));
+    b.init("w1", ramp({16, 1, 3, 3}));
+    b.node("Conv", "Conv_0", {"x", "w0"}, {"c"}, convAttrs(1));
+    b.node("Conv", "Conv_1", {"c", "w1"}, {"y"}, convAttrs(1, 1, 16));
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
 }  // namespace tessera::fusion_test

@@ -130,13 +130,20 @@ TEST(HidetPlanner, IndexMapsOnBothSidesOfAnAnchor) {
     EXPECT_TRUE(checkPlan(g2, p2).empty());
 }
 
-TEST(HidetPlanner, SliceIsNotAnEpilogue) {
+TEST(HidetPlanner, SliceIsNotAnEpilogueButAnchorsItsOwn) {
     const ir::Graph g = ft::matmulSlice();
     const FusionPlan p = planHidet(g);
-    EXPECT_EQ(summary(p), "g0:single:MatMul_0 | g1:single:Slice_1 | g2:single:Relu_2");
+    // The Slice is neither MatMul_0's epilogue nor Relu_2's prologue, but anchors Relu_2 as epilogue.
+    EXPECT_EQ(summary(p), "g0:single:MatMul_0 | g1:prologue-epilogue:Slice_1,Relu_2");
     EXPECT_EQ(p.groups[0].reason, "anchor MatMul_0; no epilogue: Slice_1 is not invertible for 'm': Slice keeps only part of its input");
+    EXPECT_EQ(p.groups[1].anchor, "Slice_1");
+    EXPECT_EQ(p.groups[1].epilogue, Names{"Relu_2"});
+    EXPECT_EQ(p.groups[1].reason, "anchor Slice_1; epilogue Relu_2");
+    EXPECT_TRUE(checkPlan(g, p).empty());
     EXPECT_EQ(prologueRefusal(g, g.findNode("Slice_1"), ids(g, {"Relu_2"})),
               "Slice_1 (Slice) is not inlined into loads: only elementwise ops, Transpose and the Reshape family are");
+    const ir::Graph s = ft::sliceRelu();
+    EXPECT_EQ(summary(planHidet(s)), "g0:prologue-epilogue:Slice_0,Relu_1");
 }
 
 TEST(HidetPlanner, PrologueOfAGraphInputFuses) {
