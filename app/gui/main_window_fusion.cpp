@@ -15,6 +15,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/project_controller.h"
+#include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "core/pipeline/run.h"
 #include "views/code/code_panel.h"
@@ -220,7 +221,8 @@ void MainWindow::showPlanTimings(const pipeline::RunReport& report)
     std::map<QString, double> times;
     for (const pipeline::KernelReport& k : report.kernels)
         times[fromStd(k.group.empty() ? k.name : k.group)] = k.time.median;
-    m_fusionPanel->setMeasuredTimes(times);
+    // The same reason, in the same words, as the Timings dock's "Timings unreliable" line.
+    m_fusionPanel->setMeasuredTimes(times, fromStd(runTimingWarning(report)));
 }
 
 }  // namespace tessera::app

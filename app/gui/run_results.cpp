@@ -101,6 +101,15 @@ std::string guiTimingWarning(const std::string& message, int threads)
     return out;
 }
 
+std::string runTimingWarning(const pipeline::RunReport& report)
+{
+    for (const support::Diagnostic& d : report.warnings.items()) {
+        if (d.where == "timing")
+            return guiTimingWarning(d.message, report.threads);
+    }
+    return {};
+}
+
 std::string runTargetName(const pipeline::RunReport& report)
 {
     return report.cudaModule || report.device ? "CUDA" : "CPU";
@@ -129,12 +138,7 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
                             : "NVRTC " + report.cudaModule->arch + " " +
                                   views::TimingTableModel::formatSeconds(report.cudaModule->compileSeconds).toStdString();
     }
-    for (const support::Diagnostic& d : report.warnings.items()) {
-        if (d.where == "timing") {
-            s.timingWarning = guiTimingWarning(d.message, report.threads);
-            break;
-        }
-    }
+    s.timingWarning = runTimingWarning(report);
     for (const pipeline::KernelReport& k : report.kernels) {
         views::TimingRow r;
         r.kernel = k.name;

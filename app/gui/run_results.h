@@ -45,6 +45,9 @@ views::TimingSnapshot timingSnapshot(const pipeline::RunReport& report, const pi
 /// The run's "timing" warning as the GUI shows it: the CLI's "(--threads 1)" becomes the
 /// Preferences setting, and a run at `threads` == 1 is not told to use fewer threads.
 std::string guiTimingWarning(const std::string& message, int threads);
+/// guiTimingWarning of the report's first "timing" warning ("" when its timings are not suspect):
+/// what the Timings dock and the Fusion Plan table say after "Timings unreliable:".
+std::string runTimingWarning(const pipeline::RunReport& report);
 /// The run's target as the Timings comparison names it: "CUDA" or "CPU".
 std::string runTargetName(const pipeline::RunReport& report);
 

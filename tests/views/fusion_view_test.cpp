@@ -139,6 +139,32 @@ void FusionViewTest::modelTesterAndTimes()
     QCOMPARE(cell(model, 0, FusionPlanTableModel::Measured), QStringLiteral("\u2014"));
     QCOMPARE(cell(model, 1, FusionPlanTableModel::Measured), views::TimingTableModel::formatSeconds(0.00125));
     QCOMPARE(model.data(model.index(1, FusionPlanTableModel::Measured), FusionPlanTableModel::kSortRole).toDouble(), 0.00125);
+    QCOMPARE(cell(model, 1, FusionPlanTableModel::Measured, Qt::ToolTipRole),
+             QStringLiteral("Median time of the group's kernel in the last run: ") + views::TimingTableModel::formatSeconds(0.00125));
+    QVERIFY(model.data(model.index(1, FusionPlanTableModel::Measured), Qt::ForegroundRole).isNull());
+    QVERIFY(model.timingWarning().isEmpty());
+
+    // Timings under load (the run's "timing" warning): "≈", grey, the reason in the tooltip; the
+    // sort value stays the number.
+    const QString why = QStringLiteral("other processes used 65% of the CPUs' time while the kernels were timed: the "
+                                       "times are likely inflated; rerun on a quiet machine, or with fewer threads "
+                                       "than idle cores (Preferences > OpenMP threads)");
+    model.setMeasuredTimes({{QStringLiteral("g0"), 0.008}, {QStringLiteral("g1"), 0.007999}}, why);
+    QCOMPARE(changed.count(), 2);
+    QCOMPARE(model.timingWarning(), why);
+    QCOMPARE(cell(model, 0, FusionPlanTableModel::Measured), QStringLiteral("\u2248 ") + views::TimingTableModel::formatSeconds(0.008));
+    QCOMPARE(cell(model, 0, FusionPlanTableModel::Measured), QStringLiteral("\u2248 8.000 ms"));
+    QCOMPARE(cell(model, 1, FusionPlanTableModel::Measured, Qt::ToolTipRole),
+             QStringLiteral("Median time of the group's kernel in the last run: 7.999 ms\nTimings unreliable: ") + why);
+    QCOMPARE(model.data(model.index(0, FusionPlanTableModel::Measured), Qt::ForegroundRole).value<QBrush>().color(),
+             QColor(0x9a, 0xa0, 0xa6));
+    QCOMPARE(model.data(model.index(0, FusionPlanTableModel::Measured), FusionPlanTableModel::kSortRole).toDouble(), 0.008);
+    // No times: nothing to distrust.
+    model.setMeasuredTimes({}, why);
+    QVERIFY(model.timingWarning().isEmpty());
+    model.setMeasuredTimes({{QStringLiteral("g1"), 0.00125}, {QStringLiteral("nope"), 1.0}});
+    QCOMPARE(cell(model, 1, FusionPlanTableModel::Measured), views::TimingTableModel::formatSeconds(0.00125));
+
     // A new snapshot keeps the times of groups that stay.
     model.setSnapshot(views::makeFusionPlanSnapshot(fusePlannerPlan(m.graph)));
     QCOMPARE(model.rowAt(1)->measuredSeconds, 0.00125);
@@ -224,6 +250,17 @@ void FusionViewTest::panelSignals()
     panel.hardwareCombo()->activated(0);
     QCOMPARE(hardware.count(), 1);
     QCOMPARE(hardware.at(0).at(0).value<target::GpuProfile>().name, std::string("h200"));
+    // Unreliable timings: a warning line under the table, in the Timings dock's words.
+    QVERIFY(!panel.timingWarningLabel()->isVisibleTo(&panel));
+    const QString why = QStringLiteral("other processes used 40% of the CPUs' time while the kernels were timed");
+    panel.setMeasuredTimes({{QStringLiteral("g1"), 0.008}}, why);
+    QVERIFY(panel.timingWarningLabel()->isVisibleTo(&panel));
+    QCOMPARE(panel.timingWarningLabel()->text(), QStringLiteral("\u26a0 Measured times unreliable: ") + why);
+    QCOMPARE(cell(*panel.tableModel(), 1, FusionPlanTableModel::Measured), QStringLiteral("\u2248 8.000 ms"));
+    panel.setMeasuredTimes({{QStringLiteral("g1"), 0.008}});
+    QVERIFY(!panel.timingWarningLabel()->isVisibleTo(&panel));
+    QCOMPARE(cell(*panel.tableModel(), 1, FusionPlanTableModel::Measured), QStringLiteral("8.000 ms"));
+
     panel.setBusy(true, QStringLiteral("Planning (hidet on h200)..."));
     QCOMPARE(panel.summaryLabel()->text(), QStringLiteral("Planning (hidet on h200)..."));
     QVERIFY(!panel.replanButton()->isEnabled());

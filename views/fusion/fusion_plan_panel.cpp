@@ -99,6 +99,13 @@ FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setHighlightSections(false);
     lay->addWidget(m_table, 1);
+    m_timingWarning = new QLabel(this);
+    m_timingWarning->setObjectName(QStringLiteral("planTimingWarning"));
+    m_timingWarning->setTextFormat(Qt::PlainText);
+    m_timingWarning->setWordWrap(true);
+    m_timingWarning->setStyleSheet(QStringLiteral("color: #b35c00;"));
+    m_timingWarning->hide();
+    lay->addWidget(m_timingWarning);
 
     connect(m_planner, &QComboBox::activated, this, [this](int i) { emit plannerChosen(m_planner->itemData(i).toString()); });
     connect(m_hardware, &QComboBox::activated, this, &FusionPlanPanel::onHardwareActivated);
@@ -225,10 +232,17 @@ void FusionPlanPanel::setSnapshot(FusionPlanSnapshot snapshot)
     updateButtons();
 }
 
-void FusionPlanPanel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup)
+void FusionPlanPanel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup, const QString& unreliable)
 {
-    m_model->setMeasuredTimes(secondsByGroup);
+    m_model->setMeasuredTimes(secondsByGroup, unreliable);
     m_table->resizeColumnToContents(FusionPlanTableModel::Measured);
+    const QString& why = m_model->timingWarning();
+    m_timingWarning->setText(why.isEmpty() ? QString() : QStringLiteral("\u26a0 ") + tr("Measured times unreliable: %1").arg(why));
+    m_timingWarning->setToolTip(why.isEmpty() ? QString()
+                                              : tr("The Measured column's medians are suspect (values at the "
+                                                   "scheduler tick, e.g. 8.000 ms, are time slices, not kernel "
+                                                   "time). The Timings dock says the same."));
+    m_timingWarning->setVisible(!why.isEmpty());
 }
 
 void FusionPlanPanel::setPlaceholder(const QString& text)

@@ -45,7 +45,10 @@ public:
     const target::GpuProfile* currentProfile() const;
 
     void setSnapshot(FusionPlanSnapshot snapshot);
-    void setMeasuredTimes(const std::map<QString, double>& secondsByGroup);
+    /// The Measured column's times (FusionPlanTableModel::setMeasuredTimes); a non-empty
+    /// `unreliable` (the run's timing warning) also shows "⚠ Measured times unreliable: ..." in a
+    /// line under the table (timingWarningLabel()).
+    void setMeasuredTimes(const std::map<QString, double>& secondsByGroup, const QString& unreliable = QString());
     /// Text shown instead of the summary while there is no plan ("Open a model ...").
     void setPlaceholder(const QString& text);
     /// Planning in progress: Re-plan is disabled and the summary says `text`.
@@ -65,6 +68,7 @@ public:
     QTableView* table() const { return m_table; }
     FusionPlanTableModel* tableModel() const { return m_model; }
     QLabel* summaryLabel() const { return m_summary; }
+    QLabel* timingWarningLabel() const { return m_timingWarning; }
 
 signals:
     void plannerChosen(const QString& planner);
@@ -93,6 +97,7 @@ private:
     FusionPlanTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
     QLabel* m_summary;
+    QLabel* m_timingWarning;
     QString m_placeholder;
     QString m_busyText;
     bool m_busy = false;

@@ -51,9 +51,10 @@ void FusionPlanTableModel::setSnapshot(FusionPlanSnapshot snapshot)
     endResetModel();
 }
 
-void FusionPlanTableModel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup)
+void FusionPlanTableModel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup, const QString& unreliable)
 {
     m_times = secondsByGroup;
+    m_timingWarning = secondsByGroup.empty() ? QString() : unreliable;
     applyTimes();
     if (!m_snapshot.rows.empty())
         emit dataChanged(index(0, Measured), index(rowCount() - 1, Measured));
@@ -102,7 +103,10 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
         case Saved: return r->bytesSaved > 0 ? formatBytes(r->bytesSaved) : QStringLiteral("0");
         case Redundant: return formatFlops(r->redundantFlops);
         case Measured:
-            return r->measuredSeconds >= 0 ? TimingTableModel::formatSeconds(r->measuredSeconds) : QStringLiteral("\u2014");
+            if (r->measuredSeconds < 0)
+                return QStringLiteral("\u2014");
+            return m_timingWarning.isEmpty() ? TimingTableModel::formatSeconds(r->measuredSeconds)
+                                             : QStringLiteral("\u2248 ") + TimingTableModel::formatSeconds(r->measuredSeconds);
         case Status: return r->status.isEmpty() ? QStringLiteral("ok") : r->status;
         case ColumnCount: break;
         }
@@ -125,6 +129,14 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
                                                         "against one kernel per op")
                                                 .arg(formatBytes(r->predictedBytes), formatBytes(r->bytesSaved))
                                           : QObject::tr("Saved against one kernel per op: %1").arg(formatBytes(r->bytesSaved));
+        case Measured:
+            if (r->measuredSeconds < 0)
+                return QObject::tr("Not measured yet: run the model (Ctrl+R)");
+            if (!m_timingWarning.isEmpty())
+                return QObject::tr("Median time of the group's kernel in the last run: %1\nTimings unreliable: %2")
+                    .arg(TimingTableModel::formatSeconds(r->measuredSeconds), m_timingWarning);
+            return QObject::tr("Median time of the group's kernel in the last run: %1")
+                .arg(TimingTableModel::formatSeconds(r->measuredSeconds));
         case Status:
             return r->status.isEmpty() ? QObject::tr("The group follows every fusion rule")
                                        : QStringLiteral("%1: %2").arg(r->rule, r->status);
@@ -137,6 +149,8 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
     case Qt::ForegroundRole:
         if (col == Status && !r->status.isEmpty())
             return QBrush(QColor(0xc6, 0x28, 0x28));
+        if (col == Measured && r->measuredSeconds >= 0 && !m_timingWarning.isEmpty())
+            return QBrush(QColor(0x9a, 0xa0, 0xa6));
         if (col == Status || (col == Kind && !r->fused()))
             return QBrush(QColor(0x6b, 0x72, 0x7b));
         break;

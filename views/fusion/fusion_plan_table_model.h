@@ -5,7 +5,8 @@
 /// Columns: Group (with the group's cluster colour as decoration), Kind, Ops (member count; the
 /// tooltip lists them with their roles), Anchor, Tile, Saved (predicted global bytes saved),
 /// Redundant (FLOPs recomputed), Measured (median seconds of the group's kernel in the last run,
-/// "—" before one), Status ("ok" or the broken rule's message, in red).
+/// "—" before one; "≈ 8.000 ms" in grey, with the reason in the tooltip, when the run's timings are
+/// unreliable), Status ("ok" or the broken rule's message, in red).
 /// Qt::UserRole (kSortRole) gives sortable raw values (numbers for the numeric columns);
 /// kMembersRole gives the row's member names (QStringList) and kGroupRole its group name in any
 /// column.
@@ -34,9 +35,14 @@ public:
     void setSnapshot(FusionPlanSnapshot snapshot);
     const FusionPlanSnapshot& snapshot() const { return m_snapshot; }
     /// Measured median seconds per group name (a run's KernelReport::group); groups not in the
-    /// map show "—". Emits dataChanged for the Measured column only.
-    void setMeasuredTimes(const std::map<QString, double>& secondsByGroup);
+    /// map show "—". `unreliable` non-empty: the run's timings are suspect (the Timings dock's
+    /// "Timings unreliable" reason, e.g. other processes took the CPUs and medians sit at the
+    /// scheduler tick); the cells show "≈ value" in grey and the reason in their tooltip.
+    /// Emits dataChanged for the Measured column only.
+    void setMeasuredTimes(const std::map<QString, double>& secondsByGroup, const QString& unreliable = QString());
     void clearMeasuredTimes();
+    /// The reason the measured times are unreliable ("" when they are not, or there are none).
+    const QString& timingWarning() const { return m_timingWarning; }
     /// The row (nullptr when out of range).
     const FusionPlanRow* rowAt(int row) const;
 
@@ -50,6 +56,7 @@ private:
 
     FusionPlanSnapshot m_snapshot;
     std::map<QString, double> m_times;
+    QString m_timingWarning;
 };
 
 }  // namespace tessera::views
