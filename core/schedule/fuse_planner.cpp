@@ -349,11 +349,13 @@ struct Candidate {
     std::int64_t saved = 0;
 };
 
+/// Binary units, as the CLI and the GUI write bytes: "1.65 MiB", "588.0 KiB".
 std::string humanBytes(double b) {
     char buf[64];
-    if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-    else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+    constexpr double kKiB = 1024.0, kMiB = kKiB * 1024.0, kGiB = kMiB * 1024.0;
+    if (b >= kGiB) std::snprintf(buf, sizeof buf, "%.2f GiB", b / kGiB);
+    else if (b >= kMiB) std::snprintf(buf, sizeof buf, "%.2f MiB", b / kMiB);
+    else if (b >= kKiB) std::snprintf(buf, sizeof buf, "%.1f KiB", b / kKiB);
     else std::snprintf(buf, sizeof buf, "%.0f B", b);
     return buf;
 }

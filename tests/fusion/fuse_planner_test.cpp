@@ -232,7 +232,7 @@ TEST(FusePlanner, MobileNetV2) {
     EXPECT_EQ(g0.predictedBytes, 1131648 * 4);
     EXPECT_EQ(g0.predictedBytesSaved, 433280 * 4);
     EXPECT_EQ(g0.redundantFlops, 0);
-    EXPECT_EQ(g0.reason, "FusePlanner dw-pw on h200: saves 1.73 MB (28%), redundant 0.00 MFLOP, tile 8x8 x 16 filters");
+    EXPECT_EQ(g0.reason, "FusePlanner dw-pw on h200: saves 1.65 MiB (28%), redundant 0.00 MFLOP, tile 8x8 x 16 filters");
     const auto violations = schedule::checkPlan(g, plan, nullptr);
     for (const auto& v : violations) ADD_FAILURE() << v.rule << ": " << v.message;
 

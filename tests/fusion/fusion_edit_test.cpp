@@ -78,10 +78,10 @@ TEST(FusionEdit, CrossingEdgeReasonsAndTheirText) {
     note.fromGroup = "g0";
     note.toGroup = "g1";
     note.fusible = true;
-    note.plannerNote = "FusePlanner did not fuse dw-pw Conv_0 -> Conv_2 on h200: fused traffic 9.19 MB is not below separate 8.43 MB";
+    note.plannerNote = "FusePlanner did not fuse dw-pw Conv_0 -> Conv_2 on h200: fused traffic 8.76 MiB is not below separate 8.04 MiB";
     EXPECT_EQ(edgeReasonText(note, "Ctrl+G"),
               "Clip_1 (g0) \u2192 Conv_2 (g1): not one kernel\nFusePlanner did not fuse dw-pw Conv_0 -> Conv_2 on h200: fused "
-              "traffic 9.19 MB is not below separate 8.43 MB\nThe rules allow it: select both nodes and Fuse (Ctrl+G)");
+              "traffic 8.76 MiB is not below separate 8.04 MiB\nThe rules allow it: select both nodes and Fuse (Ctrl+G)");
 }
 
 TEST(FusionEdit, ACycleRefusalNamesTheMergeNotTheNewGroup) {

@@ -304,7 +304,7 @@ TEST(FusionPlanJson, RoundTripIsExact) {
     chain.predictedBytes = 123456789012;
     chain.predictedBytesSaved = 42;
     chain.redundantFlops = 7;
-    chain.reason = "FusePlanner dw-pw: saves 1.73 MB";
+    chain.reason = "FusePlanner dw-pw: saves 1.65 MiB";
     p.groups.push_back(chain);
     const std::string text = planToJson(p);
     auto back = planFromJson(text, "plan.json");
