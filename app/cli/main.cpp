@@ -107,8 +107,10 @@ int main(int argc, char** argv) {
         planCmd->add_option("MODEL", plan.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         planCmd->add_option("--planner", plan.planner, "none, hidet or fuseplanner (default: a program's own fuse statements if it has any, else fuseplanner)")
             ->check(CLI::IsMember({"none", "hidet", "fuseplanner"}));
+        planCmd->add_option("--target", plan.target, "cpu (default) or cuda: picks the default --hw, as in run")
+            ->check(CLI::IsMember({"cpu", "cuda"}));
         planCmd->add_option("--hw", plan.hw,
-                            "hardware profile: h200 (default), h100, a100, rtx-a4000, gtx-1660, jetson-orin, host (this CPU) or a JSON file");
+                            "hardware profile: host (this CPU; the default for --target cpu), h200 (the default for cuda), h100, a100, rtx-a4000, gtx-1660, jetson-orin or a JSON file");
         planCmd->add_flag("--json", plan.json, "print one JSON object (groups with kind, ops, predicted_bytes_saved ...)");
         planCmd->add_flag("--why-not", plan.whyNot, "also say, for every edge between two groups, why its ends are not one kernel");
         planCmd->add_option("-o,--output", plan.output, "also write the plan to FILE (for run --plan FILE)");

@@ -1,5 +1,7 @@
 #include "app/cli/plan_cmd.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -30,18 +32,6 @@ void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
     for (const auto& x : d.items()) err << x.format() << "\n";
 }
 
-std::string megabytes(std::int64_t bytes) {
-    char b[32];
-    if (bytes < 0) return "-";
-    if (bytes >= 1000000)
-        std::snprintf(b, sizeof b, "%.2f MB", static_cast<double>(bytes) / 1e6);
-    else if (bytes >= 1000)
-        std::snprintf(b, sizeof b, "%.1f kB", static_cast<double>(bytes) / 1e3);
-    else
-        std::snprintf(b, sizeof b, "%lld B", static_cast<long long>(bytes));
-    return b;
-}
-
 std::string flopsText(std::int64_t f) {
     char b[32];
     if (f >= 1000000)
@@ -51,10 +41,40 @@ std::string flopsText(std::int64_t f) {
     return b;
 }
 
-/// The end of a node name is its most distinctive part (".../conv.2/Conv").
-std::string shortName(const std::string& s, std::size_t width) {
-    if (s.size() <= width) return s;
-    return "..." + s.substr(s.size() - (width - 3));
+/// Characters on screen: UTF-8 code points (node names are mostly ASCII; the ellipsis is one).
+std::size_t displayWidth(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+}
+
+/// `s` cut to `width` characters by replacing its middle with "…" (both ends of a node name say
+/// most: "/features/features.1…/conv.1/Conv").
+std::string elideMiddle(const std::string& s, std::size_t width) {
+    std::vector<std::string> chars;
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t len = 1;
+        while (i + len < s.size() && (static_cast<unsigned char>(s[i + len]) & 0xC0) == 0x80) ++len;
+        chars.push_back(s.substr(i, len));
+        i += len;
+    }
+    if (chars.size() <= width || width < 3) return s;
+    const std::size_t tail = (width - 1) / 2, head = width - 1 - tail;
+    std::string r;
+    for (std::size_t i = 0; i < head; ++i) r += chars[i];
+    r += "\u2026";
+    for (std::size_t i = chars.size() - tail; i < chars.size(); ++i) r += chars[i];
+    return r;
+}
+
+std::string padRight(const std::string& s, std::size_t width) {
+    const std::size_t w = displayWidth(s);
+    return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string padLeft(const std::string& s, std::size_t width) {
+    const std::size_t w = displayWidth(s);
+    return w >= width ? s : std::string(width - w, ' ') + s;
 }
 
 std::string tileText(const schedule::FusionTile& t) {
@@ -71,7 +91,13 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
     ir::Model model;
     std::vector<ir::TensorData> inputs;
     if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
-    auto hw = pipeline::findHardwareProfile(options.hw.empty() ? "h200" : options.hw);
+    if (options.target != "cpu" && options.target != "cuda") {
+        err << "error: --target " << options.target << ": expected cpu or cuda\n";
+        return kExitBadInput;
+    }
+    // The same profile `run` plans for: --hw, else the target's (host for the CPU, h200 for CUDA).
+    const bool defaultHw = options.hw.empty();
+    auto hw = pipeline::findHardwareProfile(defaultHw ? defaultProfileName(options.target) : options.hw);
     if (!hw.ok()) {
         printDiagnostics(hw.diagnostics(), err);
         return kExitBadInput;
@@ -147,8 +173,11 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             else opNames.insert(op);
         }
     const int ops = static_cast<int>(opNames.size());
-    std::int64_t saved = 0;
-    for (const auto& grp : plan.groups) saved += std::max<std::int64_t>(0, grp.predictedBytesSaved);
+    // Two models: FusePlanner's access model for conv chains, 2 x the inside tensors for the rest.
+    std::int64_t savedChains = 0, savedOther = 0;
+    for (const auto& grp : plan.groups)
+        (schedule::isConvChain(grp.kind) ? savedChains : savedOther) += std::max<std::int64_t>(0, grp.predictedBytesSaved);
+    const std::int64_t saved = savedChains + savedOther;
 
     if (options.json) {
         nlohmann::json j = nlohmann::json::parse(schedule::planToJson(plan));
@@ -156,6 +185,10 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         j["op_count"] = ops;
         j["fused_groups"] = plan.fusedGroupCount();
         j["predicted_bytes_saved"] = saved;
+        j["predicted_bytes_saved_conv_chains"] = savedChains;
+        j["predicted_bytes_saved_other_groups"] = savedOther;
+        j["target"] = options.target;
+        j["hardware_profile_is_default"] = defaultHw;
         j["hardware_profile"] = nlohmann::json::parse(target::gpuProfileToJson(*hw));
         if (options.whyNot) {
             j["crossing_edges"] = nlohmann::json::array();
@@ -169,25 +202,56 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             j["violations"].push_back({{"group", v.group}, {"node", v.node}, {"rule", v.rule}, {"message", v.message}});
         out << j.dump(2) << "\n";
     } else {
-        out << options.modelPath << ": " << (plan.planner.empty() ? "plan" : plan.planner) << " plan for "
-            << hw->name << " (" << hw->sms << " SMs, " << hw->sharedBytes / 1024 << " KiB shared memory per block): "
+        // A plan file: what it was made for, and the profile it is checked against now.
+        std::string what = (plan.planner.empty() ? std::string("plan") : plan.planner) + " plan for ";
+        if (!options.check.empty()) {
+            std::string made = plan.planner.empty() ? std::string() : "made by " + plan.planner;
+            if (!plan.hardware.empty()) made += (made.empty() ? "made " : " ") + std::string("for ") + plan.hardware;
+            what = "plan " + std::filesystem::path(options.check).filename().string() +
+                   (made.empty() ? std::string() : " (" + made + ")") + ", checked against ";
+        }
+        out << options.modelPath << ": " << what << hw->name << " (" << (defaultHw ? "the default for --target " + options.target + "; " : std::string())
+            << hw->sms << " SMs, " << hw->sharedBytes / 1024 << " KiB shared memory per block): "
             << plan.groups.size() << (plan.groups.size() == 1 ? " kernel for " : " kernels for ") << ops
-            << (ops == 1 ? " op, " : " ops, ") << plan.fusedGroupCount()
-            << " fused, predicted global traffic saved " << megabytes(saved) << "\n";
-        if (plan.planner == "fuseplanner" || plan.planner == "hidet")
-            out << "(predicted bytes: FusePlanner's access model for conv pairs, tensor sizes for Hidet groups; the "
-                   "two are not comparable across planners)\n";
-        out << std::left << std::setw(7) << "group" << std::setw(19) << "kind" << std::setw(5) << "ops"
-            << std::setw(34) << "anchor" << std::setw(14) << "tile" << std::right << std::setw(12) << "saved"
-            << std::setw(14) << "redundant" << "\n";
+            << (ops == 1 ? " op, " : " ops, ") << plan.fusedGroupCount() << " fused, predicted global traffic saved "
+            << bytesText(saved);
+        if (saved > 0)
+            out << ": conv chains " << bytesText(savedChains) << " (FusePlanner's access model) + other groups "
+                << bytesText(savedOther) << " (intermediate tensors)";
+        out << "\n";
+        if (savedChains > 0 && savedOther > 0)
+            out << "(the two parts come from different models: compare plans part by part)\n";
+        // Column widths from the content; long names and tiles are cut in the middle.
+        const std::size_t kMaxGroup = 28, kMaxAnchor = 40, kMaxTile = 20;
+        struct Row {
+            std::string group, kind, ops, anchor, tile, saved, redundant;
+        };
+        std::vector<Row> rows;
+        Row head{"group", "kind", "ops", "anchor", "tile", "saved", "redundant"};
         for (const auto& grp : plan.groups) {
-            out << std::left << std::setw(7) << grp.name << std::setw(19) << schedule::fusionKindName(grp.kind)
-                << std::setw(5) << grp.ops.size() << std::setw(34) << shortName(grp.anchor, 33) << std::setw(14)
-                << tileText(grp.tile) << std::right << std::setw(12)
-                << (grp.kind == schedule::FusionKind::Single ? std::string("-") : megabytes(grp.predictedBytesSaved))
-                << std::setw(14)
-                << (grp.kind == schedule::FusionKind::Single ? std::string("-") : flopsText(grp.redundantFlops) + " FLOP")
-                << "\n";
+            const bool single = grp.kind == schedule::FusionKind::Single;
+            rows.push_back({elideMiddle(grp.name, kMaxGroup), schedule::fusionKindName(grp.kind), std::to_string(grp.ops.size()),
+                            elideMiddle(grp.anchor, kMaxAnchor), elideMiddle(tileText(grp.tile), kMaxTile),
+                            single ? std::string("-") : bytesText(grp.predictedBytesSaved),
+                            single ? std::string("-") : flopsText(grp.redundantFlops) + " FLOP"});
+        }
+        std::array<std::size_t, 7> width{};
+        const auto widen = [&width](const Row& r) {
+            const std::array<const std::string*, 7> cells{&r.group, &r.kind, &r.ops, &r.anchor, &r.tile, &r.saved, &r.redundant};
+            for (std::size_t i = 0; i < cells.size(); ++i) width[i] = std::max(width[i], displayWidth(*cells[i]));
+        };
+        widen(head);
+        for (const Row& r : rows) widen(r);
+        const auto line = [&](const Row& r) {
+            std::string l = padRight(r.group, width[0]) + "  " + padRight(r.kind, width[1]) + "  " + padRight(r.ops, width[2]) +
+                            "  " + padRight(r.anchor, width[3]) + "  " + padRight(r.tile, width[4]) + "  " +
+                            padLeft(r.saved, width[5]) + "  " + padLeft(r.redundant, width[6]);
+            return l;
+        };
+        out << line(head) << "\n";
+        for (std::size_t gi = 0; gi < plan.groups.size(); ++gi) {
+            const auto& grp = plan.groups[gi];
+            out << line(rows[gi]) << "\n";
             if (grp.ops.size() > 1) {
                 for (const auto& op : grp.ops) {
                     const ir::NodeId id = g.findNode(op);
@@ -224,10 +288,8 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         if (!options.check.empty() && violations.empty()) out << "the plan is legal\n";
         if (!options.output.empty()) out << "plan written to " << options.output << "\n";
     }
-    if (!violations.empty()) {
-        for (const auto& v : violations) err << "error: " << v.message << "\n";
-        return 3;
-    }
+    // Each broken rule is printed once, above (with its group) or in the JSON.
+    if (!violations.empty()) return 3;
     return kExitOk;
 }
 

@@ -215,6 +215,41 @@ std::string printableName(const std::string& s) {
     return r;
 }
 
+}  // namespace
+
+std::string bytesText(std::int64_t bytes) {
+    char b[32];
+    if (bytes < 0) return "-";
+    if (bytes < 1024)
+        std::snprintf(b, sizeof b, "%lld B", static_cast<long long>(bytes));
+    else if (bytes < 1024 * 1024)
+        std::snprintf(b, sizeof b, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+    else if (bytes < 1024LL * 1024 * 1024)
+        std::snprintf(b, sizeof b, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    else
+        std::snprintf(b, sizeof b, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+    return b;
+}
+
+std::string defaultProfileName(const std::string& target) { return target.rfind("cuda", 0) == 0 ? "h200" : "host"; }
+
+std::string fusionPlanSource(const FusionChoice& fusion, const schedule::FusionPlan& plan, const std::string& target) {
+    std::string profile = defaultProfileName(target);
+    if (!fusion.hw.empty()) {
+        auto hw = pipeline::findHardwareProfile(fusion.hw);
+        profile = hw.ok() ? hw->name : fusion.hw;
+    }
+    const bool planner = fusion.plan.empty() || fusion.plan == "none" || fusion.plan == "hidet" || fusion.plan == "fuseplanner";
+    if (planner) return (plan.planner.empty() ? std::string("plan") : plan.planner) + " for " + profile;
+    std::string made;
+    if (!plan.planner.empty()) made = "made by " + plan.planner;
+    if (!plan.hardware.empty()) made += (made.empty() ? "made " : " ") + std::string("for ") + plan.hardware;
+    return std::filesystem::path(fusion.plan).filename().string() + (made.empty() ? std::string() : " (" + made + ")") +
+           ", checked against " + profile;
+}
+
+namespace {
+
 std::string human(double v, const char* unit) {
     const char* prefixes[] = {"", "K", "M", "G", "T"};
     int p = 0;
@@ -455,7 +490,8 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         j["plan"] = {{"planner", cm->plan.planner},
                      {"hardware", cm->plan.hardware},
                      {"groups", cm->plan.groups.size()},
-                     {"fused_groups", cm->plan.fusedGroupCount()}};
+                     {"fused_groups", cm->plan.fusedGroupCount()},
+                     {"source", fusionPlanSource(options.fusion, cm->plan, cuda ? "cuda" : "cpu")}};
         if (r.checked) {
             j["checked"] = true;
             j["all_passed"] = r.allPassed;
@@ -513,7 +549,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             // failed on non-finite elements.
             if (!k.passed && k.maxRelError() == 0) std::snprintf(re, sizeof re, "non-fin.");
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
-                << human(rateFlops(k), "") << std::setw(12) << human(static_cast<double>(k.bytes), "B") << std::setw(8) << ai
+                << human(rateFlops(k), "") << std::setw(12) << bytesText(k.bytes) << std::setw(8) << ai
                 << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
                 << std::setw(10) << (ropts.time ? gb : "-");
             if (anyEnergy) out << std::setw(11) << (k.energyJoules >= 0 ? joules(k.energyJoules) : "-");
@@ -521,8 +557,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             out << "\n";
         }
         if (cm->plan.fusedGroupCount() > 0)
-            out << "fusion plan: " << cm->plan.planner
-                << (cm->plan.hardware.empty() ? std::string() : " for " + cm->plan.hardware) << ", "
+            out << "fusion plan: " << fusionPlanSource(options.fusion, cm->plan, cuda ? "cuda" : "cpu") << ", "
                 << cm->plan.fusedGroupCount() << (cm->plan.fusedGroupCount() == 1 ? " fused kernel" : " fused kernels")
                 << " (op \"X+N\": op X with N more ops fused into its kernel)\n";
         if (ropts.time && std::any_of(r.kernels.begin(), r.kernels.end(),

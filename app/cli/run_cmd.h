@@ -44,6 +44,9 @@ enum class Target;
 namespace tessera::pipeline {
 struct CompiledModel;
 }
+namespace tessera::schedule {
+struct FusionPlan;
+}
 
 namespace tessera::cli {
 
@@ -119,5 +122,19 @@ int loadAndCompile(const std::string& modelPath, const std::vector<std::string>&
 int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
                   std::vector<ir::TensorData>& inputs, std::ostream& err);
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
+
+/// Bytes in binary units, as the GUI writes them: "512 B", "227.0 KiB", "1.65 MiB", "2.00 GiB"
+/// (below 1024 whole bytes; KiB with one decimal; MiB and GiB with two); "-" for a negative count.
+std::string bytesText(std::int64_t bytes);
+
+/// The hardware profile a plan is made for and checked against when no --hw is given: "host"
+/// (this CPU, pipeline::hostProfile) for the CPU target, "h200" for CUDA ("cuda", "cuda:N").
+std::string defaultProfileName(const std::string& target);
+
+/// What `run` says of the plan it compiled with (after "fusion plan: "): for a planner
+/// "fuseplanner for host"; for a plan file its name, what it was made for and the profile it was
+/// checked against: "plan.json (made by fuseplanner for h200), checked against host". The profile
+/// is `fusion.hw`'s or the target's default (defaultProfileName).
+std::string fusionPlanSource(const FusionChoice& fusion, const schedule::FusionPlan& plan, const std::string& target);
 
 }  // namespace tessera::cli

@@ -1,6 +1,7 @@
 # Runs tessera-cli and checks its exit status and output.
 #   -DCLI=path -DARGS="a|b|c" -DEXPECT_RC=n [-DSTDOUT_HAS=text] [-DSTDERR_HAS="alt1|alt2"] [-DSTDERR_ALL="a|b"]
-# STDERR_ALL: every item must occur (case-sensitive).
+# STDERR_ALL: every item must occur (case-sensitive). STDOUT_LINES="a|b": each item must be a whole
+# line of stdout. STDERR_LACKS="a|b": no item may occur in stderr (case-sensitive).
 # STDERR_HAS alternatives are compared lowercased: one must occur. For a failing run (rc 2) stderr
 # must also be non-empty, name no "internal error", and every line must be a one-line diagnostic.
 string(REPLACE "|" ";" args "${ARGS}")
@@ -49,6 +50,24 @@ if(DEFINED STDERR_ALL AND NOT STDERR_ALL STREQUAL "")
     string(FIND "${err}" "${item}" pos)
     if(pos EQUAL -1)
       message(FATAL_ERROR "tessera-cli ${args}: stderr lacks '${item}'\nstdout:\n${out}\nstderr:\n${err}")
+    endif()
+  endforeach()
+endif()
+if(DEFINED STDOUT_LINES AND NOT STDOUT_LINES STREQUAL "")
+  string(REPLACE "|" ";" items "${STDOUT_LINES}")
+  foreach(item IN LISTS items)
+    string(FIND "\n${out}" "\n${item}\n" pos)
+    if(pos EQUAL -1)
+      message(FATAL_ERROR "tessera-cli ${args}: stdout lacks the line '${item}'\nstdout:\n${out}\nstderr:\n${err}")
+    endif()
+  endforeach()
+endif()
+if(DEFINED STDERR_LACKS AND NOT STDERR_LACKS STREQUAL "")
+  string(REPLACE "|" ";" items "${STDERR_LACKS}")
+  foreach(item IN LISTS items)
+    string(FIND "${err}" "${item}" pos)
+    if(NOT pos EQUAL -1)
+      message(FATAL_ERROR "tessera-cli ${args}: stderr has '${item}'\nstdout:\n${out}\nstderr:\n${err}")
     endif()
   endforeach()
 endif()
