@@ -175,6 +175,49 @@ TEST(FusionRun, TransposeAndReshapeEpiloguesUnderHidetGiveTheUnfusedNumbers) {
     EXPECT_LT(relL2(fused.outputs[0].second, base.outputs[0].second), 1e-6);
 }
 
+TEST(FusionRun, ASliceAnchorsItsProloguesAndEpilogueUnderHidet) {
+    if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
+    // x [4,6] -> Transpose_0 -> [6,4] -> Relu_1 -> Slice_2 (rows 1..5) -> [4,4] -> Neg_3 -> y.
+    // A Slice is never a prologue, but it anchors a group: one kernel, the unfused numbers.
+    ir::test::Builder b;
+    std::vector<float> xs(24);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
+    b.input("x", "f32[4,6]");
+    b.init("starts", ir::TensorData::fromInts({1}, {1}));
+    b.init("ends", ir::TensorData::fromInts({5}, {1}));
+    b.init("axes", ir::TensorData::fromInts({0}, {1}));
+    b.node("Transpose", "Transpose_0", {"x"}, {"t"}, {{"perm", ir::Attribute::ofInts({1, 0})}});
+    b.node("Relu", "Relu_1", {"t"}, {"r"});
+    b.node("Slice", "Slice_2", {"r", "starts", "ends", "axes"}, {"s"});
+    b.node("Neg", "Neg_3", {"s"}, {"y"});
+    b.output("y");
+    ASSERT_FALSE(ir::inferShapes(b.g, "test").diagnostics.hasErrors());
+    ir::Model m;
+    m.opsets[""] = 17;
+    m.graph = b.g;
+    const std::vector<ir::TensorData> inputs{ir::TensorData::fromFloats(xs, {4, 6})};
+
+    pipeline::CompileOptions co;
+    co.planner = "hidet";
+    auto cm = pipeline::compileModel(m, inputs, co);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    EXPECT_TRUE(cm->warnings.items().empty()) << cm->warnings.formatAll();
+    ASSERT_EQ(cm->plan.groups.size(), 1u);
+    EXPECT_EQ(cm->plan.groups[0].anchor, "Slice_2");
+    EXPECT_EQ(cm->plan.groups[0].ops, (std::vector<std::string>{"Transpose_0", "Relu_1", "Slice_2", "Neg_3"}));
+    EXPECT_EQ(cm->kernelCount(), 1);
+
+    runtime::RunnerClient runner(runnerOptions());
+    const Outcome base = runWith(m, inputs, "none", runner);
+    const Outcome fused = runWith(m, inputs, "hidet", runner);
+    EXPECT_EQ(base.kernels, 4);
+    EXPECT_EQ(fused.kernels, 1);
+    ASSERT_EQ(fused.outputs.size(), 1u);
+    ASSERT_EQ(base.outputs.size(), 1u);
+    ASSERT_EQ(fused.outputs[0].second.dims, (std::vector<std::int64_t>{4, 4}));
+    EXPECT_EQ(relL2(fused.outputs[0].second, base.outputs[0].second), 0.0);
+}
+
 TEST(FusionRun, MobileNetV2UnderHidetFusesEveryClipIntoItsConv) {
     if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
     auto m = pipeline::loadModel(sample("mobilenet_v2.onnx"));
