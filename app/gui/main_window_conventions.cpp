@@ -31,7 +31,6 @@
 #include "app/gui/settings_dialog.h"
 #include "app/gui/welcome_panel.h"
 #include "views/fusion/fusion_plan_panel.h"
-#include "views/fusion/fusion_plan_table_model.h"
 #include "views/graph/graph_view.h"
 #include "views/roofline/roofline_view.h"
 
@@ -136,10 +135,6 @@ void MainWindow::createConventions()
     m_problems->setTextElideMode(Qt::ElideNone);
     m_problems->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
 
-    // The plan's Measured column next to the op count, so it is visible in a narrow dock.
-    QHeaderView* header = m_fusionPanel->table()->horizontalHeader();
-    header->moveSection(header->visualIndex(views::FusionPlanTableModel::Measured),
-                        header->visualIndex(views::FusionPlanTableModel::Ops) + 1);
     connect(m_fusionDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible)
             QTimer::singleShot(0, this, &MainWindow::sizeBottomDocks);
@@ -167,7 +162,7 @@ void MainWindow::sizeBottomDocks()
     // A dock just shown may not be laid out yet (width 0): the bottom area spans the graph too.
     const int bottomWidth = std::max(m_timingDock->width() + m_fusionDock->width(), centralWidget()->width());
     // Half each: the Timings table shows its time columns beside the kernel names, the plan its
-    // Group, Kind, Ops and Measured columns.
+    // Group, Ops, Measured, Saved and Redundant columns.
     const int timing = std::max(kMinTimingWidth, bottomWidth / 2);
     resizeDocks({m_timingDock, m_fusionDock}, {timing, std::max(200, bottomWidth - timing)}, Qt::Horizontal);
     QTableView* table = m_fusionPanel->table();

@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -82,6 +83,7 @@ private slots:
     void modelTesterAndTimes();
     void brokenGroupStatus();
     void panelSignals();
+    void longNamesElideAndNumbersStayInView();
     void hardwareDialog();
     void graphClustersAndIntents();
 };
@@ -264,6 +266,48 @@ void FusionViewTest::panelSignals()
     panel.setBusy(true, QStringLiteral("Planning (hidet on h200)..."));
     QCOMPARE(panel.summaryLabel()->text(), QStringLiteral("Planning (hidet on h200)..."));
     QVERIFY(!panel.replanButton()->isEnabled());
+}
+
+void FusionViewTest::longNamesElideAndNumbersStayInView()
+{
+    // One kernel per op: the groups are named after their nodes. In a dock about half a 1600 px
+    // window wide, the names are elided in the middle and the numbers stay in view.
+    const ir::Model m = specialised("mobilenet_v2.onnx");
+    views::FusionPlanPanel panel;
+    panel.resize(560, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setSnapshot(views::makeFusionPlanSnapshot(schedule::planNone(m.graph)));
+    QTableView* table = panel.table();
+    QCOMPARE(table->textElideMode(), Qt::ElideMiddle);
+    QHeaderView* h = table->horizontalHeader();
+    QStringList order;
+    for (int v = 0; v < h->count(); ++v)
+        order << panel.tableModel()->headerData(h->logicalIndex(v), Qt::Horizontal).toString();
+    QCOMPARE(order.join(QLatin1Char(',')), QStringLiteral("Group,Ops,Measured,Saved,Redundant,Kind,Anchor,Tile,Status"));
+    const int chars = table->fontMetrics().averageCharWidth();
+    QVERIFY(table->columnWidth(FusionPlanTableModel::Group) <= 32 * chars);
+    QVERIFY(table->columnWidth(FusionPlanTableModel::Anchor) <= 32 * chars);
+    const int redundantRight = table->columnViewportPosition(FusionPlanTableModel::Redundant) +
+                               table->columnWidth(FusionPlanTableModel::Redundant);
+    QVERIFY2(redundantRight <= table->viewport()->width(),
+             qPrintable(QStringLiteral("%1 > %2").arg(redundantRight).arg(table->viewport()->width())));
+    // The whole name in the tooltip.
+    const QString name = QStringLiteral("/features/features.3/conv/conv.0/conv.0.0/Conv");
+    const int row = panel.tableModel()->snapshot().rowOf(name);
+    QVERIFY(row >= 0);
+    QCOMPARE(cell(*panel.tableModel(), row, FusionPlanTableModel::Group, Qt::ToolTipRole), name + QStringLiteral(": one kernel per op"));
+    QCOMPARE(cell(*panel.tableModel(), row, FusionPlanTableModel::Anchor, Qt::ToolTipRole), name);
+    // Drawn compactly: the path parts that repeat the next one's start go.
+    QCOMPARE(views::compactNodeName(name), QStringLiteral("features.3/conv.0.0/Conv"));
+    QCOMPARE(views::compactNodeName(QStringLiteral("/features/features.3/Add")), QStringLiteral("features.3/Add"));
+    QCOMPARE(views::compactNodeName(QStringLiteral("/classifier/classifier.1/Gemm")), QStringLiteral("classifier.1/Gemm"));
+    QCOMPARE(views::compactNodeName(QStringLiteral("g12")), QStringLiteral("g12"));
+    QCOMPARE(views::compactNodeName(QStringLiteral("dw_conv")), QStringLiteral("dw_conv"));
+    QCOMPARE(cell(*panel.tableModel(), row, FusionPlanTableModel::Group), name);  // the model's text stays whole
+    QVERIFY(table->itemDelegateForColumn(FusionPlanTableModel::Group) != nullptr);
+    QCOMPARE(table->itemDelegateForColumn(FusionPlanTableModel::Anchor), table->itemDelegateForColumn(FusionPlanTableModel::Group));
+    QCOMPARE(table->itemDelegateForColumn(FusionPlanTableModel::Kind), nullptr);
 }
 
 void FusionViewTest::hardwareDialog()

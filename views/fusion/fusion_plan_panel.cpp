@@ -8,6 +8,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QSortFilterProxyModel>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -31,6 +32,19 @@ QToolButton* makeButton(QWidget* parent, const QString& text, const QString& tip
     b->setToolButtonStyle(Qt::ToolButtonTextOnly);
     return b;
 }
+
+/// Draws node paths compactly (compactNodeName); the model's text, and so the tooltip, stays whole.
+class CompactNameDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->text = compactNodeName(option->text);
+    }
+};
 
 }  // namespace
 
@@ -76,9 +90,13 @@ FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
     m_summary->setObjectName(QStringLiteral("planSummary"));
     m_summary->setTextFormat(Qt::PlainText);
     m_summary->setMinimumWidth(40);
+    // A line of its own under the tool row: beside the combos a half-window dock showed only its
+    // first words.
+    m_summary->setWordWrap(true);
     m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    bar->addWidget(m_summary, 1);
+    bar->addStretch(1);
     lay->addLayout(bar);
+    lay->addWidget(m_summary);
 
     m_model = new FusionPlanTableModel(this);
     m_proxy = new QSortFilterProxyModel(this);
@@ -98,6 +116,20 @@ FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setHighlightSections(false);
+    // Singles are named after their node ("/features/features.3/conv/conv.0/conv.0.0/Conv"): drawn
+    // compactly ("features.3/conv.0.0/Conv"), and what is still too long loses its middle, so the
+    // block and the op stay readable; the tooltip has the whole name.
+    m_table->setTextElideMode(Qt::ElideMiddle);
+    auto* names = new CompactNameDelegate(m_table);
+    m_table->setItemDelegateForColumn(FusionPlanTableModel::Group, names);
+    m_table->setItemDelegateForColumn(FusionPlanTableModel::Anchor, names);
+    // The numbers next to the group and its op count, the words after them: in a dock half the
+    // window wide, Measured, Saved and Redundant stay in view beside a group named after its node.
+    QHeaderView* header = m_table->horizontalHeader();
+    int at = header->visualIndex(FusionPlanTableModel::Group);
+    for (const int column : {FusionPlanTableModel::Ops, FusionPlanTableModel::Measured, FusionPlanTableModel::Saved,
+                             FusionPlanTableModel::Redundant})
+        header->moveSection(header->visualIndex(column), ++at);
     lay->addWidget(m_table, 1);
     m_timingWarning = new QLabel(this);
     m_timingWarning->setObjectName(QStringLiteral("planTimingWarning"));
@@ -224,12 +256,23 @@ void FusionPlanPanel::setSnapshot(FusionPlanSnapshot snapshot)
     m_model->setSnapshot(std::move(snapshot));
     m_table->resizeColumnsToContents();
     for (int c = 0; c < FusionPlanTableModel::ColumnCount; ++c)
-        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 300));
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), maxColumnWidth(c)));
     m_updating = false;
     selectGroup(selected);
     m_placeholder.clear();
     updateSummary();
     updateButtons();
+}
+
+int FusionPlanPanel::maxColumnWidth(int column) const
+{
+    // Room for a compact node path ("features.16/conv.0.0/Conv"); longer ones are elided.
+    const int chars = m_table->fontMetrics().averageCharWidth();
+    switch (column) {
+    case FusionPlanTableModel::Group: return 32 * chars;
+    case FusionPlanTableModel::Anchor: return 32 * chars;
+    default: return 300;
+    }
 }
 
 void FusionPlanPanel::setMeasuredTimes(const std::map<QString, double>& secondsByGroup, const QString& unreliable)

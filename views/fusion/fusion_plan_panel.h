@@ -2,7 +2,10 @@
 /// @file
 /// The fusion-plan editor's panel (issue 6): a toolbar row (Planner: none / hidet / fuseplanner;
 /// Hardware: the built-in GPU profiles, custom what-if copies and "Edit..."; Fuse, Split,
-/// Re-plan) above the plan table (FusionPlanTableModel, sortable) and a one-line summary.
+/// Re-plan) above the plan table (FusionPlanTableModel, sortable) and a one-line summary. The
+/// table shows Group, Ops, Measured, Saved, Redundant, Kind, Anchor, Tile, Status (the numbers
+/// before the words, so they stay in a narrow dock); group and anchor node paths are drawn
+/// compactly (compactNodeName) and elided in the middle, with the whole name in the tooltip.
 ///
 /// It draws what it is given and emits intent signals; it never plans or runs anything. The
 /// setters (setState, setSnapshot, selectGroup) never emit the intent signals, so the app can
@@ -85,6 +88,8 @@ private:
     void onCurrentRowChanged();
     void updateSummary();
     void updateButtons();
+    /// Widest a column gets when sized to its contents (Group and Anchor elide in the middle).
+    int maxColumnWidth(int column) const;
 
     std::vector<target::GpuProfile> m_profiles;
     QString m_currentHardware;

@@ -137,4 +137,18 @@ QString formatTile(const schedule::FusionTile& tile)
     return t;
 }
 
+QString compactNodeName(const QString& name)
+{
+    if (!name.contains(QLatin1Char('/')))
+        return name;
+    const QStringList parts = name.split(QLatin1Char('/'), Qt::SkipEmptyParts);
+    QStringList kept;
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        if (i + 1 < parts.size() && parts[i + 1].startsWith(parts[i]))
+            continue;
+        kept << parts[i];
+    }
+    return kept.isEmpty() ? name : kept.join(QLatin1Char('/'));
+}
+
 }  // namespace tessera::views

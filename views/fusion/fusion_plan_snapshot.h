@@ -66,5 +66,9 @@ QString formatBytes(qint64 bytes);
 QString formatFlops(qint64 flops);
 /// "7×7×32 · 64 filters" ("" for an empty tile).
 QString formatTile(const schedule::FusionTile& tile);
+/// A node path as the plan table draws it: the path parts that only repeat the start of the next
+/// part are dropped ("/features/features.3/conv/conv.0/conv.0.0/Conv" -> "features.3/conv.0.0/Conv",
+/// the block and the layer an exporter nests stay); names without '/' are returned as they are.
+QString compactNodeName(const QString& name);
 
 }  // namespace tessera::views
