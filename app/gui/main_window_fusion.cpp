@@ -137,7 +137,8 @@ void MainWindow::onPlanChanged()
         m_view->setEdgeFusionNotes({});
         return;
     }
-    views::FusionPlanSnapshot snap = views::makeFusionPlanSnapshot(m_plans->plan(), m_plans->violations());
+    views::FusionPlanSnapshot snap =
+        views::makeFusionPlanSnapshot(m_plans->plan(), m_plans->violations(), m_plans->plannerAdvice());
     std::vector<views::FusionCluster> clusters;
     for (const views::FusionPlanRow& r : snap.rows) {
         if (r.fused())

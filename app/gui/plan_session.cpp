@@ -454,6 +454,55 @@ std::vector<schedule::EdgeReason> PlanSession::crossingEdgeReasons() const
     return schedule::crossingEdgeReasons(m_graph->graph, m_state.plan, m_state.hardware);
 }
 
+std::map<std::string, std::string> PlanSession::plannerAdvice() const
+{
+    std::map<std::string, std::string> advice;
+    if (!ready())
+        return advice;
+    const ir::Graph& g = m_graph->graph;
+    std::vector<const schedule::FusionGroup*> chains;
+    for (const schedule::FusionGroup& grp : m_state.plan.groups) {
+        if (grp.kind == schedule::FusionKind::DwPw || grp.kind == schedule::FusionKind::PwDw ||
+            grp.kind == schedule::FusionKind::PwPw)
+            chains.push_back(&grp);
+    }
+    if (chains.empty())
+        return advice;
+    const std::string hardware = target::gpuProfileToJson(m_state.hardware);
+    if (m_advisorGraph.lock() != m_graph || m_advisorHardware != hardware) {
+        m_advisorPlan = schedule::planFusePlanner(g, m_state.hardware);
+        m_advisorGraph = m_graph;
+        m_advisorHardware = hardware;
+    }
+    for (const schedule::FusionGroup* grp : chains) {
+        std::vector<std::string> convs;
+        for (const std::string& op : grp->ops) {
+            const ir::NodeId id = g.findNode(op);
+            if (id != ir::kNoNode && g.node(id).opType == "Conv")
+                convs.push_back(op);
+        }
+        if (convs.size() != 2)
+            continue;
+        // FusePlanner records a pair it looked at and refused in the reason of the group its first
+        // conv ends up in: "FusePlanner did not fuse pw-dw A -> B on h200: WHY" (parts joined by "; ").
+        const std::string pair = std::string("FusePlanner did not fuse ") + schedule::fusionKindName(grp->kind) + " " +
+                                 convs[0] + " -> " + convs[1];
+        for (const schedule::FusionGroup& other : m_advisorPlan.groups) {
+            const std::size_t at = other.reason.find(pair);
+            const std::size_t after = at + pair.size();
+            if (at == std::string::npos || after >= other.reason.size() ||
+                (other.reason[after] != ' ' && other.reason[after] != ':'))
+                continue;
+            const std::size_t end = other.reason.find("; ", after);
+            const std::string rest = other.reason.substr(after, end == std::string::npos ? std::string::npos : end - after);
+            const std::size_t colon = rest.find(": ");
+            advice[grp->name] = colon == std::string::npos ? rest : rest.substr(colon + 2);
+            break;
+        }
+    }
+    return advice;
+}
+
 bool PlanSession::split(const QString& group)
 {
     const schedule::FusionPlan& old = m_state.plan;

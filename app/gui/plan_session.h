@@ -46,6 +46,7 @@
 /// Thread rules: all public functions and signals belong to the UI thread. Workers run only the
 /// pure core functions (specialiseModel, makePlan, ...) on data they own or share read-only.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,13 @@ public:
     /// edge: about 12 ms for MobileNetV2's 60 crossing edges under fuseplanner). Empty before
     /// ready().
     std::vector<schedule::EdgeReason> crossingEdgeReasons() const;
+    /// FusePlanner's advice against the plan's conv chains (dw-pw, pw-dw, pw-pw groups) that it
+    /// would not make itself: group name -> the reason its own plan on the same graph and
+    /// hardware records for that conv pair ("redundant 9.29 MFLOP per 647424 elements saved =
+    /// 14.3 >= 10"). A chain FusePlanner makes too, and any other group, has no entry. Computed on
+    /// the UI thread; FusePlanner's plan is kept until the graph or the hardware changes (a few ms
+    /// for MobileNetV2). Empty before ready().
+    std::map<std::string, std::string> plannerAdvice() const;
     bool split(const QString& group);
     /// Before the first plan is ready (or without a model) this sets the planner the model is
     /// planned with, ignoring a saved plan; not undoable then.
@@ -198,6 +206,10 @@ private:
     std::vector<target::GpuProfile> m_custom;
     std::optional<PlanState> m_initialState;
     target::GpuProfile m_targetHardware;
+    // plannerAdvice()'s FusePlanner plan, for this graph and the hardware of this JSON.
+    mutable std::weak_ptr<const ir::Model> m_advisorGraph;
+    mutable std::string m_advisorHardware;
+    mutable schedule::FusionPlan m_advisorPlan;
 };
 
 /// The Graph view's edge tooltips for `plans`' current plan (MainWindow's fusion wiring): per

@@ -65,7 +65,8 @@ QColor fusionGroupColour(int fusedIndex)
 }
 
 FusionPlanSnapshot makeFusionPlanSnapshot(const schedule::FusionPlan& plan,
-                                          const std::vector<schedule::FusionViolation>& violations)
+                                          const std::vector<schedule::FusionViolation>& violations,
+                                          const std::map<std::string, std::string>& advice)
 {
     FusionPlanSnapshot s;
     s.planner = fromStd(plan.planner);
@@ -85,6 +86,8 @@ FusionPlanSnapshot makeFusionPlanSnapshot(const schedule::FusionPlan& plan,
         r.predictedBytes = g.predictedBytes;
         r.redundantFlops = g.redundantFlops;
         r.reason = fromStd(g.reason);
+        if (const auto it = advice.find(g.name); it != advice.end())
+            r.advice = fromStd(it->second);
         if (r.fused())
             r.colour = fusionGroupColour(fused++);
         s.rows.push_back(std::move(r));

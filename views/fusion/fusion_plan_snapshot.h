@@ -32,6 +32,7 @@ struct FusionPlanRow {
     QString status;                ///< "" = legal; else the broken rules' messages joined by "; "
     QString rule;                  ///< first broken rule's key ("multi-use", ...), "" when legal
     QString reason;                ///< the planner's note on why the group exists
+    QString advice;                ///< a legal conv chain FusePlanner would not make: its reason ("" none)
     QColor colour;                 ///< fusionGroupColour for fused groups; invalid for singles
 
     bool fused() const { return ops.size() > 1; }
@@ -56,9 +57,11 @@ struct FusionPlanSnapshot {
 QColor fusionGroupColour(int fusedIndex);
 
 /// The rows of `plan`; `violations` (checkPlan of the same plan) go to their group's status
-/// (plan-level ones, group -1, are not shown in rows).
+/// (plan-level ones, group -1, are not shown in rows); `advice` (group name -> FusePlanner's
+/// reason not to make that conv chain, app::PlanSession::plannerAdvice) to their row's advice.
 FusionPlanSnapshot makeFusionPlanSnapshot(const schedule::FusionPlan& plan,
-                                          const std::vector<schedule::FusionViolation>& violations = {});
+                                          const std::vector<schedule::FusionViolation>& violations = {},
+                                          const std::map<std::string, std::string>& advice = {});
 
 /// "1.50 MiB", "12.0 KiB", "512 B"; "—" for negative (unknown).
 QString formatBytes(qint64 bytes);

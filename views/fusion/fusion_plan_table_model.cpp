@@ -107,7 +107,11 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
                 return QStringLiteral("\u2014");
             return m_timingWarning.isEmpty() ? TimingTableModel::formatSeconds(r->measuredSeconds)
                                              : QStringLiteral("\u2248 ") + TimingTableModel::formatSeconds(r->measuredSeconds);
-        case Status: return r->status.isEmpty() ? QStringLiteral("ok") : r->status;
+        case Status:
+            if (!r->status.isEmpty())
+                return r->status;
+            return r->advice.isEmpty() ? QStringLiteral("ok")
+                                       : QObject::tr("legal; FusePlanner would not fuse: %1").arg(r->advice);
         case ColumnCount: break;
         }
         break;
@@ -138,6 +142,10 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
             return QObject::tr("Median time of the group's kernel in the last run: %1")
                 .arg(TimingTableModel::formatSeconds(r->measuredSeconds));
         case Status:
+            if (r->status.isEmpty() && !r->advice.isEmpty())
+                return QObject::tr("The group follows every fusion rule, but FusePlanner's cost model would not "
+                                   "fuse this pair on %1: %2")
+                    .arg(m_snapshot.hardware.isEmpty() ? QObject::tr("this hardware") : m_snapshot.hardware, r->advice);
             return r->status.isEmpty() ? QObject::tr("The group follows every fusion rule")
                                        : QStringLiteral("%1: %2").arg(r->rule, r->status);
         default: return data(index, Qt::DisplayRole);
@@ -151,6 +159,8 @@ QVariant FusionPlanTableModel::data(const QModelIndex& index, int role) const
             return QBrush(QColor(0xc6, 0x28, 0x28));
         if (col == Measured && r->measuredSeconds >= 0 && !m_timingWarning.isEmpty())
             return QBrush(QColor(0x9a, 0xa0, 0xa6));
+        if (col == Status && !r->advice.isEmpty())
+            return QBrush(QColor(0xb3, 0x5c, 0x00));
         if (col == Status || (col == Kind && !r->fused()))
             return QBrush(QColor(0x6b, 0x72, 0x7b));
         break;
@@ -187,7 +197,7 @@ QVariant FusionPlanTableModel::headerData(int section, Qt::Orientation orientati
         case Saved: return tr("Predicted global-memory bytes saved against one kernel per op");
         case Redundant: return tr("FLOPs recomputed because of the fusion (halos, weight tiles)");
         case Measured: return tr("Median time of the group's kernel in the last run");
-        case Status: return tr("ok, or the fusion rule the group breaks");
+        case Status: return tr("ok, the fusion rule the group breaks, or FusePlanner's advice against a legal conv chain");
         default: break;
         }
     }

@@ -6,7 +6,8 @@
 /// tooltip lists them with their roles), Anchor, Tile, Saved (predicted global bytes saved),
 /// Redundant (FLOPs recomputed), Measured (median seconds of the group's kernel in the last run,
 /// "—" before one; "≈ 8.000 ms" in grey, with the reason in the tooltip, when the run's timings are
-/// unreliable), Status ("ok" or the broken rule's message, in red).
+/// unreliable), Status ("ok", the broken rule's message in red, or for a legal conv chain that
+/// FusePlanner would not make "legal; FusePlanner would not fuse: WHY" in amber).
 /// Qt::UserRole (kSortRole) gives sortable raw values (numbers for the numeric columns);
 /// kMembersRole gives the row's member names (QStringList) and kGroupRole its group name in any
 /// column.

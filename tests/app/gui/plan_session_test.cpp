@@ -12,6 +12,7 @@
 #include <QGraphicsScene>
 #include <QHelpEvent>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QSignalSpy>
@@ -90,6 +91,7 @@ private slots:
     void changedPlanClearsRunResults();
     void fusedMembersShareStatus();
     void edgeWhyNotTooltips();
+    void plannerAdviceOnUserChain();
 };
 
 void PlanSessionTest::initTestCase()
@@ -521,6 +523,55 @@ void PlanSessionTest::edgeWhyNotTooltips()
     QCOMPARE(view->edgeFusionNote(QStringLiteral("Sigmoid_2"), QStringLiteral("Neg_3")), QString());
     QCOMPARE(view->edgeFusionNote(QStringLiteral("Conv_0"), QStringLiteral("Sigmoid_2")),
              QStringLiteral("Conv_0 \u2192 Sigmoid_2 (u1): not one kernel\nSigmoid_2's input 'c' has 2 uses"));
+}
+
+void PlanSessionTest::plannerAdviceOnUserChain()
+{
+    // dw_pw_block on the h200: FusePlanner does not fuse the pair (fused traffic is not below
+    // separate). Fused by hand the chain is legal, and the table says FusePlanner would not.
+    PlanSession s;
+    s.setTargetHardware(PlanSession::defaultHardwareFor(true));
+    s.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(s));
+    QVERIFY(s.plannerAdvice().empty());  // no chain
+    QVERIFY(s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu), QString::fromLatin1(kPw)}));
+    QCOMPARE(s.plan().groups.at(0).kind, schedule::FusionKind::DwPw);
+    QVERIFY(s.violations().empty());
+    // FusePlanner's words ("fused traffic 1.97 MB is not below separate 1.93 MB"; the unit is the
+    // core's to choose).
+    const std::map<std::string, std::string> advice = s.plannerAdvice();
+    QCOMPARE(advice.size(), std::size_t(1));
+    QCOMPARE(advice.begin()->first, std::string("u1"));
+    const std::string why = advice.begin()->second;
+    QVERIFY2(QRegularExpression(QStringLiteral("^fused traffic 1\\.\\d\\d Mi?B is not below separate 1\\.\\d\\d Mi?B$"))
+                 .match(QString::fromStdString(why))
+                 .hasMatch(),
+             why.c_str());
+
+    views::FusionPlanTableModel model;
+    model.setSnapshot(views::makeFusionPlanSnapshot(s.plan(), s.violations(), s.plannerAdvice()));
+    const QModelIndex status = model.index(0, views::FusionPlanTableModel::Status);
+    QCOMPARE(status.data().toString(), QStringLiteral("legal; FusePlanner would not fuse: ") + QString::fromStdString(why));
+    QCOMPARE(status.data(Qt::ToolTipRole).toString(),
+             QStringLiteral("The group follows every fusion rule, but FusePlanner's cost model would not fuse this pair on "
+                            "h200: ") + QString::fromStdString(why));
+    QCOMPARE(status.data(Qt::ForegroundRole).value<QBrush>().color(), QColor(0xb3, 0x5c, 0x00));
+
+    // Only the dw conv and its ReLU6: not a conv chain, no advice.
+    s.undoStack()->undo();
+    QVERIFY(s.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QVERIFY(s.plannerAdvice().empty());
+    model.setSnapshot(views::makeFusionPlanSnapshot(s.plan(), s.violations(), s.plannerAdvice()));
+    QCOMPARE(model.index(0, views::FusionPlanTableModel::Status).data().toString(), QStringLiteral("ok"));
+
+    // On this CPU FusePlanner makes the same chain itself: no advice against it.
+    PlanSession host;
+    host.setModel(load(sample("dw_pw_block.onnx")), sample("dw_pw_block.onnx"));
+    QVERIFY(waitReady(host));
+    QCOMPARE(host.hardware().name, std::string("host"));
+    QVERIFY(host.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu), QString::fromLatin1(kPw)}));
+    QCOMPARE(host.plan().groups.at(0).kind, schedule::FusionKind::DwPw);
+    QVERIFY(host.plannerAdvice().empty());
 }
 
 QTEST_MAIN(PlanSessionTest)
