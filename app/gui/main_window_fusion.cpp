@@ -192,15 +192,17 @@ void MainWindow::onPlanGroupSelected(const QString& group, const QStringList& me
     }
     if (ids.isEmpty())
         return;
+    // The primary node is the anchor of the row clicked last; members may span several groups.
     int primary = ids.first();
-    const int gi = m_plans->plan().groupOf(members.first().toStdString());
-    if (gi >= 0) {
-        const int anchor = m_view->operatorIdByName(m_plans->plan().groups[static_cast<std::size_t>(gi)].anchor);
-        if (anchor >= 0)
+    for (const schedule::FusionGroup& g : m_plans->plan().groups) {
+        if (fromStd(g.name) != group)
+            continue;
+        const int anchor = m_view->operatorIdByName(g.anchor);
+        if (anchor >= 0 && ids.contains(anchor))
             primary = anchor;
     }
     m_view->selectNodes(ids, primary, true);
-    m_fusionPanel->selectGroup(group);
+    selectPlanGroupOfNode(primary);
 }
 
 void MainWindow::selectPlanGroupOfNode(int nodeId)
@@ -213,8 +215,19 @@ void MainWindow::selectPlanGroupOfNode(int nodeId)
         m_fusionPanel->selectGroup(QString());
         return;
     }
-    const int gi = m_plans->plan().groupOf(n->name);
-    m_fusionPanel->selectGroup(gi >= 0 ? fromStd(m_plans->plan().groups[static_cast<std::size_t>(gi)].name) : QString());
+    // The rows of every group with a selected node (Ctrl+click in the graph or the table), the
+    // node's own group first.
+    QStringList groups;
+    auto add = [&](const std::string& node) {
+        const int gi = m_plans->plan().groupOf(node);
+        const QString name = gi >= 0 ? fromStd(m_plans->plan().groups[static_cast<std::size_t>(gi)].name) : QString();
+        if (!name.isEmpty() && !groups.contains(name))
+            groups << name;
+    };
+    add(n->name);
+    for (const QString& op : m_view->selectedOperatorNames())
+        add(op.toStdString());
+    m_fusionPanel->selectGroups(groups);
 }
 
 void MainWindow::showPlanTimings(const pipeline::RunReport& report)

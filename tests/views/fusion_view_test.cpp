@@ -240,6 +240,15 @@ void FusionViewTest::panelSignals()
     QCOMPARE(split.count(), 1);
     QCOMPARE(split.at(0).at(0).toString(), QStringLiteral("g1"));
 
+    // Several groups (no signal): plan order, the first named current; Split needs one.
+    panel.selectGroups({QStringLiteral("g2"), QStringLiteral("g1")});
+    QCOMPARE(selected.count(), 0);
+    QCOMPARE(panel.selectedGroups(), (QStringList{QStringLiteral("g1"), QStringLiteral("g2")}));
+    QCOMPARE(panel.selectedGroup(), QStringLiteral("g2"));
+    QVERIFY(!panel.splitButton()->isEnabled());
+    panel.selectGroup(QString());
+    QVERIFY(panel.selectedGroups().isEmpty());
+
     // A click on a row: group and members.
     panel.table()->selectRow(2);
     QCOMPARE(selected.count(), 1);

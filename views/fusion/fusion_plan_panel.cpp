@@ -73,7 +73,10 @@ FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
     plannerLabel->setBuddy(m_planner);
     auto* hwLabel = new QLabel(tr("Hardware"), this);
     hwLabel->setBuddy(m_hardware);
-    m_fuse = makeButton(this, tr("Fuse"), tr("Fuse the nodes selected in the graph into one group (Ctrl+G)"), "fuseButton");
+    m_fuse = makeButton(this, tr("Fuse"),
+                        tr("Fuse the nodes selected in the graph into one group (Ctrl+G); Ctrl+click or "
+                           "Shift+click rows to select several groups"),
+                        "fuseButton");
     m_split = makeButton(this, tr("Split"), tr("Split the selected group into one kernel per op (Ctrl+Shift+G)"), "splitButton");
     m_replan = makeButton(this, tr("Re-plan"), tr("Run the planner again, dropping hand edits"), "replanButton");
     bar->addWidget(plannerLabel);
@@ -106,7 +109,7 @@ FusionPlanPanel::FusionPlanPanel(QWidget* parent) : QWidget(parent)
     m_table->setObjectName(QStringLiteral("planTable"));
     m_table->setModel(m_proxy);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(-1, Qt::AscendingOrder);
@@ -308,14 +311,30 @@ void FusionPlanPanel::setBusy(bool busy, const QString& text)
 
 void FusionPlanPanel::selectGroup(const QString& group)
 {
+    selectGroups(group.isEmpty() ? QStringList() : QStringList{group});
+}
+
+void FusionPlanPanel::selectGroups(const QStringList& groups)
+{
     m_updating = true;
-    const int row = group.isEmpty() ? -1 : m_model->snapshot().rowOf(group);
-    if (row < 0) {
+    QItemSelection selection;
+    QModelIndex first;
+    for (const QString& group : groups) {
+        const int row = m_model->snapshot().rowOf(group);
+        if (row < 0)
+            continue;
+        const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
+        selection.select(idx, idx);
+        if (!first.isValid())
+            first = idx;
+    }
+    if (!first.isValid()) {
         m_table->clearSelection();
     } else {
-        const QModelIndex idx = m_proxy->mapFromSource(m_model->index(row, 0));
-        m_table->selectionModel()->select(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-        m_table->scrollTo(idx);
+        QItemSelectionModel* sm = m_table->selectionModel();
+        sm->select(selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        sm->setCurrentIndex(first, QItemSelectionModel::NoUpdate);
+        m_table->scrollTo(first);
     }
     m_updating = false;
     updateButtons();
@@ -323,10 +342,26 @@ void FusionPlanPanel::selectGroup(const QString& group)
 
 QString FusionPlanPanel::selectedGroup() const
 {
-    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return {};
-    return rows.first().data(FusionPlanTableModel::kGroupRole).toString();
+    const QItemSelectionModel* sm = m_table->selectionModel();
+    const QModelIndex current = sm->currentIndex();
+    if (current.isValid() && sm->isRowSelected(current.row(), current.parent()))
+        return current.data(FusionPlanTableModel::kGroupRole).toString();
+    const QModelIndexList rows = sm->selectedRows();
+    return rows.isEmpty() ? QString() : rows.first().data(FusionPlanTableModel::kGroupRole).toString();
+}
+
+QStringList FusionPlanPanel::selectedGroups() const
+{
+    std::vector<int> rows;
+    for (const QModelIndex& idx : m_table->selectionModel()->selectedRows())
+        rows.push_back(m_proxy->mapToSource(idx).row());
+    std::sort(rows.begin(), rows.end());
+    QStringList groups;
+    for (const int row : rows) {
+        if (const FusionPlanRow* r = m_model->rowAt(row))
+            groups << r->group;
+    }
+    return groups;
 }
 
 void FusionPlanPanel::onCurrentRowChanged()
@@ -334,11 +369,16 @@ void FusionPlanPanel::onCurrentRowChanged()
     updateButtons();
     if (m_updating)
         return;
-    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
+    const QString group = selectedGroup();
+    if (group.isEmpty())
         return;
-    emit groupSelected(rows.first().data(FusionPlanTableModel::kGroupRole).toString(),
-                       rows.first().data(FusionPlanTableModel::kMembersRole).toStringList());
+    QStringList members;
+    for (const QString& g : selectedGroups()) {
+        const int row = m_model->snapshot().rowOf(g);
+        if (const FusionPlanRow* r = m_model->rowAt(row))
+            members << r->ops;
+    }
+    emit groupSelected(group, members);
 }
 
 void FusionPlanPanel::updateSummary()
@@ -370,7 +410,8 @@ void FusionPlanPanel::updateButtons()
     const FusionPlanSnapshot& s = m_model->snapshot();
     const int row = s.rowOf(selectedGroup());
     m_fuse->setEnabled(havePlan);
-    m_split->setEnabled(row >= 0 && s.rows[static_cast<std::size_t>(row)].fused());
+    // Split acts on one group: with several rows selected it would be unclear which.
+    m_split->setEnabled(row >= 0 && s.rows[static_cast<std::size_t>(row)].fused() && selectedGroups().size() == 1);
     m_replan->setEnabled(havePlan && !m_busy);
 }
 

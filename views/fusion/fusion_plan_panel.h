@@ -59,7 +59,12 @@ public:
 
     /// Selects the row of `group` (no signal); an empty or unknown name clears the selection.
     void selectGroup(const QString& group);
+    /// Selects the rows of `groups` (no signal; unknown names are skipped), the first one current.
+    void selectGroups(const QStringList& groups);
+    /// The current row's group when it is selected, else the first selected one ("" none).
     QString selectedGroup() const;
+    /// Every selected row's group, in plan order (Ctrl+click and Shift+click extend the selection).
+    QStringList selectedGroups() const;
     /// Opens the what-if dialog on the current profile (as "Edit..." does).
     void editHardware();
 
@@ -79,7 +84,9 @@ signals:
     void fuseClicked();
     void splitClicked(const QString& group);
     void replanClicked();
-    /// A row was selected by the user: its group and member node names.
+    /// The user changed the selected rows: the current row's group (selectedGroup()) and the
+    /// member node names of every selected row (plan order), so several groups can be selected in
+    /// the graph and fused.
     void groupSelected(const QString& group, const QStringList& members);
 
 private:

@@ -92,6 +92,7 @@ private slots:
     void fusedMembersShareStatus();
     void edgeWhyNotTooltips();
     void plannerAdviceOnUserChain();
+    void tableMultiSelectionFuses();
 };
 
 void PlanSessionTest::initTestCase()
@@ -572,6 +573,52 @@ void PlanSessionTest::plannerAdviceOnUserChain()
     QVERIFY(host.fuse({QString::fromLatin1(kDw), QString::fromLatin1(kRelu), QString::fromLatin1(kPw)}));
     QCOMPARE(host.plan().groups.at(0).kind, schedule::FusionKind::DwPw);
     QVERIFY(host.plannerAdvice().empty());
+}
+
+void PlanSessionTest::tableMultiSelectionFuses()
+{
+    // Ctrl+click and Shift+click in the plan table select several groups (and their nodes in the
+    // graph), so Fuse merges them.
+    app::MainWindow w;
+    w.setErrorReporter([](const QString&, const QStringList&) {});
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(sample("dw_pw_block.onnx"));
+    QVERIFY(shown.wait(60000));
+    PlanSession* s = w.planSession();
+    QVERIFY(waitReady(*s));
+    QCOMPARE(s->planner(), QStringLiteral("none"));
+    views::FusionPlanPanel* panel = w.fusionPanel();
+    QTableView* table = panel->table();
+    QCOMPARE(table->selectionMode(), QAbstractItemView::ExtendedSelection);
+    QVERIFY(QTest::qWaitForWindowExposed(table->window()));
+    auto click = [&](int row, Qt::KeyboardModifiers mods) {
+        const QRect r = table->visualRect(table->model()->index(row, 0));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, mods, r.center());
+    };
+    views::GraphView* view = w.graphView();
+    click(0, Qt::NoModifier);
+    QCOMPARE(panel->selectedGroups(), QStringList{QString::fromLatin1(kDw)});
+    click(1, Qt::ControlModifier);
+    QCOMPARE(panel->selectedGroups(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(panel->selectedGroup(), QString::fromLatin1(kRelu));  // the row clicked last
+    QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kRelu));
+    QVERIFY(!panel->splitButton()->isEnabled());
+    // Shift+click: the range from the first row.
+    click(0, Qt::NoModifier);
+    click(2, Qt::ShiftModifier);
+    QCOMPARE(panel->selectedGroups(),
+             (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu), QString::fromLatin1(kPw)}));
+    QCOMPARE(view->selectedOperatorNames().size(), 3);
+    // Ctrl+click takes one out again; Fuse merges the two left.
+    click(2, Qt::ControlModifier);
+    QCOMPARE(panel->selectedGroups(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
+    QTest::mouseClick(panel->fuseButton(), Qt::LeftButton);
+    QCOMPARE(s->plan().groups.size(), std::size_t(2));
+    QCOMPARE(s->plan().groups[0].ops, (std::vector<std::string>{kDw, kRelu}));
+    QCOMPARE(panel->selectedGroups(), QStringList{QStringLiteral("u1")});
 }
 
 QTEST_MAIN(PlanSessionTest)
