@@ -102,6 +102,10 @@ void FusionViewTest::tableRowsOfDwPwBlock()
     // 784 KiB = the 1x32x56x56 f32 ReLU6 input, written and read once each less.
     QCOMPARE(rowText(model, 0), QStringLiteral("g0|prologue-epilogue|2|dw_conv||784.0 KiB|0|\u2014|ok"));
     QCOMPARE(rowText(model, 1), QStringLiteral("g1|single|1|pw_conv||0|0|\u2014|ok"));
+    views::FusionPlanPanel onlyOthers;
+    onlyOthers.setSnapshot(model.snapshot());
+    QCOMPARE(onlyOthers.summaryLabel()->text(), QStringLiteral("fuseplanner plan \u00b7 2 kernel(s) \u00b7 1 fused group(s) "
+                                                               "\u00b7 saves 784.0 KiB (tensor sizes)"));
     QCOMPARE(cell(model, 0, FusionPlanTableModel::Ops, Qt::ToolTipRole), QStringLiteral("dw_conv (anchor)\nrelu6 (epilogue)"));
     QCOMPARE(model.data(model.index(0, FusionPlanTableModel::Saved), FusionPlanTableModel::kSortRole).toLongLong(), 802816LL);
     QCOMPARE(model.data(model.index(1, 0), FusionPlanTableModel::kMembersRole).toStringList(), QStringList{"pw_conv"});
@@ -222,9 +226,23 @@ void FusionViewTest::panelSignals()
     QCOMPARE(panel.hardwareCombo()->itemText(panel.hardwareCombo()->count() - 1), QStringLiteral("Edit..."));
     QVERIFY(!panel.replanButton()->isEnabled());  // no plan yet
 
-    panel.setSnapshot(views::makeFusionPlanSnapshot(fusePlannerPlan(m.graph)));
-    QVERIFY(panel.summaryLabel()->text().startsWith(QStringLiteral("fuseplanner plan")));
-    QVERIFY(panel.summaryLabel()->text().contains(QStringLiteral("44 fused group")));
+    const schedule::FusionPlan fp = fusePlannerPlan(m.graph);
+    panel.setSnapshot(views::makeFusionPlanSnapshot(fp));
+    // Saved bytes in two parts: conv chains (FusePlanner's access model) and the other groups
+    // (tensor sizes), summed here from the plan's groups.
+    qint64 chains = 0, others = 0;
+    for (const schedule::FusionGroup& g : fp.groups) {
+        const bool chain = g.kind == schedule::FusionKind::DwPw || g.kind == schedule::FusionKind::PwDw ||
+                           g.kind == schedule::FusionKind::PwPw;
+        (chain ? chains : others) += std::max<std::int64_t>(0, g.predictedBytesSaved);
+    }
+    QVERIFY(chains > 0 && others > 0);
+    QCOMPARE(panel.tableModel()->snapshot().convChainBytesSaved(), chains);
+    QCOMPARE(panel.summaryLabel()->text(),
+             QStringLiteral("fuseplanner plan \u00b7 51 kernel(s) \u00b7 44 fused group(s) \u00b7 saves %1 (conv chains %2 by "
+                            "FusePlanner's access model, other groups %3 by tensor sizes)")
+                 .arg(views::formatBytes(chains + others), views::formatBytes(chains), views::formatBytes(others)));
+    QVERIFY(panel.summaryLabel()->toolTip().contains(QStringLiteral("The two are different models")));
     QVERIFY(panel.replanButton()->isEnabled());
     QVERIFY(!panel.splitButton()->isEnabled());
 

@@ -34,6 +34,21 @@ qint64 FusionPlanSnapshot::totalBytesSaved() const
     return sum;
 }
 
+bool FusionPlanRow::convChain() const
+{
+    return kind == QLatin1String(schedule::fusionKindName(schedule::FusionKind::DwPw)) ||
+           kind == QLatin1String(schedule::fusionKindName(schedule::FusionKind::PwDw)) ||
+           kind == QLatin1String(schedule::fusionKindName(schedule::FusionKind::PwPw));
+}
+
+qint64 FusionPlanSnapshot::convChainBytesSaved() const
+{
+    qint64 sum = 0;
+    for (const FusionPlanRow& r : rows)
+        sum += r.convChain() && r.bytesSaved > 0 ? r.bytesSaved : 0;
+    return sum;
+}
+
 int FusionPlanSnapshot::rowOf(const QString& group) const
 {
     for (std::size_t i = 0; i < rows.size(); ++i) {

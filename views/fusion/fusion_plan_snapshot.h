@@ -36,6 +36,8 @@ struct FusionPlanRow {
     QColor colour;                 ///< fusionGroupColour for fused groups; invalid for singles
 
     bool fused() const { return ops.size() > 1; }
+    /// A dw-pw / pw-dw / pw-pw group: its bytes saved come from FusePlanner's access model.
+    bool convChain() const;
 };
 
 struct FusionPlanSnapshot {
@@ -46,6 +48,10 @@ struct FusionPlanSnapshot {
     int fusedGroupCount() const;
     /// Sum of bytesSaved over the rows (unknown = 0).
     qint64 totalBytesSaved() const;
+    /// The part of totalBytesSaved() from conv chains (FusePlanner's global-memory-access model,
+    /// with tiles and halos); the rest is from the other groups (2x each tensor kept inside, its
+    /// write and its read). The two models are not the same measure.
+    qint64 convChainBytesSaved() const;
     /// Row of group `name`, -1 if none.
     int rowOf(const QString& group) const;
     /// Row whose group holds node `node`, -1 if none.
