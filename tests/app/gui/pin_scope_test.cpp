@@ -83,6 +83,14 @@ private slots:
                      "timed: the times are likely inflated; rerun on a quiet machine")),
                  qPrintable(panel.summaryText()));
         QVERIFY(!panel.summaryText().contains(QStringLiteral("--threads")));
+        // The Fusion Plan table's Measured column is flagged with the same words.
+        QCOMPARE(app::runTimingWarning(report), s.timingWarning);
+        report.threads = 2;
+        QCOMPARE(QString::fromStdString(app::runTimingWarning(report)),
+                 QStringLiteral("other processes used 62% of the CPUs' time while the kernels were timed: the times "
+                                "are likely inflated; rerun on a quiet machine, or with fewer threads than idle cores "
+                                "(Preferences > OpenMP threads)"));
+        QCOMPARE(app::runTimingWarning(pipeline::RunReport{}), std::string());
     }
 
     void pinnedConditionsInSummary()
