@@ -206,7 +206,7 @@ QString formatBytes(qint64 bytes)
 {
     if (bytes < 1024)
         return QStringLiteral("%1 bytes").arg(bytes);
-    const char* const units[] = {"KB", "MB", "GB", "TB"};
+    const char* const units[] = {"KiB", "MiB", "GiB", "TiB"};
     double v = static_cast<double>(bytes) / 1024.0;
     int u = 0;
     while (v >= 1024.0 && u < 3) {

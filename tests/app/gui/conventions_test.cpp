@@ -106,8 +106,8 @@ private slots:
         all.threads = 0;
         QCOMPARE(all.effectiveThreads(), std::max(1, QThread::idealThreadCount()));
         QCOMPARE(app::formatBytes(0), QStringLiteral("0 bytes"));
-        QCOMPARE(app::formatBytes(3584), QStringLiteral("4 KB"));
-        QCOMPARE(app::formatBytes(45200000), QStringLiteral("43.1 MB"));
+        QCOMPARE(app::formatBytes(3584), QStringLiteral("4 KiB"));
+        QCOMPARE(app::formatBytes(45200000), QStringLiteral("43.1 MiB"));
         // A bad stored value falls back to the default.
         QSettings().setValue(QStringLiteral("settings/threads"), -4);
         QCOMPARE(AppSettings::load().threads, 2);
@@ -210,7 +210,7 @@ private slots:
         AppSettings a;
         a.cacheDir = dir.path();
         app::SettingsDialog dlg(a);
-        QVERIFY2(dlg.cacheUsageText().startsWith(QStringLiteral("Host kernels: 3 KB (3 files) in ")),
+        QVERIFY2(dlg.cacheUsageText().startsWith(QStringLiteral("Host kernels: 3 KiB (3 files) in ")),
                  qPrintable(dlg.cacheUsageText()));
         QVERIFY(dlg.cacheUsageText().contains(QStringLiteral("CUDA kernels: 512 bytes (1 file) in ")));
         QString asked;
@@ -219,7 +219,7 @@ private slots:
             return false;
         });
         QCOMPARE(dlg.clearCache(), -1);
-        QCOMPARE(asked, QStringLiteral("Delete 4 KB of compiled kernels? The next run of each model compiles them again."));
+        QCOMPARE(asked, QStringLiteral("Delete 4 KiB of compiled kernels? The next run of each model compiles them again."));
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("kernels/%1.so").arg(key))));
         dlg.setConfirm([](const QString&, const QString&) { return true; });
         QCOMPARE(dlg.clearCache(), 3);
