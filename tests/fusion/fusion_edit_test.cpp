@@ -101,9 +101,19 @@ TEST(FusionEdit, ACycleRefusalNamesTheMergeNotTheNewGroup) {
     // A plan file that really has such groups keeps checkPlan's wording.
     FusionPlan bad = dn;
     bad.groups.clear();
-    bad.groups.push_back(FusionGroup{"g0", FusionKind::PrologueEpilogue, {"Conv_0", "Conv_2"}, "Conv_0", {}, {"Conv_2"}});
-    bad.groups.push_back(FusionGroup{"g1", FusionKind::Single, {"Clip_1"}, "Clip_1"});
-    bad.groups.push_back(FusionGroup{"g2", FusionKind::Single, {"Clip_3"}, "Clip_3"});
+    auto group = [](std::string name, FusionKind kind, std::vector<std::string> ops, std::string anchor,
+                    std::vector<std::string> epilogue = {}) {
+        FusionGroup g;
+        g.name = std::move(name);
+        g.kind = kind;
+        g.ops = std::move(ops);
+        g.anchor = std::move(anchor);
+        g.epilogue = std::move(epilogue);
+        return g;
+    };
+    bad.groups.push_back(group("g0", FusionKind::PrologueEpilogue, {"Conv_0", "Conv_2"}, "Conv_0", {"Conv_2"}));
+    bad.groups.push_back(group("g1", FusionKind::Single, {"Clip_1"}, "Clip_1"));
+    bad.groups.push_back(group("g2", FusionKind::Single, {"Clip_3"}, "Clip_3"));
     bool cycle = false;
     for (const FusionViolation& v : checkPlan(d, bad, nullptr)) {
         if (v.rule == "cycle") {
