@@ -222,6 +222,13 @@ private:
     /// never reads it back, and no other member of the group uses it.
     support::DiagnosticList storeRewritable(ir::NodeId eid, ir::ValueId y, int yBuf,
                                             const std::vector<std::int64_t>& yShape) const;
+    /// The concrete shapes of index-map node `nid`'s data input `in` and output `out` and, for a
+    /// Transpose, its permutation (empty for the Reshape family); an error naming the node in its
+    /// `role` ("prologue", "epilogue") when a shape is not concrete, the element count changes or
+    /// the perm is malformed.
+    support::DiagnosticList indexMapShapes(ir::NodeId nid, const char* role, ir::ValueId in, ir::ValueId out,
+                                           std::vector<std::int64_t>& inShape, std::vector<std::int64_t>& outShape,
+                                           std::vector<std::int64_t>& perm) const;
     bool usedOutside(ir::ValueId v) const {
         if (m_g.value(v).isGraphOutput) return true;
         for (ir::ValueId o : m_g.outputs())
@@ -358,20 +365,12 @@ support::DiagnosticList GroupRewriter::applyIndexMapPrologue(ir::NodeId pid) {
     if (usedOutside(x))
         return groupError(m_where, "prologue " + nodeLabel(pid) + ": its output '" + m_g.value(x).name +
                                        "' is used outside the group");
-    const auto xShape = detail::concreteShape(m_g, x);
-    const auto aShape = detail::concreteShape(m_g, a);
-    if (!xShape || !aShape) return groupError(m_where, "prologue " + nodeLabel(pid) + ": shapes are not concrete");
-    if (elementCount(*xShape) != elementCount(*aShape))
-        return groupError(m_where, "prologue " + nodeLabel(pid) + " changes the element count: it is not an index map");
-    std::vector<std::int64_t> perm;
-    if (!isReshapeLike(pn)) {
-        perm = transposePerm(pn, aShape->size());
-        if (perm.empty()) return groupError(m_where, "prologue " + nodeLabel(pid) + ": perm is not a permutation of the input's axes");
-    }
+    std::vector<std::int64_t> aShape, xShape, perm;
+    if (auto bad = indexMapShapes(pid, "prologue", a, x, aShape, xShape, perm); !bad.empty()) return bad;
     const int pos = findIn(m_ins, x);
     const int xBuf = m_ins[static_cast<std::size_t>(pos)].buffer;
     const std::vector<std::int64_t> xBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(xBuf)].shape;
-    if (elementCount(xBufShape) != elementCount(*xShape))
+    if (elementCount(xBufShape) != elementCount(xShape))
         return groupError(m_where, "prologue " + nodeLabel(pid) + ": the kernel's buffer of '" + m_g.value(x).name +
                                        "' does not hold the whole tensor");
     m_removed.push_back(xBuf);
@@ -387,9 +386,9 @@ support::DiagnosticList GroupRewriter::applyIndexMapPrologue(ir::NodeId pid) {
             std::vector<Expr> at;
             if (perm.empty()) {
                 // Same flat row-major offset in A's shape.
-                at = logicalIndex(e->args, xBufShape, *aShape);
+                at = logicalIndex(e->args, xBufShape, aShape);
             } else {
-                const std::vector<Expr> xi = logicalIndex(e->args, xBufShape, *xShape);
+                const std::vector<Expr> xi = logicalIndex(e->args, xBufShape, xShape);
                 at.assign(xi.size(), intImm(0));
                 for (std::size_t d = 0; d < xi.size(); ++d) at[static_cast<std::size_t>(perm[d])] = xi[d];
             }
@@ -398,6 +397,24 @@ support::DiagnosticList GroupRewriter::applyIndexMapPrologue(ir::NodeId pid) {
         nullptr);
     m_lk.kernel.notes.push_back("fused: prologue " + pn.name + " (" + pn.opType + ") folded into the load indices of '" +
                                 m_g.value(x).name + "'");
+    return {};
+}
+
+support::DiagnosticList GroupRewriter::indexMapShapes(ir::NodeId nid, const char* role, ir::ValueId in, ir::ValueId out,
+                                                     std::vector<std::int64_t>& inShape, std::vector<std::int64_t>& outShape,
+                                                     std::vector<std::int64_t>& perm) const {
+    const std::string who = std::string(role) + " " + nodeLabel(nid);
+    const auto is = detail::concreteShape(m_g, in);
+    const auto os = detail::concreteShape(m_g, out);
+    if (!is || !os) return groupError(m_where, who + ": shapes are not concrete");
+    if (elementCount(*is) != elementCount(*os)) return groupError(m_where, who + " changes the element count: it is not an index map");
+    inShape = *is;
+    outShape = *os;
+    perm.clear();
+    if (!isReshapeLike(m_g.node(nid))) {
+        perm = transposePerm(m_g.node(nid), inShape.size());
+        if (perm.empty()) return groupError(m_where, who + ": perm is not a permutation of the input's axes");
+    }
     return {};
 }
 
@@ -430,18 +447,10 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
             return groupError(m_where, "epilogue " + nodeLabel(eid) + ": input '" + m_g.value(v).name + "' is not a constant");
     }
     const ir::ValueId z = en.outputs[0];
-    const auto yShape = detail::concreteShape(m_g, y);
-    const auto zShape = detail::concreteShape(m_g, z);
-    if (!yShape || !zShape) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": shapes are not concrete");
-    if (elementCount(*yShape) != elementCount(*zShape))
-        return groupError(m_where, "epilogue " + nodeLabel(eid) + " changes the element count: it is not an index map");
-    std::vector<std::int64_t> perm;
-    if (!isReshapeLike(en)) {
-        perm = transposePerm(en, yShape->size());
-        if (perm.empty()) return groupError(m_where, "epilogue " + nodeLabel(eid) + ": perm is not a permutation of the input's axes");
-    }
+    std::vector<std::int64_t> yShape, zShape, perm;
+    if (auto bad = indexMapShapes(eid, "epilogue", y, z, yShape, zShape, perm); !bad.empty()) return bad;
     const int yBuf = m_outs[static_cast<std::size_t>(yPos)].buffer;
-    if (auto refused = storeRewritable(eid, y, yBuf, *yShape); !refused.empty()) return refused;
+    if (auto refused = storeRewritable(eid, y, yBuf, yShape); !refused.empty()) return refused;
     // A copy: adding the output's buffer below may reallocate the buffer list.
     const std::vector<std::int64_t> yBufShape = m_lk.kernel.buffers[static_cast<std::size_t>(yBuf)].shape;
     const bool keepY = usedOutside(y);
@@ -451,7 +460,7 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
     BufferDecl zb;
     zb.name = m_g.value(z).name;
     zb.dtype = detail::dtypeOf(m_g, z);
-    zb.shape = perm.empty() ? yBufShape : *zShape;
+    zb.shape = perm.empty() ? yBufShape : zShape;
     zb.scope = MemoryScope::Global;
     zb.role = BufferRole::Output;
     const DType zType = zb.dtype;
@@ -468,7 +477,7 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
         if (st.buffer != yBuf) return nullptr;
         std::vector<Expr> zi = st.indices;
         if (!perm.empty()) {
-            const std::vector<Expr> yi = logicalIndex(st.indices, yBufShape, *yShape);
+            const std::vector<Expr> yi = logicalIndex(st.indices, yBufShape, yShape);
             for (std::size_t d = 0; d < yi.size(); ++d) zi[d] = yi[static_cast<std::size_t>(perm[d])];
             zi.resize(yi.size());
         }
