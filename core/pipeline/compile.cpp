@@ -177,7 +177,7 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
         }
     }
     schedule::FusionPlan plan;
-    bool explicitPlan = false;
+    bool explicitPlan = false;  // a plan file or the program's fuse statements, not a planner's plan
     if (options.plan) {
         plan = *options.plan;
         explicitPlan = true;
@@ -243,7 +243,9 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
     if (!duplicated.empty())
         warnings.warning(file, "fusion plan",
                          "node(s) in more than one group (kept in the first): " + joinNames(duplicated));
-    if (explicitPlan && !unplanned.empty())
+    // Only a plan file is meant to cover the graph: a program's fuse statements name just the
+    // groups it wants, every other node is its own kernel by design.
+    if (options.plan && !unplanned.empty())
         warnings.warning(file, "fusion plan", "node(s) the plan does not mention run alone: " + joinNames(unplanned));
     plan.groups = std::move(groups);
 

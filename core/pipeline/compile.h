@@ -8,10 +8,12 @@
 /// Semantics
 /// - One kernel per fusion group (core/schedule/fusion_plan.h): the plan is CompileOptions::plan
 ///   when given (node names; nodes that folding removed are dropped from their group; nodes the
-///   plan does not mention run alone), else the plan CompileOptions::planner makes on the
-///   specialised graph, else the program's `fuse` groups (DSL), else one kernel per node. A group
-///   that breaks a rule (checkPlan) or that the lowering cannot fuse is split into single-op
-///   kernels with a warning giving the reason; CompiledModel::plan is the plan actually applied.
+///   plan does not mention run alone, with a warning naming them), else the plan
+///   CompileOptions::planner makes on the specialised graph, else the program's `fuse` groups
+///   (DSL; the nodes they leave out run alone without a warning: the statements name only the
+///   groups the program wants), else one kernel per node. A group that breaks a rule (checkPlan)
+///   or that the lowering cannot fuse is split into single-op kernels with a warning giving the
+///   reason; CompiledModel::plan is the plan actually applied.
 ///   Steps are in a topological order of the groups.
 /// - A node whose op has no code generator stops the compile with an error naming it, unless
 ///   CompileOptions::fallbackReference is set: then it becomes a Reference step, run by the

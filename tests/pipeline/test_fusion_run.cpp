@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/frontend/dsl/dsl.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
@@ -278,6 +279,58 @@ TEST(FusionRun, AnExplicitGroupThatBreaksARuleIsSplitWithTheReason) {
     EXPECT_NE(w.find("2 uses"), std::string::npos) << w;
     EXPECT_EQ(cm->kernelCount(), 100);
     EXPECT_EQ(cm->plan.fusedGroupCount(), 0);
+}
+
+// A program's fuse statements name only the groups it wants: the other nodes are single kernels by
+// design, with no warning. A plan file is meant to cover the graph: the nodes it leaves out are
+// named in a warning.
+constexpr const char* kPartialFuseProgram = R"(tessera 0.1;
+input  x: f32[1, 8, 12, 12];
+param  wd: f32[8, 1, 3, 3] = random(seed=1, low=-0.5, high=0.5);
+param  lo: f32[] = 0.0;
+param  hi: f32[] = 6.0;
+param  wp: f32[16, 8, 1, 1] = random(seed=2, low=-0.2, high=0.2);
+dw = Conv(x, wd, _, kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=8);
+r  = Clip(dw, lo, hi) as "relu6";
+pw = conv2d(r, wp, _);
+output pw;
+fuse block1 = [dw, relu6] anchor dw;
+)";
+
+TEST(FusionRun, AProgramsPartialFuseStatementsLeaveTheOtherNodesAloneWithoutAWarning) {
+    auto m = tessera::frontend::dsl::parseProgram(kPartialFuseProgram, "partial.tsr", pipeline::dslParseOptions());
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    const auto inputs = pipeline::defaultInputs(m->graph);
+    auto cm = pipeline::compileModel(*m, inputs, {});
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    const std::string w = cm->warnings.formatAll();
+    EXPECT_EQ(w.find("does not mention"), std::string::npos) << w;
+    EXPECT_EQ(w.find("run alone"), std::string::npos) << w;
+    EXPECT_TRUE(cm->warnings.items().empty()) << w;
+    EXPECT_EQ(cm->kernelCount(), 2);
+    EXPECT_EQ(cm->plan.fusedGroupCount(), 1);
+}
+
+TEST(FusionRun, APlanFileThatLeavesNodesOutWarnsThatTheyRunAlone) {
+    auto m = tessera::frontend::dsl::parseProgram(kPartialFuseProgram, "partial.tsr", pipeline::dslParseOptions());
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    const auto inputs = pipeline::defaultInputs(m->graph);
+    schedule::FusionPlan plan;
+    plan.planner = "user";
+    schedule::FusionGroup grp;
+    grp.name = "g1";
+    grp.kind = schedule::FusionKind::PrologueEpilogue;
+    grp.ops = {"dw", "relu6"};
+    grp.anchor = "dw";
+    grp.epilogue = {"relu6"};
+    plan.groups.push_back(grp);
+    pipeline::CompileOptions co;
+    co.plan = plan;
+    auto cm = pipeline::compileModel(*m, inputs, co);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    const std::string w = cm->warnings.formatAll();
+    EXPECT_NE(w.find("node(s) the plan does not mention run alone: pw"), std::string::npos) << w;
+    EXPECT_EQ(cm->kernelCount(), 2);
 }
 
 TEST(FusionRun, HostProfileDescribesThisCpuAndIsTheCpuDefault) {
