@@ -150,6 +150,19 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             unplanned.push_back(v.node);
             return true;
         });
+        // A plan that covers none of the graph is not a hand plan that leaves a few nodes out:
+        // it fuses nothing and `run` would compile every node alone. That is an error, not a note.
+        const bool coversNone = std::none_of(plan.groups.begin(), plan.groups.end(), [&](const schedule::FusionGroup& grp) {
+            return std::any_of(grp.ops.begin(), grp.ops.end(), [&](const std::string& op) { return g.findNode(op) != ir::kNoNode; });
+        });
+        if (coversNone && !unplanned.empty()) {
+            const std::string none = "covers none of the graph's " + std::to_string(unplanned.size()) +
+                                     (unplanned.size() == 1 ? " op" : " ops");
+            violations.push_back({-1, "", "coverage",
+                                  plan.groups.empty() ? "the plan is empty (no groups): it " + none
+                                                      : "the plan " + none + ": none of its node names is in the graph"});
+            unplanned.clear();
+        }
         std::map<std::string, int> names;
         for (std::size_t i = 0; i < plan.groups.size(); ++i)
             if (++names[plan.groups[i].name] == 2)
