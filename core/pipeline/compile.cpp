@@ -193,11 +193,15 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
     }
 
     // Resolve names onto g.
-    std::set<std::string> seen;
+    std::map<std::string, std::string> seen;  // node -> the group that keeps it (the first)
     std::vector<std::string> missing, duplicated;
     std::vector<schedule::FusionGroup> groups;
+    // Per group (by index in `groups`): the members it lost to an earlier group, said when the
+    // group then breaks a rule ("c2 is already in group g1"), as that is usually why.
+    std::map<std::size_t, std::string> takenNote;
     for (schedule::FusionGroup grp : plan.groups) {
         std::vector<std::string> ops;
+        std::map<std::string, std::vector<std::string>> takenBy;  // earlier group -> its nodes this one lists
         for (const auto& name : grp.ops) {
             const ir::NodeId id = g.findNode(name);
             if (id == ir::kNoNode) {
@@ -205,13 +209,19 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
                 continue;
             }
             if (g.node(id).opType == "Constant" && g.node(id).domain.empty()) continue;
-            if (!seen.insert(name).second) {
+            if (const auto [it, fresh] = seen.emplace(name, grp.name); !fresh) {
                 duplicated.push_back(name);
+                if (it->second != grp.name) takenBy[it->second].push_back(name);
                 continue;
             }
             ops.push_back(name);
         }
         if (ops.empty()) continue;
+        std::string note;
+        for (const auto& [other, names] : takenBy)
+            note += (note.empty() ? "" : "; ") + joinNames(names) + (names.size() == 1 ? " is" : " are") +
+                    " already in group " + other;
+        if (!note.empty()) takenNote[groups.size()] = note;
         grp.ops = std::move(ops);
         auto keep = [&](std::vector<std::string>& v) {
             std::erase_if(v, [&](const std::string& n) {
@@ -257,7 +267,10 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
             warnings.warning(file, "fusion plan", v.message + "; compiling one kernel per node");
             return schedule::planNone(g);
         }
-        if (!broken.count(v.group)) broken[v.group] = v.message;
+        if (!broken.count(v.group)) {
+            const auto note = takenNote.find(static_cast<std::size_t>(v.group));
+            broken[v.group] = note == takenNote.end() ? v.message : note->second + "; " + v.message;
+        }
     }
     if (!broken.empty()) {
         std::vector<schedule::FusionGroup> kept;

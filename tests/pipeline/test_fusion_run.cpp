@@ -333,6 +333,56 @@ TEST(FusionRun, APlanFileThatLeavesNodesOutWarnsThatTheyRunAlone) {
     EXPECT_EQ(cm->kernelCount(), 2);
 }
 
+// A node in two groups of a hand plan stays in the first; when the second then breaks a rule, its
+// split reason says which member the first group took.
+TEST(FusionRun, AGroupThatLostADuplicateNodeSaysWhichGroupHasIt) {
+    auto m = tessera::frontend::dsl::parseProgram(R"(tessera 0.1;
+input  x: f32[1, 8, 12, 12];
+param  w1: f32[16, 8, 1, 1] = random(seed=1, low=-0.2, high=0.2);
+param  w2: f32[16, 1, 3, 3] = random(seed=2, low=-0.5, high=0.5);
+param  w3: f32[8, 16, 1, 1] = random(seed=3, low=-0.2, high=0.2);
+param  lo: f32[] = 0.0;
+param  hi: f32[] = 6.0;
+c1 = Conv(x, w1, _);
+r1 = Clip(c1, lo, hi) as "r1";
+c2 = Conv(r1, w2, _, kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16);
+r2 = Clip(c2, lo, hi) as "r2";
+c3 = Conv(r2, w3, _);
+output c3;
+)", "three.tsr", pipeline::dslParseOptions());
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    const auto inputs = pipeline::defaultInputs(m->graph);
+    schedule::FusionPlan plan;
+    plan.planner = "user";
+    schedule::FusionGroup g1;
+    g1.name = "g1";
+    g1.kind = schedule::FusionKind::PwDw;
+    g1.ops = {"c1", "r1", "c2"};
+    g1.anchor = "c1";
+    schedule::FusionGroup g2;
+    g2.name = "g2";
+    g2.kind = schedule::FusionKind::DwPw;
+    g2.ops = {"c2", "r2", "c3"};
+    g2.anchor = "c2";
+    plan.groups = {g1, g2};
+    pipeline::CompileOptions co;
+    co.plan = plan;
+    auto cm = pipeline::compileModel(*m, inputs, co);
+    ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+    const std::string w = cm->warnings.formatAll();
+    EXPECT_NE(w.find("node(s) in more than one group (kept in the first): c2"), std::string::npos) << w;
+    EXPECT_NE(w.find("group 'g2': not fused (c2 is already in group g1; group g2 (dw-pw) has 1 convolution; a conv "
+                     "chain has 2): its ops run as separate kernels"),
+              std::string::npos)
+        << w;
+    const int r2 = cm->plan.groupOf("r2");
+    ASSERT_GE(r2, 0);
+    EXPECT_EQ(cm->plan.groups[static_cast<std::size_t>(r2)].reason,
+              "split: c2 is already in group g1; group g2 (dw-pw) has 1 convolution; a conv chain has 2");
+    EXPECT_EQ(cm->kernelCount(), 3);
+    EXPECT_EQ(cm->plan.fusedGroupCount(), 1);
+}
+
 TEST(FusionRun, HostProfileDescribesThisCpuAndIsTheCpuDefault) {
     const auto host = pipeline::hostProfile();
     EXPECT_EQ(host.name, "host");
