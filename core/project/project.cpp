@@ -197,6 +197,7 @@ void readRun(const Json& j, const std::string& prefix, RunRecord& run, support::
     r.boolean("checked", run.checked);
     r.boolean("all_passed", run.allPassed);
     r.number("total_s", run.totalSeconds);
+    r.str("timing_warning", run.timingWarning);  // absent (older files): the timings were reliable
     if (const Json* ks = r.array("kernels"))
         for (std::size_t i = 0; i < ks->size(); ++i) {
             KernelMeasurement k;
@@ -231,6 +232,7 @@ OJson runJson(const RunRecord& r) {
     j["checked"] = r.checked;
     j["all_passed"] = r.allPassed;
     j["total_s"] = r.totalSeconds;
+    if (!r.timingWarning.empty()) j["timing_warning"] = r.timingWarning;
     OJson ks = OJson::array();
     for (const auto& k : r.kernels) ks.push_back(kernelJson(k));
     j["kernels"] = std::move(ks);
@@ -598,6 +600,11 @@ RunRecord makeRunRecord(const pipeline::RunReport& report, const schedule::Fusio
     r.checked = report.checked;
     r.allPassed = report.allPassed;
     r.totalSeconds = report.total.median;
+    for (const support::Diagnostic& d : report.warnings.items())
+        if (d.where == "timing") {
+            r.timingWarning = d.message;
+            break;
+        }
     for (const auto& k : report.kernels) {
         KernelMeasurement m;
         m.name = k.name;

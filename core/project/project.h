@@ -27,6 +27,7 @@
 ///     "target": "cpu", "device": "Intel(R) Xeon(R) ...", "planner": "fuseplanner",
 ///     "plan_hash": "<16 hex digits>", "threads": 2, "checked": true, "all_passed": true,
 ///     "total_s": 0.00123,
+///     "timing_warning": "<the run's timing warning>",     // only when its timings are unreliable
 ///     "kernels": [{"name": "Conv_0", "op_type": "Conv", "group": "g0", "nodes": ["Conv_0", "Relu_1"],
 ///                  "median_s": 1.2e-5, "flops": 4096, "bytes": 8192, "checked": true,
 ///                  "max_rel_error": 3.1e-7}]
@@ -49,6 +50,10 @@
 /// - Version 2 added "schedules" (the user schedules compiled with); a version-1 file has none and
 ///   opens as before. Version 1 Tessera opens a version-2 file read-only, so it cannot save the
 ///   schedules away.
+/// - A run whose timings are unreliable (the runner's "timing" warning: other processes took the
+///   CPUs while kernels were timed) keeps that warning in "timing_warning"; a run without the key
+///   (every file written before it existed) had reliable timings. No version change: older
+///   versions ignore the key.
 /// - Unknown keys are ignored. A file whose version is newer than kProjectVersion is read as far
 ///   as this version understands it, marked readOnly, and saveProject refuses to overwrite it
 ///   (saving would drop what the newer version wrote).
@@ -146,6 +151,9 @@ struct RunRecord {
     bool checked = false;
     bool allPassed = true;
     double totalSeconds = 0;   ///< end-to-end median, seconds
+    /// The run's "timing" warning as the runner said it (CLI wording, e.g. "(--threads 1)"):
+    /// its timings are unreliable. "" = reliable.
+    std::string timingWarning;
     std::vector<KernelMeasurement> kernels;
     bool operator==(const RunRecord&) const = default;
 
@@ -232,7 +240,8 @@ pipeline::RunOptions runOptionsFor(const Project& project);
 
 /// The measurement record of a finished run: time now, this machine's fingerprint (the GPU's for
 /// a CUDA run), `target` as given, the applied plan's planner and hash, each kernel's median,
-/// FLOPs (useful when known), bytes and worst relative error.
+/// FLOPs (useful when known), bytes and worst relative error, and the report's first "timing"
+/// warning (RunRecord::timingWarning).
 RunRecord makeRunRecord(const pipeline::RunReport& report, const schedule::FusionPlan& appliedPlan,
                         const std::string& target);
 

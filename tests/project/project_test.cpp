@@ -113,6 +113,8 @@ protected:
         p.runs.push_back(r);
         r.time = "2026-01-06T00:00:00Z";
         r.totalSeconds = 0.001;
+        r.timingWarning = "other processes used 41% of the CPUs' time while the kernels were timed: the times are "
+                          "likely inflated; rerun on a quiet machine";
         p.runs.push_back(r);
         return p;
     }
@@ -141,6 +143,9 @@ TEST_F(ProjectFile, EveryFieldSurvivesSaveAndLoad) {
     EXPECT_EQ(raw["source"]["content_hash"].get<std::string>().size(), 32u);
     EXPECT_EQ(raw["runs"][0]["kernels"][0]["median_s"], 1.5e-5);
     EXPECT_EQ(raw["hardware"]["profile"]["sms"], 10);
+    // Only a run with unreliable timings has the key.
+    EXPECT_FALSE(raw["runs"][0].contains("timing_warning"));
+    EXPECT_EQ(raw["runs"][1]["timing_warning"], p.runs[1].timingWarning);
 
     auto loaded = project::loadProject(file.string());
     ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().formatAll();
@@ -168,6 +173,9 @@ TEST_F(ProjectFile, EveryFieldSurvivesSaveAndLoad) {
     EXPECT_EQ(q.mappings, p.mappings);
     EXPECT_EQ(q.schedules, p.schedules);
     EXPECT_EQ(q.runs, p.runs);
+    ASSERT_EQ(q.runs.size(), 2u);
+    EXPECT_EQ(q.runs[0].timingWarning, "");
+    EXPECT_EQ(q.runs[1].timingWarning, p.runs[1].timingWarning);
     ASSERT_NE(project::lastRun(q), nullptr);
     EXPECT_EQ(project::lastRun(q)->time, "2026-01-06T00:00:00Z");
     EXPECT_EQ(project::lastRun(q, "cuda:0"), nullptr);
@@ -465,6 +473,50 @@ TEST_F(ProjectFile, VersionOneProjectWithoutSchedulesStillOpens) {
     const auto raw = nlohmann::json::parse(readAll(file));
     EXPECT_EQ(raw["version"], 2);
     EXPECT_EQ(raw["schedules"], nlohmann::json::array());
+}
+
+// A run's "unreliable timings" warning is recorded from the report, saved and read back; a run
+// written before the key existed reads as reliable.
+TEST_F(ProjectFile, UnreliableTimingsSurviveSaveAndLoadAndOldRunsAreReliable) {
+    pipeline::RunReport rep;
+    rep.threads = 4;
+    rep.warnings.warning("m.onnx", "fusion plan", "not about timing");
+    const std::string why = "other processes used 37% of the CPUs' time while the kernels were timed: the times are "
+                            "likely inflated; rerun on a quiet machine, or with fewer threads than idle cores "
+                            "(--threads 1)";
+    rep.warnings.warning("m.onnx", "timing", why);
+    const project::RunRecord r = project::makeRunRecord(rep, schedule::FusionPlan{}, "cpu");
+    EXPECT_EQ(r.timingWarning, why);
+    pipeline::RunReport quiet;
+    quiet.warnings.warning("m.onnx", "fusion plan", "not about timing");
+    EXPECT_EQ(project::makeRunRecord(quiet, schedule::FusionPlan{}, "cpu").timingWarning, "");
+    EXPECT_EQ(nlohmann::json::parse(project::runRecordToJson(r))["timing_warning"], why);
+    EXPECT_FALSE(nlohmann::json::parse(project::runRecordToJson(project::makeRunRecord(quiet, {}, "cpu")))
+                     .contains("timing_warning"));
+
+    const fs::path model = m_dir / "m.onnx";
+    fs::copy_file(sample("dw_pw_block.onnx"), model);
+    auto p = project::newProject(model.string());
+    ASSERT_TRUE(p.ok());
+    p->runs.push_back(r);
+    const fs::path file = m_dir / "t.tessera";
+    ASSERT_TRUE(project::saveProject(*p, file.string()).ok());
+    auto loaded = project::loadProject(file.string());
+    ASSERT_TRUE(loaded.ok()) << loaded.diagnostics().formatAll();
+    ASSERT_EQ(loaded->project.runs.size(), 1u);
+    EXPECT_EQ(loaded->project.runs[0].timingWarning, why);
+    EXPECT_EQ(loaded->project.runs[0], r);
+
+    // A run saved before "timing_warning" existed.
+    const fs::path old = m_dir / "old.tessera";
+    writeAll(old, R"J({"format": "tessera-project", "version": 2,
+        "source": {"kind": "onnx", "path": "m.onnx"}, "planner": "none", "plan": null, "target": "cpu",
+        "runs": [{"time": "2026-01-05T10:11:12Z", "target": "cpu", "threads": 2, "total_s": 0.001,
+                  "kernels": [{"name": "Conv_0", "median_s": 1e-5}]}]})J");
+    auto before = project::loadProject(old.string());
+    ASSERT_TRUE(before.ok()) << before.diagnostics().formatAll();
+    ASSERT_EQ(before->project.runs.size(), 1u);
+    EXPECT_EQ(before->project.runs[0].timingWarning, "");
 }
 
 TEST_F(ProjectFile, SchedulesReachTheCompileAndTheGeneratedCode) {
