@@ -29,6 +29,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/schedule_controller.h"
+#include "app/gui/run_results.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
 #include "app/gui/welcome_panel.h"
@@ -440,6 +441,8 @@ void ProjectController::showLastRun()
     s.checked = r->checked;
     s.timed = true;
     s.compileNote = "recorded " + r->time + " on " + (r->device.empty() ? r->target : r->device) + " (from the project)";
+    // Timings that were unreliable when recorded still are (the same words as after the run).
+    s.timingWarning = guiTimingWarning(r->timingWarning, r->threads);
     for (const project::KernelMeasurement& k : r->kernels) {
         views::TimingRow row;
         row.kernel = k.name;
@@ -504,7 +507,8 @@ void ProjectController::showRecordPlanTimes()
         if (match[g] >= 0)
             times[fromStd(plan.groups[g].name)] = m_shownRecord->kernels[static_cast<std::size_t>(match[g])].medianSeconds;
     }
-    m_window->fusionPanel()->setMeasuredTimes(times);
+    m_window->fusionPanel()->setMeasuredTimes(times,
+                                              fromStd(guiTimingWarning(m_shownRecord->timingWarning, m_shownRecord->threads)));
 }
 
 void ProjectController::onRunFinished(bool ok)

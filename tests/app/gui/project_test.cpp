@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
@@ -24,6 +25,8 @@
 #include "app/gui/session.h"
 #include "core/project/project.h"
 #include "core/schedule/fusion_plan.h"
+#include "views/fusion/fusion_plan_panel.h"
+#include "views/fusion/fusion_plan_table_model.h"
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
@@ -104,6 +107,7 @@ private slots:
     void plannerOnlyProjectPlansWithItsPlanner();
     void dslProjectKeepsItsProgramText();
     void runGoesIntoTheHistory();
+    void reopenedRunKeepsItsUnreliableTimings();
 
 private:
     QString m_dir;
@@ -530,6 +534,52 @@ void ProjectTest::runGoesIntoTheHistory()
     drawn.sort();
     expected.sort();
     QCOMPARE(drawn, expected);
+}
+
+void ProjectTest::reopenedRunKeepsItsUnreliableTimings()
+{
+    // A run recorded with unreliable timings (runs[].timing_warning, the runner's words) says so
+    // again when the project is reopened, in the Timings dock and under the Fusion Plan table; a
+    // run without the key (older files, quiet runs) does not.
+    const QByteArray head = R"J({"format": "tessera-project", "version": 2,
+        "source": {"kind": "onnx", "path": "../models/dw_pw_block.onnx"}, "planner": "none", "plan": null,
+        "target": "cpu", "options": {"threads": 4},
+        "runs": [{"time": "2026-01-05T10:11:12Z", "target": "cpu", "device": "Test CPU", "threads": 4,
+                  "checked": false, "total_s": 0.001,)J";
+    const QByteArray kernels = R"J("kernels": [
+            {"name": "dw_conv", "op_type": "Conv", "nodes": ["dw_conv"], "median_s": 1e-5},
+            {"name": "relu6", "op_type": "Clip", "nodes": ["relu6"], "median_s": 2e-6},
+            {"name": "pw_conv", "op_type": "Conv", "nodes": ["pw_conv"], "median_s": 3e-5}]}]})J";
+    const QByteArray warning = R"J("timing_warning": "other processes used 37% of the CPUs' time while the kernels were timed: the times are likely inflated; rerun on a quiet machine, or with fewer threads than idle cores (--threads 1)",)J";
+    const QString expected = QStringLiteral(
+        "other processes used 37% of the CPUs' time while the kernels were timed: the times are likely inflated; "
+        "rerun on a quiet machine, or with fewer threads than idle cores (Preferences > OpenMP threads)");
+
+    const QString unreliable = m_dir + QStringLiteral("/projects/unreliable.tessera");
+    writeAll(unreliable, head + warning + kernels);
+    {
+        Window a;
+        QVERIFY(test::openAndWaitPlanned(a.w, unreliable));
+        QVERIFY(a.errors.isEmpty());
+        QCOMPARE(a.w.projectController()->project().runs.size(), std::size_t(1));
+        QCOMPARE(a.w.timingPanel()->model()->snapshot().timingWarning, expected.toStdString());
+        QVERIFY2(a.w.timingPanel()->summaryText().contains(QStringLiteral("Timings unreliable: ") + expected),
+                 qPrintable(a.w.timingPanel()->summaryText()));
+        QTRY_COMPARE(a.w.fusionPanel()->tableModel()->timingWarning(), expected);
+        QCOMPARE(a.w.fusionPanel()->timingWarningLabel()->text(),
+                 QStringLiteral("\u26a0 Measured times unreliable: ") + expected);
+    }
+
+    const QString reliable = m_dir + QStringLiteral("/projects/reliable.tessera");
+    writeAll(reliable, head + kernels);
+    Window b;
+    QVERIFY(test::openAndWaitPlanned(b.w, reliable));
+    QVERIFY(b.errors.isEmpty());
+    QCOMPARE(b.w.timingPanel()->model()->snapshot().rows.size(), std::size_t(3));
+    QCOMPARE(b.w.timingPanel()->model()->snapshot().timingWarning, std::string());
+    QVERIFY2(!b.w.timingPanel()->summaryText().contains(QStringLiteral("unreliable")),
+             qPrintable(b.w.timingPanel()->summaryText()));
+    QVERIFY(b.w.fusionPanel()->tableModel()->timingWarning().isEmpty());
 }
 
 QTEST_MAIN(ProjectTest)
