@@ -38,6 +38,10 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
+With --mma (issue 6 run 7): tensor-core MMAs (TESSERA_DWPW_MMA=tf32x3: mma.sync m16n8k8 with
+3xTF32 operand splitting, f32-level products; "mma") on the default tile and on other tile shapes
+("mma+T:rows,cols,bk[,rm]"), warp layouts ("W:wy,wx"), against the SIMT default.
+
 Usage: bench/dwpw_sweep.py CLI_PATH WORK_DIR [--batch 1|32] [--blocks i,j,..] [--final|--final3] [--prefetch] [--wide] [--run4|--final4|--next|--runs|--runs2|--runs3|--runs4|--runs5|--runs6] [--default-only] [--compile-all]
 """
 import json
@@ -104,7 +108,8 @@ wide = "--wide" in sys.argv
 final4 = "--final4" in sys.argv
 nxt = "--next" in sys.argv
 runs = "--runs" in sys.argv
-run4 = "--run4" in sys.argv or final4 or nxt or runs
+mma_mode = "--mma" in sys.argv
+run4 = "--run4" in sys.argv or final4 or nxt or runs or mma_mode
 
 # Environment of a --run4 configuration name.
 def run4_env(cfg):
@@ -123,6 +128,14 @@ def run4_env(cfg):
             env["TESSERA_DWPW_RAW"] = "0"
         elif part.startswith("run"):
             env["TESSERA_DWPW_RUN"] = part[3:]
+        elif part == "mma":
+            env["TESSERA_DWPW_MMA"] = "tf32x3"
+        elif part == "tf32":
+            env["TESSERA_DWPW_MMA"] = "tf32"
+        elif part == "simt":
+            env["TESSERA_DWPW_MMA"] = "off"
+        elif part.startswith("W:"):
+            env["TESSERA_DWPW_WARPS"] = part[2:]
     return env
 
 
@@ -192,6 +205,27 @@ if "--runs2" in sys.argv:
 
 
 def configs(k, cols, c):
+    if mma_mode:
+        if "--default-only" in sys.argv:
+            return [""]
+        if cols < 1000:  # batch 1
+            return ["", "mma"]
+        out = ["", "mma"]
+        if c >= 384:
+            r = -(-k // 32) * 32
+            if k == 64:
+                out += ["mma+T:64,32,32", "mma+T:64,64,32", "mma+T:64,64,16"]
+            elif k <= 128:
+                out += [f"mma+T:{r},32,32", f"mma+T:{r},64,16", f"mma+T:{r},16,32"]
+            elif k <= 160:
+                out += [f"mma+T:{r},32,32", f"mma+T:{r},16,32", f"mma+T:{r},32,16"]
+            else:
+                out += [f"mma+T:{r},32,16", f"mma+T:{r},16,32", f"mma+T:{r},32,32"]
+        elif k >= 64:
+            out += [f"mma+T:64,64,32", f"mma+T:64,32,32"]
+        else:
+            out += ["mma+W:1,8"]
+        return out
     if runs:
         if cols < 1000:  # batch 1
             return ["", "run4+noraw"]
@@ -349,7 +383,8 @@ for batch in batches:
             env.pop("TESSERA_DWPW_PREFETCH", None)
             tile = cfg
             if run4:
-                for kk in ("TESSERA_DWPW_SPLIT", "TESSERA_DWPW_RAW", "TESSERA_DWPW_GEMM", "TESSERA_DWPW_RUN"):
+                for kk in ("TESSERA_DWPW_SPLIT", "TESSERA_DWPW_RAW", "TESSERA_DWPW_GEMM", "TESSERA_DWPW_RUN",
+                           "TESSERA_DWPW_MMA", "TESSERA_DWPW_WARPS"):
                     env.pop(kk, None)
                 env.update(run4_env(cfg))
                 tile = ""

@@ -165,8 +165,14 @@ bool exprUses(const Expr& e, int varId, int buffer) {
 /// True when statement s reads variable varId or reads/writes buffer `buffer` (-1: not asked).
 bool stmtUses(const Stmt& s, int varId, int buffer) {
     if (!s) return false;
-    if (buffer >= 0 && s->kind == StmtKind::Store && s->buffer == buffer) return true;
+    if (buffer >= 0 && (s->kind == StmtKind::Store || s->kind == StmtKind::Mma) && s->buffer == buffer) return true;
     if (exprUses(s->extent, varId, buffer) || exprUses(s->value, varId, buffer)) return true;
+    if (s->mma) {
+        if (buffer >= 0 && (s->mma->a.buffer == buffer || s->mma->b.buffer == buffer)) return true;
+        bool used = false;
+        lower::forEachMmaExpr(*s->mma, [&](const Expr& e) { used = used || exprUses(e, varId, buffer); });
+        if (used) return true;
+    }
     for (const auto& i : s->indices)
         if (exprUses(i, varId, buffer)) return true;
     for (const auto& b : s->body)
@@ -560,7 +566,12 @@ void CEmitter::emitStmt(const Stmt& s) {
     case StmtKind::Barrier: emitBarrier(); break;
     case StmtKind::Evaluate: m_w.line("(void)" + operand(expr(n.value), kPrecUnary) + ";"); break;
     case StmtKind::Comment: commentLine(n.text); break;
+    case StmtKind::Mma: emitMma(n); break;
     }
+}
+
+void CEmitter::emitMma(const StmtNode&) {
+    errorLine("a warp MMA (tensor cores) is a CUDA statement; this target has none");
 }
 
 void CEmitter::emitIf(const StmtNode& s, bool) {

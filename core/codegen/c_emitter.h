@@ -159,6 +159,8 @@ protected:
     virtual void emitFor(const lower::StmtNode& s);
     /// A Barrier statement (the base: a comment; no-op on the CPU).
     virtual void emitBarrier();
+    /// An Mma statement (kernel_ir.h; the base: an error line: CUDA only).
+    virtual void emitMma(const lower::StmtNode& s);
     /// Declaration of an Allocate'd buffer (the base: scalar, stack array or heap array).
     virtual void emitAllocateDecl(int buffer, const std::string& name);
     /// Pragma line for an Unroll loop, or empty. n > 0: unroll count; n == 0: unknown extent.

@@ -158,6 +158,7 @@ private:
         scanExpr(s->extent, maxId);
         scanExpr(s->value, maxId);
         for (const auto& i : s->indices) scanExpr(i, maxId);
+        if (s->mma) forEachMmaExpr(*s->mma, [&](const Expr& e) { scanExpr(e, maxId); });
         for (const auto& b : s->body) scan(b, maxId);
         scan(s->elseBody, maxId);
     }
@@ -531,6 +532,25 @@ private:
             if (!s.body.empty()) add(r, count(s.body[0]));
             return r;
         case StmtKind::Evaluate: add(r, countExpr(s.value)); return r;
+        case StmtKind::Mma: {
+            // Per thread: the warp's 2 * 16 * 8 * 8 useful FLOPs / 32 lanes (whatever the
+            // precision), 4 A and 2 B operand loads, 4 accumulator loads and stores.
+            for (const auto& i : s.indices)
+                if (!add(r, countExpr(i))) return r;
+            if (s.mma) {
+                bool ok = true;
+                forEachMmaExpr(*s.mma, [&](const Expr& e) { ok = ok && add(r, countExpr(e)); });
+                if (!ok) return r;
+                r.c.flops += 64;
+                for (int q = 0; q < 4; ++q) addAccess(r.c, s.mma->a.buffer, false);
+                for (int q = 0; q < 2; ++q) addAccess(r.c, s.mma->b.buffer, false);
+            }
+            for (int q = 0; q < 4; ++q) {
+                addAccess(r.c, s.buffer, false);
+                addAccess(r.c, s.buffer, true);
+            }
+            return r;
+        }
         case StmtKind::Barrier:
         case StmtKind::Comment: return r;
         }

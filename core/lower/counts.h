@@ -12,6 +12,10 @@
 ///   Global -> loadBytes/storeBytes (the CARM view: traffic as issued, caches ignored), Shared ->
 ///   sharedLoadBytes/sharedStoreBytes, Local -> localLoadBytes/localStoreBytes (a Local scalar is a
 ///   register in generated code; it is still counted here).
+/// - An Mma statement (kernel_ir.h) counts, per executing thread, 64 FLOPs (the warp's
+///   2 * 16 * 8 * 8 useful FLOPs over its 32 lanes, whatever the precision: 3xTF32's extra
+///   tensor-core work is not useful work), 4 A and 2 B operand loads and 4 loads and 4 stores of
+///   the accumulator, each at its buffer's scope.
 /// - compulsoryBytes: each Input parameter read once plus each Output parameter written once
 ///   (sum of their bytes): the DRAM view.
 /// - Control flow as C executes it: an If counts its condition and the branch taken; a Select

@@ -259,6 +259,7 @@ private:
         scanExpr(s->extent, maxId);
         scanExpr(s->value, maxId);
         for (const auto& i : s->indices) scanExpr(i, maxId);
+        if (s->mma) forEachMmaExpr(*s->mma, [&](const Expr& e) { scanExpr(e, maxId); });
         for (const auto& b : s->body) scanVars(b, maxId);
         scanVars(s->elseBody, maxId);
     }
@@ -782,6 +783,104 @@ private:
             return;
         case StmtKind::Barrier:
         case StmtKind::Comment: return;
+        case StmtKind::Mma: execMma(n); return;
+        }
+    }
+
+    /// TF32 value of x (cvt.rna.tf32.f32: 10-bit mantissa, round to nearest, ties away from zero).
+    static double tf32(double x) {
+        const float f = static_cast<float>(x);
+        if (!std::isfinite(f)) return f;
+        std::uint32_t u;
+        std::memcpy(&u, &f, sizeof u);
+        u = (u + 0x1000u) & 0xffffe000u;
+        float r;
+        std::memcpy(&r, &u, sizeof r);
+        return r;
+    }
+
+    /// One thread's part of a warp MMA (kernel_ir.h, MmaInfo).
+    void execMma(const StmtNode& n) {
+        if (!step()) return;
+        if (!n.mma) {
+            fail("malformed mma: no operands");
+            return;
+        }
+        const MmaInfo& m = *n.mma;
+        if (!m.lane || n.indices.empty()) {
+            fail("malformed mma: no lane or accumulator index");
+            return;
+        }
+        const std::int64_t lane = evalI(*m.lane);
+        if (m_failed) return;
+        if (lane < 0 || lane >= 32) {
+            fail("mma lane " + std::to_string(lane) + " outside [0, 32)");
+            return;
+        }
+        // Operand base indices, evaluated once.
+        auto bases = [&](const MmaOperand& o, std::vector<std::int64_t>& out) {
+            if (o.base.size() != o.stride.size()) {
+                fail("malformed mma operand of '" + bufName(o.buffer) + "': " + std::to_string(o.base.size()) +
+                     " base indices, " + std::to_string(o.stride.size()) + " strides");
+                return false;
+            }
+            for (const Expr& e : o.base) out.push_back(evalI(*e));
+            return !m_failed;
+        };
+        std::vector<std::int64_t> aB, bB;
+        if (!bases(m.a, aB) || !bases(m.b, bB)) return;
+        auto element = [&](const MmaOperand& o, const std::vector<std::int64_t>& base, std::int64_t row, std::int64_t col) {
+            std::vector<Expr> idx;
+            for (std::size_t d = 0; d < base.size(); ++d)
+                idx.push_back(intImm(base[d] + row * o.stride[d].row + col * o.stride[d].col));
+            const std::int64_t off = offset(o.buffer, idx, "mma operand load");
+            if (off < 0) return 0.0;
+            const Buf& b = m_bufs[static_cast<std::size_t>(o.buffer)];
+            if (m_count) countAccess(b, false);
+            return readF(b, off);
+        };
+        const std::int64_t g = lane / 4, q = lane % 4;
+        // This lane's operand loads (4 of A, 2 of B), for the counts only: the products below read
+        // the rows and columns that other lanes load.
+        if (m_count) {
+            const bool was = m_count;
+            for (std::int64_t r = 0; r < 4; ++r) (void)element(m.a, aB, g + 8 * (r % 2), q + 4 * (r / 2));
+            for (std::int64_t r = 0; r < 2; ++r) (void)element(m.b, bB, q + 4 * r, g);
+            if (n.buffer >= 0 && n.buffer < static_cast<int>(m_bufs.size()))
+                for (int r = 0; r < 4; ++r) {
+                    countAccess(m_bufs[static_cast<std::size_t>(n.buffer)], false);
+                    countAccess(m_bufs[static_cast<std::size_t>(n.buffer)], true);
+                }
+            m_count = false;
+            execMmaProducts(n, m, aB, bB, g, q, element);
+            m_count = was;
+            if (!m_failed) m_stats.flops += 64;
+            return;
+        }
+        execMmaProducts(n, m, aB, bB, g, q, element);
+    }
+
+    template <typename ElementFn>
+    void execMmaProducts(const StmtNode& n, const MmaInfo& m, const std::vector<std::int64_t>& aB,
+                         const std::vector<std::int64_t>& bB, std::int64_t g, std::int64_t q, ElementFn& element) {
+        const bool x3 = m.precision == MmaPrecision::Tf32x3;
+        for (std::int64_t r = 0; r < 4 && !m_failed; ++r) {
+            const std::int64_t row = g + 8 * (r / 2), col = 2 * q + r % 2;
+            double big = 0, small = 0;
+            for (std::int64_t kk = 0; kk < 8 && !m_failed; ++kk) {
+                const double a = element(m.a, aB, row, kk), b = element(m.b, bB, kk, col);
+                const double ab = tf32(a), bb = tf32(b);
+                big += ab * bb;
+                if (x3) small += tf32(a - ab) * bb + ab * tf32(b - bb);
+            }
+            std::vector<Expr> idx = n.indices;
+            idx.back() = idx.back() + intImm(r);
+            const std::int64_t off = offset(n.buffer, idx, "mma accumulator");
+            if (off < 0) return;
+            Buf& acc = m_bufs[static_cast<std::size_t>(n.buffer)];
+            // The small terms first (as the generated code orders its three MMAs), in f32.
+            const double sum = static_cast<float>(static_cast<float>(readF(acc, off) + small) + big);
+            writeF(acc, off, sum);
         }
     }
 

@@ -371,6 +371,23 @@ Stmt comment(std::string text) {
     return makeStmt(std::move(n));
 }
 
+Stmt mma(int acc, std::vector<Expr> accIndices, MmaInfo info) {
+    StmtNode n;
+    n.kind = StmtKind::Mma;
+    n.buffer = acc;
+    n.indices = std::move(accIndices);
+    n.mma = std::make_shared<const MmaInfo>(std::move(info));
+    return makeStmt(std::move(n));
+}
+
+const char* mmaPrecisionName(MmaPrecision p) { return p == MmaPrecision::Tf32 ? "tf32" : "tf32x3"; }
+
+void forEachMmaExpr(const MmaInfo& m, const std::function<void(const Expr&)>& f) {
+    for (const Expr& e : m.a.base) f(e);
+    for (const Expr& e : m.b.base) f(e);
+    f(m.lane);
+}
+
 int Kernel::addBuffer(BufferDecl b) {
     buffers.push_back(std::move(b));
     return static_cast<int>(buffers.size()) - 1;
@@ -492,7 +509,24 @@ public:
         case StmtKind::Barrier: os << pad << "barrier\n"; break;
         case StmtKind::Evaluate: os << pad << expr(s->value) << "\n"; break;
         case StmtKind::Comment: os << pad << "// " << printable(s->text) << "\n"; break;
+        case StmtKind::Mma: {
+            os << pad << "mma.m16n8k8." << (s->mma ? mmaPrecisionName(s->mma->precision) : "?") << " " << bufName(s->buffer)
+               << indexList(s->indices) << " += ";
+            if (s->mma) {
+                os << "A(" << operand(s->mma->a) << ") * B(" << operand(s->mma->b) << ") lane " << expr(s->mma->lane);
+            }
+            os << "\n";
+            break;
         }
+        }
+    }
+
+    std::string operand(const MmaOperand& o) const {
+        std::string r = bufName(o.buffer) + indexList(o.base) + " row (";
+        for (std::size_t i = 0; i < o.stride.size(); ++i) r += (i ? ", " : "") + std::to_string(o.stride[i].row);
+        r += ") col (";
+        for (std::size_t i = 0; i < o.stride.size(); ++i) r += (i ? ", " : "") + std::to_string(o.stride[i].col);
+        return r + ")";
     }
 
     std::string bufName(int b) const {

@@ -34,6 +34,7 @@
 /// from any thread. A Kernel under construction belongs to one thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -155,7 +156,7 @@ Expr minOf(Expr a, Expr b);
 Expr maxOf(Expr a, Expr b);
 
 // ---- statements ----
-enum class StmtKind { Seq, For, If, Let, Store, Allocate, Barrier, Evaluate, Comment };
+enum class StmtKind { Seq, For, If, Let, Store, Allocate, Barrier, Evaluate, Comment, Mma };
 /// Loop kinds. `Blocks` and `Threads` are GPU worker loops (what a kernel's grid and block task
 /// mappings become on the CUDA target, Hidet's lowering):
 /// - Blocks: the iterations are the grid's workers. CUDA: `for (w = blockIdx.x; w < extent;
@@ -185,6 +186,46 @@ const char* forKindName(ForKind k);  ///< "serial", "parallel", "unroll", "vecto
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
 
+/// Warp matrix multiply-accumulate on tensor cores (StmtKind::Mma): PTX
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (sm_80+; PTX ISA, "Matrix Fragments for
+/// mma.m16n8k8" with .tf32), with operands read from buffers (shared memory in practice).
+///
+/// Per-thread semantics (what the interpreter computes; the CUDA back end gives the same result
+/// with the warp's 32 lanes cooperating): with l = `lane` (in [0, 32)), g = l / 4 and q = l % 4,
+/// the thread updates its four accumulator elements acc[idx..., last + r] (r = 0..3, the Store-like
+/// `buffer` and `indices` of the statement) as
+///     acc(r) += sum_{k = 0..7} A(row(r), k) * B(k, col(r)),  row(r) = g + 8 * (r / 2),
+///                                                            col(r) = 2 * q + r % 2,
+/// where A(m, k) is element [aBase[d] + m * aStride[d].row + k * aStride[d].col for each dim d] of
+/// buffer `a` (a 16 x 8 tile, rows m) and B(k, n) likewise of buffer `b` (an 8 x 8 tile).
+/// Precision: Tf32 rounds both operands to TF32 (10-bit mantissa, cvt.rna: to nearest, ties away
+/// from zero) and accumulates in f32; Tf32x3 splits each operand x into big = tf32(x) and small =
+/// tf32(x - big) and accumulates small*big + big*small + big*big (three MMAs, "3xTF32": products
+/// accurate to about f32, NVIDIA CUTLASS's fast-accurate f32 GEMM), the term small*small dropped.
+///
+/// Rules: CUDA target only (the C++ generator reports it); inside a Threads loop whose extent is a
+/// multiple of 32, with `lane` = the thread's index within its warp (t % 32 for Threads variable
+/// t); every lane of a warp must execute it together (never under a condition that differs within
+/// a warp) and the bases must be the same for the warp's 32 lanes; the accumulator is a f32
+/// per-thread buffer, the operands f32.
+enum class MmaPrecision { Tf32, Tf32x3 };
+const char* mmaPrecisionName(MmaPrecision p);  ///< "tf32", "tf32x3"
+struct MmaOperand {
+    int buffer = -1;
+    std::vector<Expr> base;  ///< one index per dim of the buffer: element (0, 0) of the tile
+    struct Stride {
+        std::int64_t row = 0, col = 0;
+    };
+    std::vector<Stride> stride;  ///< per dim: index step per tile row and per tile column
+};
+struct MmaInfo {
+    MmaOperand a, b;  ///< A: 16 x 8 (rows m, columns k); B: 8 x 8 (rows k, columns n)
+    Expr lane;        ///< the thread's lane in its warp, I64
+    MmaPrecision precision = MmaPrecision::Tf32x3;
+};
+/// Calls f on every expression of an Mma statement's operands and lane (not its `indices`).
+void forEachMmaExpr(const MmaInfo& m, const std::function<void(const Expr&)>& f);
+
 struct StmtNode {
     StmtKind kind = StmtKind::Seq;
     std::vector<Stmt> body;       ///< Seq: statements; For/Let/Allocate: body[0]; If: then = body[0]
@@ -197,6 +238,7 @@ struct StmtNode {
     int buffer = -1;              ///< Store target, Allocate buffer (index into Kernel::buffers)
     std::vector<Expr> indices;    ///< Store indices
     std::string text;             ///< Comment text; For: annotation (e.g. "grid spatial(4,16)")
+    std::shared_ptr<const MmaInfo> mma;  ///< Mma only (buffer/indices: the accumulator)
 };
 
 Stmt seq(std::vector<Stmt> stmts);  ///< flattens nested Seqs, drops nulls
@@ -209,6 +251,8 @@ Stmt allocate(int buffer, Stmt body);
 Stmt barrier();
 Stmt evaluate(Expr e);
 Stmt comment(std::string text);
+/// Mma statement (see MmaInfo): accumulator `acc` at `accIndices` (last index: the first of 4).
+Stmt mma(int acc, std::vector<Expr> accIndices, MmaInfo info);
 
 /// One kernel: a unit of code generation, compilation, launch and timing.
 struct Kernel {

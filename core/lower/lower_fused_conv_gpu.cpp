@@ -34,10 +34,10 @@ constexpr std::int64_t kSharedBudget = 40 * 1024;  // bytes of static shared mem
 constexpr std::int64_t kSharedBudgetTall = 46 * 1024;  // tall tiles: one block per SM is the aim, up to the 48 KiB static limit
 
 std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) {
-    const std::int64_t stages = t.splitK * t.bk * (t.rows() + 4 + t.cols() + 4);
+    const std::int64_t stages = t.splitK * t.bk * (t.rows() + t.pad() + t.cols() + t.pad());
     // A split's partial sums get a buffer of their own when they do not fit in As (emitGpuGemm).
     const std::int64_t partials = (t.splitK - 1) * t.rows() * t.cols();
-    return 4 * (partials > t.splitK * t.bk * (t.rows() + 4) ? stages + partials : stages);
+    return 4 * (partials > t.splitK * t.bk * (t.rows() + t.pad()) ? stages + partials : stages);
 }
 
 constexpr std::int64_t kSharedBudgetSplit = 48 * 1024;  // split tiles: the static limit (one block per SM)
@@ -132,7 +132,58 @@ std::optional<GpuGemmSpec::Tile> envTile() {
 
 }  // namespace
 
+std::optional<GpuGemmSpec::Tile> withMma(GpuGemmSpec::Tile t, MmaPrecision precision, std::int64_t wy, std::int64_t wx) {
+    t.mma = true;
+    t.mmaPrecision = precision;
+    const std::int64_t limit = t.splitK > 1 ? kSharedBudgetSplit : kSharedBudgetTall;
+    auto ok = [&](std::int64_t y, std::int64_t x) {
+        t.wy = y;
+        t.wxSet = x;
+        return gpuGemmMmaTileValid(t) && sharedBytes(t) <= limit;
+    };
+    if (wy > 0 && ok(wy, wx)) return t;
+    // Every warp computing, the most warps along the rows first (the tall tiles' many filters);
+    // then 7..1 warps.
+    for (std::int64_t warps = 8; warps >= 1; --warps)
+        for (std::int64_t y = warps; y >= 1; --y)
+            if (warps % y == 0 && ok(y, warps / y)) return t;
+    return std::nullopt;
+}
+
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
+    GpuGemmSpec::Tile t = dwPwGemmTileSimt(filters, columns, channels, runWidth);
+    const char* env = std::getenv("TESSERA_DWPW_MMA");
+    if (!env || !*env) {
+        // Default (H200, bench/RESULTS.md issue 6 run 7, batch 32): 3xTF32 MMAs on the unsplit
+        // tiles of 24..160 filters ran 2-10% faster than the SIMT FMAs (C144 K24 -7%, C192 K32
+        // -10%, C384 K64 -8%, C576 s2 K160 -7%); the 96-filter tall tiles only with 16 columns
+        // (96 x 32 with MMAs was 5-6% slower than SIMT, 96 x 16 4-6% faster); 16 filters (+3%) and
+        // the 320-filter tiles (+9%) stay SIMT; split tiles (batch 1) were not measured with MMAs.
+        const bool simtTall96 = !gpuGemmTileValid(t) && t.rows() == 96 && t.cols() == 32;
+        if (t.splitK == 1 && filters > 16 && filters <= 160 && !envTile() && envSplit() == 0) {
+            GpuGemmSpec::Tile u = t;
+            if (simtTall96)
+                if (auto n = gpuGemmTallTileOf(96, 16, 32, 0)) u = *n;
+            if (auto m = withMma(u, MmaPrecision::Tf32x3, 0)) return *m;
+        }
+        return t;
+    }
+    // Tensor cores asked for (TESSERA_DWPW_MMA=tf32x3|tf32, TESSERA_DWPW_WARPS=wy[,wx]), or not
+    // ("off"): the same tile shape and staging, its products by warp MMAs.
+    if (std::string(env) != "off" && std::string(env) != "0") {
+        std::int64_t wy = 0, wx = 0;
+        if (const char* w = std::getenv("TESSERA_DWPW_WARPS"); w && *w) {
+            std::istringstream in(w);
+            char comma = 0;
+            in >> wy;
+            if (!(in >> comma >> wx) || comma != ',') wx = 0;
+        }
+        if (auto m = withMma(t, std::string(env) == "tf32" ? MmaPrecision::Tf32 : MmaPrecision::Tf32x3, wy, wx)) return *m;
+    }
+    return t;
+}
+
+GpuGemmSpec::Tile dwPwGemmTileSimt(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
     const std::optional<GpuGemmSpec::Tile> fromEnv = envTile();
     const GpuGemmSpec::Tile t = fromEnv ? *fromEnv : dwPwGemmTileUnsplit(filters, columns, channels, runWidth);
     std::int64_t split = envSplit();

@@ -46,6 +46,14 @@ struct ConvChainInfo;
 /// Always gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);
 
+/// dwPwGemmTile's SIMT tile (before the tensor-core choice); the rule above.
+GpuGemmSpec::Tile dwPwGemmTileSimt(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);
+
+/// `t` computed by warp MMAs of `precision` (Tile::mma) with `wy` x `wx` warps (wx 0: 8 / wy), or
+/// when that is not valid (or wy is 0) the valid layout with the most computing warps, the most
+/// of them along the rows; within the shared-memory budget of its kind. nullopt when none is valid.
+std::optional<GpuGemmSpec::Tile> withMma(GpuGemmSpec::Tile t, MmaPrecision precision, std::int64_t wy, std::int64_t wx = 0);
+
 /// The rows x cols x bk part of dwPwGemmTile's rule, before the split (splitK 1; the environment
 /// not read).
 GpuGemmSpec::Tile dwPwGemmTileUnsplit(std::int64_t filters, std::int64_t columns, std::int64_t channels,

@@ -72,6 +72,13 @@ Stmt mapStmt(const Stmt& s, const ExprFn& f, const std::function<Stmt(const Stmt
     n->extent = mapExpr(n->extent, f);
     n->value = mapExpr(n->value, f);
     for (Expr& i : n->indices) i = mapExpr(i, f);
+    if (n->mma) {
+        MmaInfo m = *n->mma;
+        for (Expr& e : m.a.base) e = mapExpr(e, f);
+        for (Expr& e : m.b.base) e = mapExpr(e, f);
+        m.lane = mapExpr(m.lane, f);
+        n->mma = std::make_shared<const MmaInfo>(std::move(m));
+    }
     if (n->kind == StmtKind::Store && storeFn) {
         if (Stmt r = storeFn(*n)) return r;
     }
@@ -93,6 +100,11 @@ void collectBuffers(const Stmt& s, std::set<int>& loads, std::set<int>& writes) 
     std::function<void(const Stmt&)> allocs = [&](const Stmt& t) {
         if (!t) return;
         if (t->kind == StmtKind::Allocate) writes.insert(t->buffer);
+        if (t->kind == StmtKind::Mma && t->mma) {
+            writes.insert(t->buffer);
+            loads.insert(t->mma->a.buffer);
+            loads.insert(t->mma->b.buffer);
+        }
         for (const Stmt& b : t->body) allocs(b);
         allocs(t->elseBody);
     };

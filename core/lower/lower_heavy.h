@@ -113,6 +113,24 @@ struct GpuGemmSpec {
         /// adds them to its own in the fixed order 1, 2, 3 (deterministic) and stores the result.
         /// More warps per SM for GEMMs with few output tiles and long reductions.
         std::int64_t splitK = 1;
+        /// Tensor-core compute (gpuGemmMmaTileValid): instead of each thread's rm x rn FMAs, the
+        /// first wy * wx() <= 8 warps of a group, `wy` along the rows by wx() along the columns,
+        /// each own a rows() / wy x cols() / wx() part of the tile (warps past wy * wx() only
+        /// stage operands) as m16n8 tiles and update it with warp
+        /// MMAs (kernel_ir.h, StmtKind::Mma, m16n8k8) of this precision, reading A and B straight
+        /// from the shared stages (rows padded by 8 floats then: conflict-free fragment loads).
+        /// ty, tx, rm, rn then only give the tile's shape (rows(), cols()) and the staging.
+        /// Block mapping: spatial(wy, 8 / wy) * repeat(2 * mt, nt) * spatial(8, 4) * repeat(1, 2)
+        /// (mt, nt: m16n8 tiles per warp along rows / columns), the MMA's accumulator layout.
+        bool mma = false;
+        MmaPrecision mmaPrecision = MmaPrecision::Tf32x3;
+        std::int64_t wy = 4;
+        std::int64_t wxSet = 0;  ///< warps along the columns; 0: 8 / wy (wy * wx <= 8; the other warps only stage)
+        std::int64_t wx() const { return wxSet > 0 ? wxSet : 8 / wy; }
+        std::int64_t mmaRows() const { return rows() / (16 * wy); }  ///< mt: m16 tiles per warp along rows
+        std::int64_t mmaCols() const { return cols() / (8 * wx()); } ///< nt: n8 tiles per warp along columns
+        /// Floats of padding per shared row: 8 with MMA (fragment loads conflict-free), else 4.
+        std::int64_t pad() const { return mma ? 8 : 4; }
         std::int64_t rows() const { return ty * rm; }
         std::int64_t cols() const { return tx * rn; }
         std::int64_t threads() const { return ty * tx * splitK; }  ///< threads per block
@@ -186,6 +204,12 @@ bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t);
 /// generates exactly the code described above. With BK > 8 and rows() a multiple of 32 the A tile
 /// of a k-contiguous A is staged by warps of 8 k x 4 rows (bank-conflict free), as BK = 8 does.
 Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& spec);
+
+/// True when `t` is a tensor-core tile (Tile::mma) emitGpuGemm supports: the shape and staging of
+/// a valid tile (gpuGemmTileValid, or gpuGemmTallTileValid for a k-contiguous A), wy and wx()
+/// >= 1 with wy * wx() <= 8, rows() a multiple of 16 * wy, cols() of 8 * wx(), bk a multiple of
+/// 8, and at most 64 accumulators per thread (4 * mt * nt).
+bool gpuGemmMmaTileValid(const GpuGemmSpec::Tile& t);
 
 /// Geometry of a sliding window (Conv, pooling) over the spatial dims, as ONNX defines it.
 struct WindowGeom {

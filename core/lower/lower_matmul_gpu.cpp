@@ -44,7 +44,6 @@ using schedule::TaskMapping;
 namespace {
 
 constexpr std::int64_t kThreads = 256;                 // threads per block (spatial(ty, tx))
-constexpr std::int64_t kPad = 4;                       // floats of padding per shared row
 
 /// A thread's results along one dim: `groups` groups of `group` consecutive rows (columns), the
 /// groups `stride` apart (default tile: 2 groups of 4, 64 apart).
@@ -84,8 +83,21 @@ TaskMapping gridMapping(const std::vector<std::int64_t>& batch, std::int64_t M, 
 }
 
 /// block = repeat(1.., 2, 2) * spatial(1.., 16, 16) * repeat(1.., 4, 4) (batch dims 1) for the
-/// default tile; in general repeat(groups) * spatial(ty, tx) * repeat(group) per dim.
+/// default tile; in general repeat(groups) * spatial(ty, tx) * repeat(group) per dim. MMA tiles:
+/// spatial(wy, wx) * repeat(2 mt, nt) * spatial(8, 4) * repeat(1, 2) (Tile::mma).
 TaskMapping blockMapping(std::size_t nb, const GpuGemmSpec::Tile& t) {
+    if (t.mma) {
+        auto dims = [&](std::int64_t r, std::int64_t c) {
+            std::vector<std::int64_t> v(nb, 1);
+            v.push_back(r);
+            v.push_back(c);
+            return v;
+        };
+        TaskMapping m = mappingOf(TaskMapping::compose(mappingOf(TaskMapping::spatial(dims(t.wy, t.wx()))),
+                                                       mappingOf(TaskMapping::repeat(dims(2 * t.mmaRows(), t.mmaCols())))));
+        m = mappingOf(TaskMapping::compose(m, mappingOf(TaskMapping::spatial(dims(8, 4)))));
+        return mappingOf(TaskMapping::compose(m, mappingOf(TaskMapping::repeat(dims(1, 2)))));
+    }
     const DimSplit dm = dimSplit(t.ty, t.rm), dn = dimSplit(t.tx, t.rn);
     std::vector<std::int64_t> groups(nb, 1), spatial(nb, 1), reps(nb, 1);
     groups.insert(groups.end(), {dm.groups, dn.groups});
@@ -129,6 +141,15 @@ bool gpuGemmTallTileValid(const GpuGemmSpec::Tile& t) {
     return isPow2(t.cols()) && t.cols() >= 8 && t.cols() <= 256 && (t.cols() * t.bk) % kThreads == 0;
 }
 
+bool gpuGemmMmaTileValid(const GpuGemmSpec::Tile& t) {
+    if (!t.mma || t.wy < 1 || t.wx() < 1 || t.wy * t.wx() > 8) return false;
+    GpuGemmSpec::Tile plain = t;
+    plain.mma = false;
+    if (!gpuGemmTileValid(plain) && !gpuGemmTallTileValid(plain)) return false;
+    if (t.rows() % (16 * t.wy) != 0 || t.cols() % (8 * t.wx()) != 0 || t.bk % 8 != 0) return false;
+    return 4 * t.mmaRows() * t.mmaCols() <= 64;
+}
+
 bool gpuGemmBRunApplies(const GpuGemmSpec::Tile& t, std::int64_t N, std::int64_t run) {
     return run > 1 && t.cols() % run == 0 && (t.cols() * t.bk / kThreads) % run == 0 && N % run == 0;
 }
@@ -164,6 +185,12 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     const GpuGemmSpec::Tile& tl = s.tile;
     const std::int64_t kBM = tl.rows(), kBN = tl.cols(), kBK = tl.bk, kTY = tl.ty, kTX = tl.tx;
     const std::int64_t kTM = tl.rm, kTN = tl.rn;
+    const std::int64_t kPad = tl.pad();  // floats of padding per shared row
+    // Tensor cores (Tile::mma): mt x nt m16n8 tiles per warp; the accumulator is [.., mt * nt, 4]
+    // (MMA tile, fragment element) instead of [.., rm, rn].
+    const bool kMma = tl.mma;
+    const std::int64_t kMt = kMma ? tl.mmaRows() : 0, kNt = kMma ? tl.mmaCols() : 0;
+    const std::int64_t kA1 = kMma ? kMt * kNt : kTM, kA2 = kMma ? 4 : kTN;
     const DimSplit dM = dimSplit(kTY, kTM), dN = dimSplit(kTX, kTN);
     // Split reduction (Tile::splitK): kS groups of kThreads threads, each with its own shared
     // stage (rows g * kBK .. of As and Bs) and every kS-th reduction step.
@@ -194,7 +221,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     // done with it by then), else a buffer of their own. Element (group g >= 1, i, j, thread t)
     // at ((g - 1) * kTM * kTN + i * kTN + j) * kThreads + t: consecutive threads, consecutive words.
     int Rs = -1;
-    const std::int64_t kRed = (kS - 1) * kTM * kTN * kThreads;
+    const std::int64_t kRed = (kS - 1) * kA1 * kA2 * kThreads;
     if (kS > 1 && kRed > kS * kBK * (kBM + kPad)) {
         tile.name = "Rs";
         tile.shape = {kRed};
@@ -204,7 +231,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     accDecl.name = "acc";
     accDecl.dtype = accT;
     accDecl.scope = MemoryScope::Local;
-    accDecl.shape = {kAll, kTM, kTN};
+    accDecl.shape = {kAll, kA1, kA2};
     accDecl.perThread = true;
     const int acc = k.addBuffer(accDecl);
     BufferDecl reg;
@@ -227,8 +254,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         preB = k.addBuffer(pre);
     }
 
-    const std::string blockText = (kS > 1 ? std::to_string(kS) + " reduction groups x " : std::string()) + "spatial(" +
-                                  std::to_string(kTY) + "," + std::to_string(kTX) + ")";
+    const std::string blockText = (kS > 1 ? std::to_string(kS) + " reduction groups x " : std::string()) +
+                                  (kMma ? std::to_string(tl.wy) + "x" + std::to_string(tl.wx()) + " warps of tensor-core MMAs"
+                                        : "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")");
     // A phase: every thread of the block runs body(tAll, g, t) (kernel_ir.h: Threads loops): tAll
     // the block's thread (per-thread buffers' row), g its reduction group, t its thread in the
     // group (without a split: g = 0, t = tAll).
@@ -295,8 +323,8 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
 
         // Zero the accumulator.
         Stmt init = threads([&](const Expr& ta, const Expr&, const Expr&) {
-            return unrolled("i", kTM, [&](const Expr& i) {
-                return unrolled("j", kTN, [&](const Expr& j) { return store(acc, {ta, i, j}, zero); });
+            return unrolled("i", kA1, [&](const Expr& i) {
+                return unrolled("j", kA2, [&](const Expr& j) { return store(acc, {ta, i, j}, zero); });
             });
         });
 
@@ -395,7 +423,36 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             return seq({stage(t, g, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
                         stageB(t, g, kBase)});
         });
+        // Tensor cores: warp w = t / 32 (rows wr = w / wx, columns wc = w % wx) runs, per 8
+        // reduction indices, an m16n8k8 MMA for each of its mt x nt tiles, straight from the stages.
+        // Only the first wy * wx warps compute (a condition uniform within each warp).
+        auto activeWarps = [&](const Expr& t, Stmt st) {
+            const std::int64_t warps = tl.wy * tl.wx();
+            return warps * 32 < kThreads ? ifThen(t < intImm(warps * 32), st) : st;
+        };
+        auto mmaBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
+            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
+            Stmt steps = unrolled("ks", kBK / 8, [&](const Expr& ks) {
+                return unrolled("mi", kMt, [&](const Expr& mi) {
+                    return unrolled("ni", kNt, [&](const Expr& ni) {
+                        MmaInfo m;
+                        m.precision = tl.mmaPrecision;
+                        m.lane = varRef(lane);
+                        m.a.buffer = As;  // A(m, k) = As[k][m]
+                        m.a.base = {sRow(g, ks * intImm(8)), varRef(wr) * intImm(kMt * 16) + mi * intImm(16)};
+                        m.a.stride = {{0, 1}, {1, 0}};
+                        m.b.buffer = Bs;  // B(k, n) = Bs[k][n]
+                        m.b.base = {sRow(g, ks * intImm(8)), varRef(wc) * intImm(kNt * 8) + ni * intImm(8)};
+                        m.b.stride = {{1, 0}, {0, 1}};
+                        return mma(acc, {ta, mi * intImm(kNt) + ni, intImm(0)}, std::move(m));
+                    });
+                });
+            });
+            return let(lane, t % intImm(32),
+                       let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), activeWarps(t, steps))));
+        };
         auto computeBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
+            if (kMma) return mmaBody(ta, g, t);
             return withYX(t, [&](const Expr& ty, const Expr& tx) {
                 Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
                     auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
@@ -525,20 +582,48 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             return Rs >= 0 ? load(Rs, accT, {f}) : load(As, accT, {f / intImm(kRowW), f % intImm(kRowW)});
         };
         auto redIndex = [&](const Expr& g1, const Expr& li, const Expr& lj, const Expr& t) {
-            return ((g1 * intImm(kTM * kTN) + li * intImm(kTN) + lj) * intImm(kThreads)) + t;
+            return ((g1 * intImm(kA1 * kA2) + li * intImm(kA2) + lj) * intImm(kThreads)) + t;
         };
         Stmt partials;
         if (kS > 1) {
             partials = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-                Stmt st = unrolled("i", kTM, [&](const Expr& i) {
-                    return unrolled("j", kTN, [&](const Expr& j) {
+                Stmt st = unrolled("i", kA1, [&](const Expr& i) {
+                    return unrolled("j", kA2, [&](const Expr& j) {
                         return redStore(redIndex(g - intImm(1), i, j, t), load(acc, accT, {ta, i, j}));
                     });
                 });
                 return ifThen(g >= intImm(1), st);
             });
         }
+        // One accumulator element (li, lj) of thread t at output (row, col), added to the other
+        // groups' partial sums, stored (guarded at the M/N edges).
+        auto storeResult = [&](const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row, const Expr& col) {
+            Expr v = load(acc, accT, {ta, li, lj});
+            for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
+            Stmt st = result(row, col, v);
+            if (s.N % kBN != 0) st = ifThen(col < intImm(s.N), st);
+            return s.M % kBM != 0 ? ifThen(row < intImm(s.M), st) : st;
+        };
+        // MMA tiles: element r of tile (mi, ni) of lane l = 4 g + q of warp (wr, wc) is row
+        // wr * 16 mt + 16 mi + g + 8 (r / 2), column wc * 8 nt + 8 ni + 2 q + r % 2.
+        auto mmaOut = [&](const Expr& ta, const Expr& t) {
+            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
+            Stmt st = unrolled("mi", kMt, [&](const Expr& mi) {
+                return unrolled("ni", kNt, [&](const Expr& ni) {
+                    return unrolled("r", 4, [&](const Expr& r) {
+                        const Expr row = rowBase + varRef(wr) * intImm(kMt * 16) + mi * intImm(16) + varRef(lane) / intImm(4) +
+                                         (r / intImm(2)) * intImm(8);
+                        const Expr col = colBase + varRef(wc) * intImm(kNt * 8) + ni * intImm(8) +
+                                         (varRef(lane) % intImm(4)) * intImm(2) + r % intImm(2);
+                        return storeResult(ta, t, mi * intImm(kNt) + ni, r, row, col);
+                    });
+                });
+            });
+            return let(lane, t % intImm(32),
+                       let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), activeWarps(t, st))));
+        };
         Stmt out = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+            if (kMma) return kS > 1 ? ifThen(g < intImm(1), mmaOut(ta, t)) : mmaOut(ta, t);
             Stmt o = withYX(t, [&](const Expr& ty, const Expr& tx) {
                 return unrolled("g", dM.groups, [&](const Expr& gi) {
                     return unrolled("q", dM.group, [&](const Expr& q) {
@@ -588,8 +673,15 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         k.notes.push_back("reduction split over " + std::to_string(kS) + " groups of " + std::to_string(kThreads) +
                           " threads (" + std::to_string(kAll) + " per block), each with its own shared stage and every " +
                           std::to_string(kS) + "th step; partial sums added in group order at the end");
-    k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
-                      lanes("ty", dM) + ", columns " + lanes("tx", dN));
+    if (kMma)
+        k.notes.push_back(std::string("tensor cores: ") + std::to_string(tl.wy) + " x " + std::to_string(tl.wx()) +
+                          " warps" + (tl.wy * tl.wx() < 8 ? " (of 8; the others only stage)" : std::string()) +
+                          ", each " + std::to_string(kMt) + " x " + std::to_string(kNt) +
+                          " m16n8 tiles updated by mma.sync m16n8k8 (" + mmaPrecisionName(tl.mmaPrecision) +
+                          ") per 8 reduction indices, fragments read from the shared stages");
+    else
+        k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
+                          lanes("ty", dM) + ", columns " + lanes("tx", dN));
     return body;
 }
 

@@ -102,7 +102,7 @@ support::Expected<LoweredKernel> lowerIt(const Built& bt) {
 
 /// Lowers through lowerConvChain (CUDA), runs the kernel with the interpreter and compares with
 /// the reference interpreter. "" when it matches; *out receives the kernel.
-std::string check(const Dw& d, LoweredKernel* out = nullptr) {
+std::string check(const Dw& d, LoweredKernel* out = nullptr, runtime::CompareOptions tol = {1e-5, 1e-4}) {
     Built bt = build(d);
     auto lk = lowerIt(bt);
     if (!lk) return "lowering: " + lk.diagnostics().formatAll();
@@ -125,7 +125,7 @@ std::string check(const Dw& d, LoweredKernel* out = nullptr) {
     if (!want) return "no reference output";
     ir::TensorData got = storage.back();
     got.dims = want->dims;  // the kernel declares Y as its GEMM view [N, K, H*W]
-    auto cmp = runtime::compareTensors(got, *want, runtime::CompareOptions{1e-5, 1e-4});
+    auto cmp = runtime::compareTensors(got, *want, tol);
     return cmp.ok ? std::string() : cmp.summary();
 }
 
@@ -332,6 +332,84 @@ TEST(FusedConvGemm, BRunsAgainstReference) {
     EXPECT_EQ(detail::dwPwGemmRun(56, 1, *detail::gpuGemmTileOf(32, 32, 16), 32 * 56 * 56), 2);  // 2 per thread
 }
 
+TEST(FusedConvGemm, TensorCoreMmaAgainstReference) {
+    // Tile::mma (TESSERA_DWPW_MMA): the products by warp MMAs m16n8k8 read from the shared stages,
+    // evaluated per lane by the interpreter (kernel_ir.h, StmtKind::Mma). 3xTF32 within the f32
+    // tolerance; plain TF32 (10-bit mantissas) only within 2e-2. Tiles: plain and tall, 1-8 warps
+    // along the rows, 1-2 m16n8 tiles per warp each way, BK 8-32 (1-4 MMA steps), split
+    // reductions, register prefetch (with raw taps), B runs; 130 filters, 40 channels (ragged
+    // steps), 3 images of 9x9 (columns straddle images and tiles); a 5x5 stride-2 chain without biases.
+    Dw d;
+    d.N = 3, d.C = 40, d.H = 9, d.W = 9, d.K = 130;
+    struct Case {
+        const char* tile;
+        const char* warps;  // TESSERA_DWPW_WARPS ("" = the rule's choice)
+        const char* prefetch;
+        const char* raw;
+        const char* layout;  // the kernel note's warp layout
+    };
+    const std::vector<Case> cases{
+        {"160,16,16", "", "0", "0", "5 x 1 warps (of 8; the others only stage), each 2 x 2"},  // tall: 10 m16 tiles
+        {"160,16,32,5", "2,2", "1", "0", "2 x 2 warps (of 8; the others only stage), each 5 x 1"},
+        {"160,32,16", "", "0", "0", "2 x 4 warps, each 5 x 1"},
+        {"64,32,16", "2", "0", "0", "2 x 4 warps, each 2 x 1"},
+        {"64,64,8", "4", "1", "0", "4 x 2 warps, each 1 x 4"},
+        {"128,16,16", "8", "0", "0", "8 x 1 warps, each 1 x 2"},
+        {"32,64,16", "1", "0", "0", "1 x 8 warps, each 2 x 1"},
+        {"160,16,16,0,2", "", "1", "1", "5 x 1 warps (of 8; the others only stage), each 2 x 2"},  // split, raw taps
+        {"32,32,16,0,4", "2", "0", "0", "2 x 4 warps, each 1 x 1"},  // split over 4 groups
+    };
+    for (const Case& c : cases) {
+        EnvVar mma("TESSERA_DWPW_MMA", "tf32x3"), warps("TESSERA_DWPW_WARPS", c.warps);
+        EnvVar pf("TESSERA_DWPW_PREFETCH", c.prefetch), raw("TESSERA_DWPW_RAW", c.raw);
+        EnvTile env(c.tile);
+        LoweredKernel lk;
+        EXPECT_EQ(check(d, &lk), "") << c.tile << " warps " << c.warps;
+        const std::string text = printKernel(lk.kernel);
+        const std::string note = "tensor cores: " + std::string(c.layout) + " m16n8 tiles";
+        EXPECT_NE(text.find(note), std::string::npos) << c.tile << "\n" << text.substr(0, 1500);
+        EXPECT_NE(text.find("mma.m16n8k8.tf32x3 acc["), std::string::npos) << c.tile;
+        auto cm = codegen::generateCuda({&lk.kernel});
+        ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
+        EXPECT_NE(cm->source.source.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    }
+    {
+        // Plain TF32: one MMA per tile instead of three, coarser.
+        EnvVar mma("TESSERA_DWPW_MMA", "tf32"), warps("TESSERA_DWPW_WARPS", "");
+        EnvTile env("160,16,16");
+        LoweredKernel lk;
+        EXPECT_EQ(check(d, &lk, runtime::CompareOptions{2e-2, 2e-2}), "");
+        EXPECT_NE(printKernel(lk.kernel).find("mma.m16n8k8.tf32 acc["), std::string::npos);
+        // ... and it is coarser than f32: the f32 tolerance fails.
+        EXPECT_NE(check(d, nullptr), "");
+    }
+    {
+        // B runs of 4 under an MMA tile; a 5x5 stride-2 chain, no biases, ragged channels.
+        Dw a;
+        a.N = 3, a.C = 37, a.H = a.W = 8, a.K = 40;
+        EnvVar mma("TESSERA_DWPW_MMA", "tf32x3"), run("TESSERA_DWPW_RUN", "4"), pf("TESSERA_DWPW_PREFETCH", "0");
+        EnvTile env("64,64,16");
+        LoweredKernel lk;
+        EXPECT_EQ(check(a, &lk), "");
+        EXPECT_NE(printKernel(lk.kernel).find("B produced in runs of 4"), std::string::npos);
+        Dw b = a;
+        b.H = b.W = 12, b.kernel = 5, b.pad = 2, b.stride = 2, b.bias1 = b.bias2 = false;
+        EnvTile env2("64,32,16");
+        EXPECT_EQ(check(b), "");
+    }
+    // Validity: rows a multiple of 16 x wy, columns of 8 x (8 / wy), at most 64 accumulators.
+    GpuGemmSpec::Tile t = *detail::gpuGemmTileOf(64, 64, 16);
+    t.mma = true;
+    for (const auto& [wy, ok] : std::vector<std::pair<std::int64_t, bool>>{{1, true}, {2, true}, {4, true}, {8, false}, {3, false}}) {
+        t.wy = wy;
+        EXPECT_EQ(detail::gpuGemmMmaTileValid(t), ok) << wy;  // 8: 64 rows < 16 x 8; 3: 2 warps along 64 columns, 3 x 2 <= 8 but 64 % 48
+    }
+    const auto chosen = detail::withMma(t, MmaPrecision::Tf32x3, 8);  // 8 x 1 invalid: 8 warps, the most along the rows
+    ASSERT_TRUE(chosen.has_value());
+    EXPECT_EQ(chosen->wy, 4);
+    EXPECT_EQ(chosen->wx(), 2);
+}
+
 TEST(FusedConvGemm, RunTilesByDefault) {
     // dwPwRunTile: stride-1 rows that 4 divides, <= 32 filters, >= 2 blocks per SM at 64 columns.
     auto text = [](const std::optional<GpuGemmSpec::Tile>& t) {
@@ -448,24 +526,32 @@ TEST(FusedConvGemm, KernelStructure) {
 
 TEST(FusedConvGemm, TilesForMobileNetV2Blocks) {
     // (C, H, stride, K) of MobileNetV2's DW -> PW blocks at batch 1 and 32: rows x cols x bk
-    // (/ split groups when split).
+    // (/ split groups when split; "mma wy x wx" with tensor-core MMAs: batch 32's unsplit tiles of
+    // 24..160 filters, the 96-filter tall tiles then 16 columns wide).
     struct Case {
         std::int64_t n, c, h, s, k;
         const char* want;
     };
     const std::vector<Case> cases = {
-        {32, 32, 112, 1, 16, "16x128x16"},       {32, 144, 56, 1, 24, "32x128x16"},    {32, 192, 28, 1, 32, "32x64x16"},
-        {32, 96, 112, 2, 24, "32x128x16"},       {32, 144, 56, 2, 32, "32x32x16"},
-        {32, 192, 28, 2, 64, "64x16x16/2"},      {32, 384, 14, 1, 64, "64x16x32"},     {32, 384, 14, 1, 96, "96x32x32"},
-        {32, 960, 7, 1, 160, "160x16x32"},       {32, 960, 7, 1, 320, "320x16x32"},    {32, 576, 14, 2, 160, "160x16x32"},
-        {1, 32, 112, 1, 16, "16x32x16/2"},       {1, 96, 112, 2, 24, "32x16x16/2"},    {1, 960, 7, 1, 160, "64x16x32/4"},
-        {1, 576, 14, 1, 96, "128x16x16/4"},      {1, 144, 56, 2, 32, "32x16x16/4"},
+        {32, 32, 112, 1, 16, "16x128x16"},           {32, 144, 56, 1, 24, "32x128x16 mma 2x4"},
+        {32, 192, 28, 1, 32, "32x64x16 mma 2x4"},    {32, 96, 112, 2, 24, "32x128x16 mma 2x4"},
+        {32, 144, 56, 2, 32, "32x32x16 mma 2x4"},    {32, 192, 28, 2, 64, "64x16x16/2"},
+        {32, 384, 14, 1, 64, "64x16x32 mma 4x2"},    {32, 384, 14, 1, 96, "96x16x32 mma 6x1"},
+        {32, 576, 14, 1, 96, "96x16x32 mma 6x1"},    {32, 960, 7, 1, 160, "160x16x32 mma 5x1"},
+        {32, 960, 7, 1, 320, "320x16x32"},           {32, 576, 14, 2, 160, "160x16x32 mma 5x1"},
+        {1, 32, 112, 1, 16, "16x32x16/2"},           {1, 96, 112, 2, 24, "32x16x16/2"},
+        {1, 960, 7, 1, 160, "64x16x32/4"},           {1, 576, 14, 1, 96, "128x16x16/4"},
+        {1, 144, 56, 2, 32, "32x16x16/4"},           {1, 144, 56, 1, 24, "32x16x16/2"},
+        {1, 192, 28, 1, 32, "32x16x16/4"},                    {1, 192, 28, 2, 64, "64x16x16/4"},
+        {1, 384, 14, 1, 64, "64x16x32/4"},                    {1, 384, 14, 1, 96, "128x16x16/4"},
+        {1, 576, 14, 2, 160, "64x16x32/4"},                   {1, 960, 7, 1, 320, "64x16x32/4"},
     };
     for (const Case& c : cases) {
         const std::int64_t ho = (c.h + 2 - 3) / c.s + 1;
         const GpuGemmSpec::Tile t = detail::dwPwGemmTile(c.k, c.n * ho * ho, c.c, c.s == 1 ? ho : 0);
         EXPECT_EQ(std::to_string(t.rows()) + "x" + std::to_string(t.cols()) + "x" + std::to_string(t.bk) +
-                      (t.splitK > 1 ? "/" + std::to_string(t.splitK) : std::string()),
+                      (t.splitK > 1 ? "/" + std::to_string(t.splitK) : std::string()) +
+                      (t.mma ? " mma " + std::to_string(t.wy) + "x" + std::to_string(t.wx()) : std::string()),
                   c.want)
             << "b" << c.n << " c" << c.c << " h" << c.h << " k" << c.k;
     }
@@ -545,6 +631,51 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         std::smatch regs;
         if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
             std::cout << "[ ptxas    ] fused dw-pw GEMM form " << c.what << ": " << regs[0].str() << "\n";
+    }
+}
+
+TEST(FusedConvGemm, TensorCoreCudaSourceCompilesForSm90WithoutSpills) {
+    // Tile::mma kernels (3xTF32) of MobileNetV2's wide batch-32 blocks: mma.sync in the PTX, the
+    // accumulators in registers, no spills.
+    auto info = runtime::cuda::nvrtcInfo();
+    if (!info.ok()) GTEST_SKIP() << "NVRTC is not loadable: " << info.diagnostics().formatAll();
+    struct Case {
+        std::int64_t C, HW, K;
+        const char* tile;
+        const char* warps;
+    };
+    for (const Case& c : {Case{960, 7, 320, "320,16,32,10", "4"}, Case{960, 7, 320, "320,32,16", "4"},
+                          Case{576, 14, 96, "96,32,32", "2"}, Case{960, 7, 160, "160,16,32", ""}}) {
+        EnvVar mma("TESSERA_DWPW_MMA", "tf32x3"), warps("TESSERA_DWPW_WARPS", c.warps);
+        EnvTile tile(c.tile);
+        Dw d;
+        d.N = 32, d.C = c.C, d.H = d.W = c.HW, d.K = c.K;
+        Built bt = build(d);
+        auto lk = lowerIt(bt);
+        ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+        ASSERT_NE(printKernel(lk->kernel).find("tensor cores:"), std::string::npos) << c.tile;
+        auto m = codegen::generateCuda({&lk->kernel});
+        ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+        if (const char* dump = std::getenv("TESSERA_FUSED_GEMM_DUMP"))  // by hand
+            std::ofstream(std::string(dump) + ".mma." + c.tile + ".cu") << m->source.source;
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("tessera-fused-gemm-" + std::to_string(std::hash<std::string>{}(m->source.source)));
+        runtime::cuda::CudaCompileOptions o;
+        o.arch = "sm_90";
+        o.cacheDir = dir.string();
+        o.extraOptions = {"--ptxas-options=-v"};
+        auto r = runtime::cuda::compileCuda(m->source.source, o);
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+        ASSERT_TRUE(r.ok()) << c.tile << ": " << r.diagnostics().formatAll();
+        EXPECT_NE(r->ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos) << c.tile;
+        EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << c.tile << ": accumulators in local memory";
+        std::smatch spill;
+        ASSERT_TRUE(std::regex_search(r->log, spill, std::regex(R"((\d+) bytes spill stores)"))) << r->log;
+        EXPECT_EQ(spill[1].str(), "0") << c.tile << "\n" << r->log;
+        std::smatch regs;
+        if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
+            std::cout << "[ ptxas    ] fused dw-pw GEMM form, tensor cores, " << c.tile << ": " << regs[0].str() << "\n";
     }
 }
 

@@ -31,8 +31,9 @@ bool exprUses(const Expr& e, int buffer) {
 /// True when s reads or writes `buffer` (the base emitter declares an Allocate'd buffer only then).
 bool stmtUsesBuffer(const Stmt& s, int buffer) {
     if (!s) return false;
-    if (s->kind == StmtKind::Store && s->buffer == buffer) return true;
+    if ((s->kind == StmtKind::Store || s->kind == StmtKind::Mma) && s->buffer == buffer) return true;
     if (exprUses(s->extent, buffer) || exprUses(s->value, buffer)) return true;
+    if (s->mma && (s->mma->a.buffer == buffer || s->mma->b.buffer == buffer)) return true;
     for (const auto& i : s->indices)
         if (exprUses(i, buffer)) return true;
     for (const auto& b : s->body)
@@ -60,6 +61,10 @@ bool usesBlockSync(const Stmt& s, const Kernel& k) {
         k.buffers[static_cast<std::size_t>(s->buffer)].scope == MemoryScope::Shared)
         return true;
     if (exprUsesShared(s->extent, k) || exprUsesShared(s->value, k)) return true;
+    if (s->mma)
+        for (int b : {s->mma->a.buffer, s->mma->b.buffer})
+            if (b >= 0 && b < static_cast<int>(k.buffers.size()) && k.buffers[static_cast<std::size_t>(b)].scope == MemoryScope::Shared)
+                return true;
     for (const auto& i : s->indices)
         if (exprUsesShared(i, k)) return true;
     for (const auto& b : s->body)
@@ -181,6 +186,27 @@ private:
             break;
         }
         case StmtKind::Store: checkAccess(n.buffer, n.indices); break;
+        case StmtKind::Mma: {
+            if (!n.mma) {
+                error("kernel " + quoted(m_k.name) + " has an mma statement without operands");
+                break;
+            }
+            if (!m_threads) error("an mma statement of kernel " + quoted(m_k.name) + " is outside a Threads loop");
+            std::int64_t extent = 0;
+            if (m_threads && m_threadsExtent.isIntImm(&extent) && extent % 32 != 0)
+                error("an mma statement of kernel " + quoted(m_k.name) + " is in Threads loop " + varText(*m_threads) + " of " +
+                      std::to_string(extent) + " iterations; a warp MMA needs whole warps (a multiple of 32)");
+            if (n.buffer < 0 || n.buffer >= static_cast<int>(m_k.buffers.size()) ||
+                !m_k.buffers[static_cast<std::size_t>(n.buffer)].perThread ||
+                m_k.buffers[static_cast<std::size_t>(n.buffer)].dtype != DType::F32)
+                error("the accumulator of an mma statement of kernel " + quoted(m_k.name) + " is not a f32 per-thread buffer");
+            for (int b : {n.mma->a.buffer, n.mma->b.buffer})
+                if (b < 0 || b >= static_cast<int>(m_k.buffers.size()) || m_k.buffers[static_cast<std::size_t>(b)].dtype != DType::F32)
+                    error("an operand of an mma statement of kernel " + quoted(m_k.name) + " is not a f32 buffer");
+            checkAccess(n.buffer, n.indices);
+            lower::forEachMmaExpr(*n.mma, [&](const Expr& e) { checkExpr(e); });
+            break;
+        }
         default: break;
         }
         checkExpr(n.extent);
@@ -397,6 +423,77 @@ protected:
     }
 
     void emitBarrier() override { writer().line("__syncthreads();"); }
+
+    /// A warp MMA (kernel_ir.h, MmaInfo): each lane loads its fragment elements (PTX ISA's
+    /// m16n8k8 .tf32 layout: a0..a3 at (g, q), (g+8, q), (g, q+4), (g+8, q+4); b0, b1 at (q, g),
+    /// (q+4, g); c0..c3 at (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1)), converts them to TF32
+    /// (3xTF32: big and small parts) and issues mma.sync.
+    void emitMma(const StmtNode& s) override {
+        CodeWriter& w = writer();
+        if (!s.mma || s.indices.empty()) {
+            errorLine("malformed mma statement");
+            return;
+        }
+        const lower::MmaInfo& m = *s.mma;
+        const bool x3 = m.precision == lower::MmaPrecision::Tf32x3;
+        w.line(std::string("{  // warp MMA m16n8k8 ") + (x3 ? "3xTF32 (big/small split, f32-level products)" : "TF32"));
+        w.indent();
+        lower::Var gv, qv;
+        gv.id = -1000001;
+        gv.name = "mg";
+        qv.id = -1000002;
+        qv.name = "mq";
+        const ExprText lane = expr(m.lane);
+        const std::string g = bindVar(gv), q = bindVar(qv);
+        w.line("const int64_t " + g + " = " + operand(lane, kPrecMul) + " >> 2;");
+        w.line("const int64_t " + q + " = " + operand(lane, kPrecMul) + " & 3;");
+        auto at = [&](const lower::MmaOperand& o, const Expr& row, const Expr& col) {
+            std::vector<Expr> idx;
+            for (std::size_t d = 0; d < o.base.size() && d < o.stride.size(); ++d)
+                idx.push_back(o.base[d] + row * o.stride[d].row + col * o.stride[d].col);
+            return expr(lower::load(o.buffer, DType::F32, idx)).text;
+        };
+        const Expr G = lower::varRef(gv), Q = lower::varRef(qv);
+        auto split = [&](const std::string& name, const std::string& value) {
+            w.line("uint32_t " + name + "h, " + name + "l;");
+            w.line("{");
+            w.indent();
+            w.line("const float tsr_x = " + value + ";");
+            w.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + "h) : \"f\"(tsr_x));");
+            if (x3)
+                w.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + "l) : \"f\"(tsr_x - __uint_as_float(" + name + "h)));");
+            else
+                w.line(name + "l = 0u;");
+            w.dedent();
+            w.line("}");
+        };
+        for (int r = 0; r < 4; ++r)
+            split("tsr_a" + std::to_string(r), at(m.a, G + lower::intImm(8 * (r % 2)), Q + lower::intImm(4 * (r / 2))));
+        for (int r = 0; r < 2; ++r) split("tsr_b" + std::to_string(r), at(m.b, Q + lower::intImm(4 * r), G));
+        std::string c;
+        for (int r = 0; r < 4; ++r) {
+            std::vector<Expr> idx = s.indices;
+            idx.back() = idx.back() + lower::intImm(r);
+            c += std::string(r ? ", " : "") + "\"+f\"(" + accessText(s.buffer, idx) + ")";
+        }
+        auto issue = [&](const char* a, const char* b) {
+            const std::string A(a), B(b);
+            w.line("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                   "{%8,%9}, {%0,%1,%2,%3};\"");
+            w.line("             : " + c);
+            w.line("             : \"r\"(tsr_a0" + A + "), \"r\"(tsr_a1" + A + "), \"r\"(tsr_a2" + A + "), \"r\"(tsr_a3" + A +
+                   "), \"r\"(tsr_b0" + B + "), \"r\"(tsr_b1" + B + "));");
+        };
+        if (x3) {
+            issue("l", "h");
+            issue("h", "l");
+        }
+        issue("h", "h");
+        unbindVar(qv);
+        unbindVar(gv);
+        w.dedent();
+        w.line("}");
+    }
 
     void emitAllocateDecl(int buffer, const std::string& name) override {
         const BufferDecl& b = kernel().buffers[static_cast<std::size_t>(buffer)];
