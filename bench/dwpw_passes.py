@@ -10,7 +10,8 @@ passes, their ratio, the ratio against the fastest eager pass and the slowest Te
 the geometric means: per pass, over the per-block medians, and the conservative one.
 
 Usage (device): bench/dwpw_passes.py CLI WORK_DIR [--passes 3] [--batch 32] [--blocks i,j,..] [--timeout S]
-       (anywhere): bench/dwpw_passes.py --from-logs LOG [LOG ...]   (sweep logs with their JSON lines)
+       (anywhere): bench/dwpw_passes.py --from-logs LOG [LOG ...]   (sweep logs with their JSON lines, or
+                   this script's logs: their passes, split at the "pass i:" lines)
 """
 import json
 import math
@@ -72,8 +73,16 @@ def main(argv):
         logs = argv[argv.index("--from-logs") + 1:]
         passes = []
         for path in logs:
+            # A sweep log is one pass; this script's own log holds several, each after "pass i:".
+            cur = []
             with open(path) as f:
-                passes.append(records(f))
+                for line in f:
+                    if line.startswith("pass ") and cur:
+                        passes.append(records(cur))
+                        cur = []
+                    cur.append(line)
+            if records(cur):
+                passes.append(records(cur))
         print(summarise(passes))
         return 0
     if len(argv) < 3:

@@ -38,6 +38,9 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
+With --mma2 (run 7's last call): warp layouts ("W:wy,wx"), BK 16 and prefetch off ("nopf") on the
+wide 14x14 / 7x7 blocks under the MMA rule (the 320-filter block with "mma" asked for).
+
 With --mma (issue 6 run 7): tensor-core MMAs (TESSERA_DWPW_MMA=tf32x3: mma.sync m16n8k8 with
 3xTF32 operand splitting, f32-level products; "mma") on the default tile and on other tile shapes
 ("mma+T:rows,cols,bk[,rm]"), warp layouts ("W:wy,wx"), against the SIMT default.
@@ -108,7 +111,8 @@ wide = "--wide" in sys.argv
 final4 = "--final4" in sys.argv
 nxt = "--next" in sys.argv
 runs = "--runs" in sys.argv
-mma_mode = "--mma" in sys.argv
+mma2 = "--mma2" in sys.argv
+mma_mode = "--mma" in sys.argv or mma2
 run4 = "--run4" in sys.argv or final4 or nxt or runs or mma_mode
 
 # Environment of a --run4 configuration name.
@@ -124,6 +128,8 @@ def run4_env(cfg):
             env["TESSERA_DWPW_GEMM"] = part[2:]
         elif part == "pf":
             env["TESSERA_DWPW_PREFETCH"] = "1"
+        elif part == "nopf":
+            env["TESSERA_DWPW_PREFETCH"] = "0"
         elif part == "noraw":
             env["TESSERA_DWPW_RAW"] = "0"
         elif part.startswith("run"):
@@ -205,6 +211,14 @@ if "--runs2" in sys.argv:
 
 
 def configs(k, cols, c):
+    if mma2:  # run 7 call 4: warp layouts, BK and prefetch on the 14x14 / 7x7 wide blocks
+        if k == 96:
+            return ["", "mma+T:96,16,32+W:3,2", "mma+T:96,16,32+W:2,2", "mma+T:96,16,16", "nopf"]
+        if k == 160:
+            return ["", "mma+W:1,2", "mma+W:2,1", "mma+T:160,16,16", "nopf"]
+        if k == 320:
+            return ["", "mma+W:5,1", "mma+W:2,2", "mma+nopf", "nopf"]
+        return [""]
     if mma_mode:
         if "--default-only" in sys.argv:
             return [""]
