@@ -38,7 +38,9 @@ default, at batch 32 for the blocks whose output rows are even, with tiles givin
 per thread where the default gives 2 ("T:rows,cols,bk+run4"); at batch 1 "run4+noraw" (runs are
 not used with the raw-tap prefetch the split tiles have).
 
-With --mma2 (run 7's last call): warp layouts ("W:wy,wx"), BK 16 and prefetch off ("nopf") on the
+With --mma3 (run 7 call 5): the default, plus "mma" for the 16- and 320-filter blocks.
+
+With --mma2 (run 7 call 4): warp layouts ("W:wy,wx"), BK 16 and prefetch off ("nopf") on the
 wide 14x14 / 7x7 blocks under the MMA rule (the 320-filter block with "mma" asked for).
 
 With --mma (issue 6 run 7): tensor-core MMAs (TESSERA_DWPW_MMA=tf32x3: mma.sync m16n8k8 with
@@ -112,7 +114,8 @@ final4 = "--final4" in sys.argv
 nxt = "--next" in sys.argv
 runs = "--runs" in sys.argv
 mma2 = "--mma2" in sys.argv
-mma_mode = "--mma" in sys.argv or mma2
+mma3 = "--mma3" in sys.argv
+mma_mode = "--mma" in sys.argv or mma2 or mma3
 run4 = "--run4" in sys.argv or final4 or nxt or runs or mma_mode
 
 # Environment of a --run4 configuration name.
@@ -211,6 +214,8 @@ if "--runs2" in sys.argv:
 
 
 def configs(k, cols, c):
+    if mma3:  # run 7 call 5: the default, and MMAs asked for where the rule keeps SIMT
+        return ["", "mma"] if k in (16, 320) else [""]
     if mma2:  # run 7 call 4: warp layouts, BK and prefetch on the 14x14 / 7x7 wide blocks
         if k == 96:
             return ["", "mma+T:96,16,32+W:3,2", "mma+T:96,16,32+W:2,2", "mma+T:96,16,16", "nopf"]

@@ -676,6 +676,15 @@ TEST(FusedConvGemm, TensorCoreCudaSourceCompilesForSm90WithoutSpills) {
         std::smatch regs;
         if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
             std::cout << "[ ptxas    ] fused dw-pw GEMM form, tensor cores, " << c.tile << ": " << regs[0].str() << "\n";
+        if (std::getenv("TESSERA_FUSED_GEMM_DUMP")) {
+            auto count = [&](const std::string& what) {
+                std::size_t n = 0;
+                for (std::size_t at = r->ptx.find(what); at != std::string::npos; at = r->ptx.find(what, at + 1)) ++n;
+                return n;
+            };
+            std::cout << "  ptx: " << count("ld.shared") << " ld.shared, " << count("mma.sync") << " mma.sync, "
+                      << count("cvt.rna.tf32") << " cvt.rna.tf32\n";
+        }
     }
 }
 

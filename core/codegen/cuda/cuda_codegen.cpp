@@ -478,7 +478,7 @@ protected:
         }
         auto issue = [&](const char* a, const char* b) {
             const std::string A(a), B(b);
-            w.line("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            w.line("asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                    "{%8,%9}, {%0,%1,%2,%3};\"");
             w.line("             : " + c);
             w.line("             : \"r\"(tsr_a0" + A + "), \"r\"(tsr_a1" + A + "), \"r\"(tsr_a2" + A + "), \"r\"(tsr_a3" + A +
