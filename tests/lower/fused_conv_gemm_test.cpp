@@ -27,6 +27,7 @@
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
+#include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
 
 namespace tessera::lower::test {
@@ -611,26 +612,14 @@ TEST(FusedConvGemm, CudaSourceCompilesForSm90WithoutSpills) {
         ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
         if (const char* dump = std::getenv("TESSERA_FUSED_GEMM_DUMP"))  // by hand
             std::ofstream(std::string(dump) + "." + std::to_string(&c - cases.data()) + ".cu") << m->source.source;
-        const auto dir = std::filesystem::temp_directory_path() /
-                         ("tessera-fused-gemm-" + std::to_string(std::hash<std::string>{}(m->source.source)));
-        runtime::cuda::CudaCompileOptions o;
-        o.arch = "sm_90";
-        o.cacheDir = dir.string();
-        o.extraOptions = {"--ptxas-options=-v"};
-        auto r = runtime::cuda::compileCuda(m->source.source, o);
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-        ASSERT_TRUE(r.ok()) << c.what << ": " << r.diagnostics().formatAll();
-        EXPECT_NE(r->ptx.find("ld.shared"), std::string::npos) << c.what;
-        EXPECT_NE(r->ptx.find("bar.sync"), std::string::npos) << c.what;
-        EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << c.what << ": accumulators in local memory";
-        std::smatch spill;
-        ASSERT_TRUE(std::regex_search(r->log, spill, std::regex(R"((\d+) bytes spill stores)"))) << r->log;
-        EXPECT_EQ(spill[1].str(), "0") << c.what << "\n" << r->log;
+        const NvrtcSm90 r = compileForSm90(m->source.source, "fused-gemm");
         ::unsetenv("TESSERA_DWPW_PREFETCH");
-        std::smatch regs;
-        if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
-            std::cout << "[ ptxas    ] fused dw-pw GEMM form " << c.what << ": " << regs[0].str() << "\n";
+        ASSERT_TRUE(r.ok) << c.what << ": " << r.error;
+        EXPECT_NE(r.ptx.find("ld.shared"), std::string::npos) << c.what;
+        EXPECT_NE(r.ptx.find("bar.sync"), std::string::npos) << c.what;
+        EXPECT_EQ(r.ptx.find("st.local"), std::string::npos) << c.what << ": accumulators in local memory";
+        EXPECT_EQ(r.spillStoreBytes, 0) << c.what << "\n" << r.log;
+        std::cout << "[ ptxas    ] fused dw-pw GEMM form " << c.what << ": Used " << r.registers << " registers\n";
     }
 }
 
@@ -658,28 +647,16 @@ TEST(FusedConvGemm, TensorCoreCudaSourceCompilesForSm90WithoutSpills) {
         ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
         if (const char* dump = std::getenv("TESSERA_FUSED_GEMM_DUMP"))  // by hand
             std::ofstream(std::string(dump) + ".mma." + c.tile + ".cu") << m->source.source;
-        const auto dir = std::filesystem::temp_directory_path() /
-                         ("tessera-fused-gemm-" + std::to_string(std::hash<std::string>{}(m->source.source)));
-        runtime::cuda::CudaCompileOptions o;
-        o.arch = "sm_90";
-        o.cacheDir = dir.string();
-        o.extraOptions = {"--ptxas-options=-v"};
-        auto r = runtime::cuda::compileCuda(m->source.source, o);
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
-        ASSERT_TRUE(r.ok()) << c.tile << ": " << r.diagnostics().formatAll();
-        EXPECT_NE(r->ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos) << c.tile;
-        EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << c.tile << ": accumulators in local memory";
-        std::smatch spill;
-        ASSERT_TRUE(std::regex_search(r->log, spill, std::regex(R"((\d+) bytes spill stores)"))) << r->log;
-        EXPECT_EQ(spill[1].str(), "0") << c.tile << "\n" << r->log;
-        std::smatch regs;
-        if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)")))
-            std::cout << "[ ptxas    ] fused dw-pw GEMM form, tensor cores, " << c.tile << ": " << regs[0].str() << "\n";
+        const NvrtcSm90 r = compileForSm90(m->source.source, "fused-gemm");
+        ASSERT_TRUE(r.ok) << c.tile << ": " << r.error;
+        EXPECT_NE(r.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos) << c.tile;
+        EXPECT_EQ(r.ptx.find("st.local"), std::string::npos) << c.tile << ": accumulators in local memory";
+        EXPECT_EQ(r.spillStoreBytes, 0) << c.tile << "\n" << r.log;
+        std::cout << "[ ptxas    ] fused dw-pw GEMM form, tensor cores, " << c.tile << ": Used " << r.registers << " registers\n";
         if (std::getenv("TESSERA_FUSED_GEMM_DUMP")) {
             auto count = [&](const std::string& what) {
                 std::size_t n = 0;
-                for (std::size_t at = r->ptx.find(what); at != std::string::npos; at = r->ptx.find(what, at + 1)) ++n;
+                for (std::size_t at = r.ptx.find(what); at != std::string::npos; at = r.ptx.find(what, at + 1)) ++n;
                 return n;
             };
             std::cout << "  ptx: " << count("ld.shared") << " ld.shared, " << count("mma.sync") << " mma.sync, "

@@ -26,6 +26,7 @@
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
+#include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
 
 namespace tessera::lower::test {
@@ -371,23 +372,14 @@ TEST(FusedConv, CudaSourceCompilesForSm90) {
     auto m = codegen::generateCuda({&lk->kernel});
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
     if (const char* dump = std::getenv("TESSERA_FUSED_CONV_DUMP")) std::ofstream(dump) << m->source.source;  // by hand
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("tessera-fused-conv-" + std::to_string(std::hash<std::string>{}(m->source.source)));
-    runtime::cuda::CudaCompileOptions o;
-    o.arch = "sm_90";
-    o.cacheDir = dir.string();
-    o.extraOptions = {"--ptxas-options=-v"};
-    auto r = runtime::cuda::compileCuda(m->source.source, o);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    ASSERT_TRUE(r.ok()) << r.diagnostics().formatAll();
-    EXPECT_NE(r->ptx.find("ld.shared"), std::string::npos);
-    EXPECT_NE(r->ptx.find("bar.sync"), std::string::npos);
-    EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << "accumulators in local memory";
-    std::smatch regs;
-    if (std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)"))) {
-        EXPECT_LE(std::stoi(regs[1].str()), 128) << r->log;
-        std::cout << "[ ptxas    ] fused dw-pw 32x96x112x112 s2 -> 24: " << regs[0].str() << "\n";
+    const NvrtcSm90 r = compileForSm90(m->source.source, "fused-conv");
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_NE(r.ptx.find("ld.shared"), std::string::npos);
+    EXPECT_NE(r.ptx.find("bar.sync"), std::string::npos);
+    EXPECT_EQ(r.ptx.find("st.local"), std::string::npos) << "accumulators in local memory";
+    if (r.registers >= 0) {
+        EXPECT_LE(r.registers, 128) << r.log;
+        std::cout << "[ ptxas    ] fused dw-pw 32x96x112x112 s2 -> 24: Used " << r.registers << " registers\n";
     }
 }
 

@@ -23,6 +23,7 @@
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
+#include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
 
 namespace tessera::lower::test {
@@ -269,28 +270,19 @@ TEST(LowerGpuConv, PtxForSm90) {
     ASSERT_EQ(l.error, "");
     auto m = codegen::generateCuda({&l.lk.kernel});
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("tessera-gpu-conv-" + std::to_string(std::hash<std::string>{}(m->source.source)));
-    runtime::cuda::CudaCompileOptions o;
-    o.arch = "sm_90";
-    o.cacheDir = dir.string();
-    o.extraOptions = {"--ptxas-options=-v"};
-    auto r = runtime::cuda::compileCuda(m->source.source, o);
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    ASSERT_TRUE(r.ok()) << r.diagnostics().formatAll();
-    EXPECT_NE(r->ptx.find("ld.shared"), std::string::npos);
-    EXPECT_NE(r->ptx.find("st.shared"), std::string::npos);
-    EXPECT_NE(r->ptx.find("bar.sync"), std::string::npos);
-    EXPECT_EQ(r->ptx.find("ld.local"), std::string::npos) << "accumulator in local memory";
-    EXPECT_EQ(r->ptx.find("st.local"), std::string::npos) << "accumulator in local memory";
-    EXPECT_NE(r->log.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << r->log;
+    const NvrtcSm90 r = compileForSm90(m->source.source, "gpu-conv");
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_NE(r.ptx.find("ld.shared"), std::string::npos);
+    EXPECT_NE(r.ptx.find("st.shared"), std::string::npos);
+    EXPECT_NE(r.ptx.find("bar.sync"), std::string::npos);
+    EXPECT_EQ(r.ptx.find("ld.local"), std::string::npos) << "accumulator in local memory";
+    EXPECT_EQ(r.ptx.find("st.local"), std::string::npos) << "accumulator in local memory";
+    EXPECT_NE(r.log.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << r.log;
     // As the plain GEMM: at most 128 registers (two 256-thread blocks per SM) despite the
     // (image, pixel) split of the columns.
-    std::smatch regs;
-    ASSERT_TRUE(std::regex_search(r->log, regs, std::regex(R"(Used (\d+) registers)"))) << r->log;
-    EXPECT_LE(std::stoi(regs[1].str()), 128) << r->log;
-    std::cout << "[ ptxas    ] pointwise conv 32x960x7x7 -> 160: " << regs[0].str() << "\n";
+    ASSERT_GE(r.registers, 0) << r.log;
+    EXPECT_LE(r.registers, 128) << r.log;
+    std::cout << "[ ptxas    ] pointwise conv 32x960x7x7 -> 160: Used " << r.registers << " registers\n";
 }
 
 }  // namespace
