@@ -182,10 +182,11 @@ RunSettings MainWindow::currentRunSettings() const
     settings.compile.fallbackReference = m_fallbackAction->isChecked();
     applyTarget(currentTarget(), settings);
     // The plan on screen (names of the specialised graph, which compileModel specialises alike).
-    // Before the plan is ready the compile runs the same planner itself.
+    // Before the plan is ready the compile makes the same first plan itself: a program's fuse
+    // statements (no planner given), else the planner's.
     if (m_plans->ready())
         settings.compile.plan = m_plans->plan();
-    else
+    else if (!m_model || m_model->program.fusions.empty())
         settings.compile.planner = m_plans->planner().toStdString();
     settings.compile.hardware = m_plans->hardware();
     settings.compile.schedules = m_schedules->schedules();  // the Task Mapping dock's applied mappings

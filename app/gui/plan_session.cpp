@@ -82,7 +82,7 @@ struct PlanSession::Job {
     bool fromFile = false;
     PlanState result;
     QString error;
-    QString dropped;  ///< why the saved plan was not used
+    QString dropped;  ///< why the saved plan was not used, or which of a program's fuse statements were repaired
 };
 
 PlanSession::PlanSession(QObject* parent) : QObject(parent), m_undo(new QUndoStack(this))
@@ -264,6 +264,25 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
                     return job;
                 }
                 job->dropped = QStringLiteral("the saved fusion plan no longer fits the model (%1)").arg(why);
+            }
+        }
+        if (job->initial && !job->graph->program.fusions.empty()) {
+            // A program's own fuse statements are its author's plan (as `tessera-cli run` uses
+            // them): the first plan, whatever planner was last chosen; choosing one re-plans.
+            pipeline::CompileOptions o;
+            o.hardware = job->hw;
+            support::DiagnosticList repairs;
+            support::Expected<schedule::FusionPlan> plan = pipeline::resolvePlan(*job->graph, o, repairs);
+            if (plan.ok()) {
+                for (const support::Diagnostic& d : repairs.items())
+                    job->dropped += (job->dropped.isEmpty() ? QString() : QStringLiteral("; ")) +
+                                    fromStd(d.where.empty() ? d.message : d.where + ": " + d.message);
+                job->result.plan = std::move(plan.value());
+                job->result.planner = job->planner;
+                job->result.hardware = job->hw;
+                job->result.hardwareChosen = job->hwChosen;
+                job->ok = true;
+                return job;
             }
         }
         support::Expected<schedule::FusionPlan> plan = schedule::makePlan(g, job->planner.toStdString(), job->hw);

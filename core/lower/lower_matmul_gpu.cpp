@@ -672,7 +672,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     if (kS > 1)
         k.notes.push_back("reduction split over " + std::to_string(kS) + " groups of " + std::to_string(kThreads) +
                           " threads (" + std::to_string(kAll) + " per block), each with its own shared stage and every " +
-                          std::to_string(kS) + "th step; partial sums added in group order at the end");
+                          (kS == 2 ? std::string("2nd") : std::to_string(kS) + "th") + " step; partial sums added in group order at the end");
     if (kMma)
         k.notes.push_back(std::string("tensor cores: ") + std::to_string(tl.wy) + " x " + std::to_string(tl.wx()) +
                           " warps" + (tl.wy * tl.wx() < 8 ? " (of 8; the others only stage)" : std::string()) +

@@ -306,6 +306,11 @@ support::Expected<schedule::FusionPlan> choosePlan(const ir::Model& m, const Com
 
 }  // namespace
 
+support::Expected<schedule::FusionPlan> resolvePlan(const ir::Model& specialised, const CompileOptions& options,
+                                                    support::DiagnosticList& warnings) {
+    return choosePlan(specialised, options, specialised.sourcePath, warnings);
+}
+
 schedule::FusionPlan programFusionPlan(const ir::Model& model) {
     schedule::FusionPlan plan;
     plan.planner = "program";

@@ -140,6 +140,15 @@ std::vector<ir::TensorData> defaultInputs(const ir::Graph& g, std::uint64_t seed
 /// program declares no fusion.
 schedule::FusionPlan programFusionPlan(const ir::Model& model);
 
+/// The plan compileModel compiles `specialised` (a model specialiseModel returned) with under
+/// `options` (its plan, else its planner, else the program's fuse statements, else one kernel per
+/// node), resolved onto the graph: names not in it dropped, nodes it does not mention added as
+/// single groups, groups that break a rule split into singles, groups in a topological order.
+/// Each such repair is a warning in `warnings` (as compileModel reports them). Errors: an unknown
+/// planner. Thread rules: a pure function; any thread.
+support::Expected<schedule::FusionPlan> resolvePlan(const ir::Model& specialised, const CompileOptions& options,
+                                                    support::DiagnosticList& warnings);
+
 support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
                                               const CompileOptions& options = {},
                                               const support::CancelToken* cancel = nullptr,

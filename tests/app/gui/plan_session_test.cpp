@@ -81,6 +81,7 @@ private slots:
     void initTestCase();
     void init();
     void initialPlanIsPlanner();
+    void programsFuseStatementsAreTheFirstPlan();
     void fuseUndoRedo();
     void refusedFuse();
     void splitAndRefusals();
@@ -126,6 +127,38 @@ void PlanSessionTest::initialPlanIsPlanner()
     QVERIFY(!s.loadedFromFile());
     // Nothing is saved until the user changes something.
     QVERIFY(!QFile::exists(PlanSession::planFilePath(sample("dw_pw_block.onnx"))));
+}
+
+void PlanSessionTest::programsFuseStatementsAreTheFirstPlan()
+{
+    // samples/dw_pw_block.tsr fuses dw, relu6 and pw (`fuse block1 = [dw, relu6, pw] anchor dw`):
+    // its first plan is that group, as `tessera-cli run` compiles it, even after another planner
+    // was chosen last time; choosing a planner re-plans.
+    QSettings().setValue(QStringLiteral("fusion/planner"), QStringLiteral("hidet"));
+    PlanSession s;
+    QCOMPARE(s.planner(), QStringLiteral("hidet"));
+    const QString path = sample("dw_pw_block.tsr");
+    s.setModel(load(path), path);
+    QVERIFY(waitReady(s));
+    QCOMPARE(groupNames(s.plan()), (std::vector<std::string>{"block1"}));
+    QCOMPARE(s.plan().planner, std::string("program"));
+    QCOMPARE(s.plan().groups[0].kind, schedule::FusionKind::DwPw);
+    QCOMPARE(s.plan().groups[0].ops, (std::vector<std::string>{"dw", "relu6", "pw"}));
+    QCOMPARE(s.plan().groups[0].reason, std::string("the program's fuse statement"));
+    QVERIFY(s.violations().empty());
+    QCOMPARE(s.undoStack()->count(), 0);
+    s.choosePlanner(QStringLiteral("none"));
+    QVERIFY(waitReady(s));
+    QCOMPARE(groupNames(s.plan()), (std::vector<std::string>{"dw", "relu6", "pw"}));
+    // ... undoable back to the program's plan.
+    s.undoStack()->undo();
+    QCOMPARE(groupNames(s.plan()), (std::vector<std::string>{"block1"}));
+    // A program without fuse statements gets the planner's plan.
+    PlanSession t;
+    const QString plain = sample("softmax.tsr");
+    t.setModel(load(plain), plain);
+    QVERIFY(waitReady(t));
+    QCOMPARE(t.plan().planner, std::string("hidet"));
 }
 
 void PlanSessionTest::fuseUndoRedo()
