@@ -510,8 +510,12 @@ public:
         case StmtKind::Evaluate: os << pad << expr(s->value) << "\n"; break;
         case StmtKind::Comment: os << pad << "// " << printable(s->text) << "\n"; break;
         case StmtKind::Mma: {
+            // The four accumulator elements from the last index on; each operand's element (0, 0)
+            // and its index step per tile row and column in each dim.
+            std::string acc = indexList(s->indices);
+            if (!s->indices.empty()) acc = acc.substr(0, acc.size() - 1) + " +0..3]";
             os << pad << "mma.m16n8k8." << (s->mma ? mmaPrecisionName(s->mma->precision) : "?") << " " << bufName(s->buffer)
-               << indexList(s->indices) << " += ";
+               << acc << " += ";
             if (s->mma) {
                 os << "A(" << operand(s->mma->a) << ") * B(" << operand(s->mma->b) << ") lane " << expr(s->mma->lane);
             }
@@ -522,9 +526,9 @@ public:
     }
 
     std::string operand(const MmaOperand& o) const {
-        std::string r = bufName(o.buffer) + indexList(o.base) + " row (";
+        std::string r = bufName(o.buffer) + indexList(o.base) + " step per row (";
         for (std::size_t i = 0; i < o.stride.size(); ++i) r += (i ? ", " : "") + std::to_string(o.stride[i].row);
-        r += ") col (";
+        r += ") per column (";
         for (std::size_t i = 0; i < o.stride.size(); ++i) r += (i ? ", " : "") + std::to_string(o.stride[i].col);
         return r + ")";
     }

@@ -13,6 +13,7 @@
 #include "core/lower/lower_fused_conv_common.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -35,8 +36,11 @@ constexpr std::int64_t kSharedBudgetTall = 46 * 1024;  // tall tiles: one block 
 
 std::int64_t sharedBytes(const GpuGemmSpec::Tile& t) {
     const std::int64_t stages = t.splitK * t.bk * (t.rows() + t.pad() + t.cols() + t.pad());
-    // A split's partial sums get a buffer of their own when they do not fit in As (emitGpuGemm).
-    const std::int64_t partials = (t.splitK - 1) * t.rows() * t.cols();
+    // A split's partial sums (every thread's accumulators, emitGpuGemm's Rs) get a buffer of their
+    // own when they do not fit in As. With MMAs 4 per m16n8 tile of a computing warp, for all 256
+    // threads: more than rows x cols when some warps only stage.
+    const std::int64_t perThread = t.mma ? 4 * t.mmaRows() * t.mmaCols() : t.rm * t.rn;
+    const std::int64_t partials = (t.splitK - 1) * perThread * 256;
     return 4 * (partials > t.splitK * t.bk * (t.rows() + t.pad()) ? stages + partials : stages);
 }
 
@@ -150,37 +154,90 @@ std::optional<GpuGemmSpec::Tile> withMma(GpuGemmSpec::Tile t, MmaPrecision preci
     return std::nullopt;
 }
 
+namespace {
+
+std::string layoutText(const GpuGemmSpec::Tile& t) { return std::to_string(t.wy) + " x " + std::to_string(t.wx()); }
+
+}  // namespace
+
+DwPwTileChoice dwPwGemmTileChoice(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
+    DwPwTileChoice c;
+    const GpuGemmSpec::Tile t = dwPwGemmTileSimt(filters, columns, channels, runWidth);
+    c.tile = t;
+    auto note = [&](const std::string& n) { c.mmaNote += (c.mmaNote.empty() ? "" : "; ") + n; };
+    // TESSERA_DWPW_MMA: "" (the rule), tf32x3 / 1 / on, tf32, off / 0; anything else is ignored.
+    std::string mode;
+    if (const char* env = std::getenv("TESSERA_DWPW_MMA"); env && *env) {
+        std::string v(env);
+        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (v == "tf32x3" || v == "1" || v == "on") mode = "tf32x3";
+        else if (v == "tf32") mode = "tf32";
+        else if (v == "off" || v == "0") mode = "off";
+        else note("TESSERA_DWPW_MMA='" + std::string(env) + "' is not tf32x3, tf32 or off: ignored");
+    }
+    // TESSERA_DWPW_WARPS=wy[,wx] (wx 0 or absent: 8 / wy).
+    std::int64_t wy = 0, wx = 0;
+    std::string warpsText;
+    if (const char* w = std::getenv("TESSERA_DWPW_WARPS"); w && *w) {
+        warpsText = w;
+        std::istringstream in(warpsText);
+        char comma = 0;
+        bool ok = static_cast<bool>(in >> wy) && wy >= 1;
+        if (ok && in >> comma) ok = comma == ',' && static_cast<bool>(in >> wx) && wx >= 0 && (in >> std::ws).eof();
+        if (!ok) {
+            note("TESSERA_DWPW_WARPS='" + warpsText + "' is not wy or wy,wx: ignored");
+            wy = wx = 0;
+            warpsText.clear();
+        }
+    }
+    auto mmaOf = [&](const GpuGemmSpec::Tile& u, MmaPrecision p) -> std::optional<GpuGemmSpec::Tile> {
+        auto m = withMma(u, p, wy, wx);
+        if (m && !warpsText.empty() && !(m->wy == wy && (wx == 0 ? m->wx() == 8 / wy : m->wx() == wx)))
+            note("TESSERA_DWPW_WARPS=" + warpsText + " does not fit this tile: " + layoutText(*m) + " warps instead");
+        return m;
+    };
+    if (mode == "off") {
+        note("tensor cores off (TESSERA_DWPW_MMA=off)");
+        return c;
+    }
+    if (!mode.empty()) {
+        // Asked for: the same tile shape and staging, its products by warp MMAs.
+        if (auto m = mmaOf(t, mode == "tf32" ? MmaPrecision::Tf32 : MmaPrecision::Tf32x3)) {
+            c.tile = *m;
+        } else {
+            note("TESSERA_DWPW_MMA=" + mode + " asked for tensor cores, but no warp layout fits this tile (m16 x n8 tiles over "
+                 "at most 8 warps, with the shared memory of a split's partial sums): FMAs");
+        }
+        return c;
+    }
+    // The rule (H200, bench/RESULTS.md issue 6 run 7, batch 32): 3xTF32 MMAs on the unsplit tiles
+    // of 17..160 filters (MobileNetV2's 24..160) ran 2-10% faster than the SIMT FMAs (C144 K24 -7%,
+    // C192 K32 -10%, C384 K64 -8%, C576 s2 K160 -7%); the 96-filter tall tiles only with 16 columns
+    // (96 x 32 with MMAs was 5-6% slower than SIMT, 96 x 16 4-6% faster); 16 filters (+3%) and the
+    // 320-filter tiles (+9%) stay SIMT; split tiles (batch 1) were not measured with MMAs.
+    if (envTile() || envSplit() != 0) {
+        if (!warpsText.empty()) note("TESSERA_DWPW_WARPS applies with TESSERA_DWPW_MMA only under a TESSERA_DWPW_GEMM / _SPLIT tile");
+        return c;
+    }
+    std::string why;
+    if (t.splitK != 1) why = "the tile splits the reduction over " + std::to_string(t.splitK) + " thread groups";
+    else if (filters <= 16) why = std::to_string(filters) + " filters";
+    else if (filters > 160) why = std::to_string(filters) + " filters";
+    if (!why.empty()) {
+        note("tensor cores not used: " + why + " (measured slower or not measured with MMAs on the H200; "
+             "TESSERA_DWPW_MMA=tf32x3 asks for them)");
+        return c;
+    }
+    GpuGemmSpec::Tile u = t;
+    if (!gpuGemmTileValid(t) && t.rows() == 96 && t.cols() == 32)
+        if (auto n = gpuGemmTallTileOf(96, 16, 32, 0)) u = *n;
+    if (auto m = mmaOf(u, MmaPrecision::Tf32x3)) c.tile = *m;
+    else note("tensor cores not used: no warp layout fits this tile");
+    return c;
+}
+
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
-    GpuGemmSpec::Tile t = dwPwGemmTileSimt(filters, columns, channels, runWidth);
-    const char* env = std::getenv("TESSERA_DWPW_MMA");
-    if (!env || !*env) {
-        // Default (H200, bench/RESULTS.md issue 6 run 7, batch 32): 3xTF32 MMAs on the unsplit
-        // tiles of 24..160 filters ran 2-10% faster than the SIMT FMAs (C144 K24 -7%, C192 K32
-        // -10%, C384 K64 -8%, C576 s2 K160 -7%); the 96-filter tall tiles only with 16 columns
-        // (96 x 32 with MMAs was 5-6% slower than SIMT, 96 x 16 4-6% faster); 16 filters (+3%) and
-        // the 320-filter tiles (+9%) stay SIMT; split tiles (batch 1) were not measured with MMAs.
-        const bool simtTall96 = !gpuGemmTileValid(t) && t.rows() == 96 && t.cols() == 32;
-        if (t.splitK == 1 && filters > 16 && filters <= 160 && !envTile() && envSplit() == 0) {
-            GpuGemmSpec::Tile u = t;
-            if (simtTall96)
-                if (auto n = gpuGemmTallTileOf(96, 16, 32, 0)) u = *n;
-            if (auto m = withMma(u, MmaPrecision::Tf32x3, 0)) return *m;
-        }
-        return t;
-    }
-    // Tensor cores asked for (TESSERA_DWPW_MMA=tf32x3|tf32, TESSERA_DWPW_WARPS=wy[,wx]), or not
-    // ("off"): the same tile shape and staging, its products by warp MMAs.
-    if (std::string(env) != "off" && std::string(env) != "0") {
-        std::int64_t wy = 0, wx = 0;
-        if (const char* w = std::getenv("TESSERA_DWPW_WARPS"); w && *w) {
-            std::istringstream in(w);
-            char comma = 0;
-            in >> wy;
-            if (!(in >> comma >> wx) || comma != ',') wx = 0;
-        }
-        if (auto m = withMma(t, std::string(env) == "tf32" ? MmaPrecision::Tf32 : MmaPrecision::Tf32x3, wy, wx)) return *m;
-    }
-    return t;
+    return dwPwGemmTileChoice(filters, columns, channels, runWidth).tile;
 }
 
 GpuGemmSpec::Tile dwPwGemmTileSimt(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth) {
@@ -337,7 +394,8 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
     }
     // Runs of pixels (GpuGemmSpec::bRun) along output rows of a stride-1 depthwise conv.
     const std::int64_t runWidth = ga.s[1] == 1 ? W1 : 0;
-    gs.tile = dwPwGemmTile(K, N * P, Cm, runWidth);
+    const DwPwTileChoice choice = dwPwGemmTileChoice(K, N * P, Cm, runWidth);
+    gs.tile = choice.tile;
     gs.prefetch = dwPwGemmPrefetch(Cm, gs.tile.splitK);
     support::DiagnosticList betweenErrors;
     // Tap q = kh * kw_extent + kw of T[c, column j]: the input value under it (0 in the padding).
@@ -444,6 +502,7 @@ support::Expected<LoweredKernel> lowerDwPwGemm(const ir::Graph& g, const ConvCha
     k.body = emitGpuGemm(k, gs);
     if (betweenErrors.hasErrors()) return betweenErrors;
     const GpuGemmSpec::Tile& t = gs.tile;
+    if (!choice.mmaNote.empty()) k.notes.push_back(choice.mmaNote);
     k.notes.push_back("fused dw-pw chain in GEMM form: " + nodeA.name + " -> " + nodeB.name + "; M = " + std::to_string(K) +
                       " filters, N = " + std::to_string(N) + " x " + std::to_string(P) + " pixels, reduction over " +
                       std::to_string(Cm) + " intermediate channels; the depthwise conv (+ between ops) computed in the "

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "core/lower/lower_fused.h"
 #include "core/lower/lower_heavy.h"
@@ -45,6 +46,20 @@ struct ConvChainInfo;
 /// stages fit 48 KiB of shared memory, BK halved down to 8 for it); tall tiles and run tiles stay unsplit.
 /// Always gpuGemmTileValid or gpuGemmTallTileValid.
 GpuGemmSpec::Tile dwPwGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);
+
+/// dwPwGemmTile's tile with a note on its tensor-core choice for the kernel header ("" when MMAs
+/// are used as the rule says: emitGpuGemm's own note describes them): why not ("tensor cores not
+/// used: 320 filters ..."), or how the environment was read (an unknown TESSERA_DWPW_MMA value,
+/// a TESSERA_DWPW_WARPS layout that does not fit, tensor cores asked for that no layout fits).
+/// Tensor cores (TESSERA_DWPW_MMA unset): 3xTF32 MMAs (GpuGemmSpec::Tile::mma) on unsplit tiles of
+/// 17..160 filters, the 96-row tall tiles then 16 columns wide, the warp layout with the most
+/// computing warps (TESSERA_DWPW_WARPS=wy[,wx] asks for another). TESSERA_DWPW_MMA=tf32x3 (or 1,
+/// on) / tf32 asks for MMAs on the tile the rule gives, off (or 0) forbids them.
+struct DwPwTileChoice {
+    GpuGemmSpec::Tile tile;
+    std::string mmaNote;
+};
+DwPwTileChoice dwPwGemmTileChoice(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);
 
 /// dwPwGemmTile's SIMT tile (before the tensor-core choice); the rule above.
 GpuGemmSpec::Tile dwPwGemmTileSimt(std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t runWidth = 0);

@@ -411,6 +411,67 @@ TEST(FusedConvGemm, TensorCoreMmaAgainstReference) {
     EXPECT_EQ(chosen->wx(), 2);
 }
 
+TEST(FusedConvGemm, TensorCoreChoiceIsExplained) {
+    // The kernel header says why a tile does not use tensor cores, and how the switches were read.
+    auto choice = [](std::int64_t filters, std::int64_t columns, std::int64_t channels, std::int64_t run = 0) {
+        return detail::dwPwGemmTileChoice(filters, columns, channels, run);
+    };
+    const std::string measured = " (measured slower or not measured with MMAs on the H200; TESSERA_DWPW_MMA=tf32x3 asks for them)";
+    EXPECT_EQ(choice(320, 32 * 49, 960).mmaNote, "tensor cores not used: 320 filters" + measured);
+    EXPECT_EQ(choice(16, 32 * 112 * 112, 32, 112).mmaNote, "tensor cores not used: 16 filters" + measured);
+    EXPECT_EQ(choice(160, 49, 960).mmaNote, "tensor cores not used: the tile splits the reduction over 4 thread groups" + measured);
+    EXPECT_EQ(choice(160, 32 * 49, 960).mmaNote, "");  // used: emitGpuGemm's note describes them
+    EXPECT_TRUE(choice(160, 32 * 49, 960).tile.mma);
+    {
+        EnvVar mma("TESSERA_DWPW_MMA", "bogus");
+        const auto c = choice(320, 32 * 49, 960);
+        EXPECT_FALSE(c.tile.mma);  // the rule
+        EXPECT_EQ(c.mmaNote, "TESSERA_DWPW_MMA='bogus' is not tf32x3, tf32 or off: ignored; tensor cores not used: 320 filters" +
+                                 measured);
+    }
+    {
+        EnvVar mma("TESSERA_DWPW_MMA", "OFF");
+        const auto c = choice(160, 32 * 49, 960);
+        EXPECT_FALSE(c.tile.mma);
+        EXPECT_EQ(c.mmaNote, "tensor cores off (TESSERA_DWPW_MMA=off)");
+    }
+    {
+        EnvVar mma("TESSERA_DWPW_MMA", "On");
+        EXPECT_TRUE(choice(320, 32 * 49, 960).tile.mma);
+    }
+    {
+        // A layout under the rule's own MMAs; one that does not fit; one that does not parse.
+        EnvVar warps("TESSERA_DWPW_WARPS", "2,2");
+        const auto c = choice(160, 32 * 49, 960);
+        EXPECT_EQ(std::to_string(c.tile.wy) + "x" + std::to_string(c.tile.wx()), "2x2");
+        EXPECT_EQ(c.mmaNote, "");
+    }
+    {
+        EnvVar warps("TESSERA_DWPW_WARPS", "4,4");
+        EXPECT_EQ(choice(160, 32 * 49, 960).mmaNote, "TESSERA_DWPW_WARPS=4,4 does not fit this tile: 5 x 1 warps instead");
+    }
+    {
+        EnvVar warps("TESSERA_DWPW_WARPS", "a,b");
+        EXPECT_EQ(choice(160, 32 * 49, 960).mmaNote, "TESSERA_DWPW_WARPS='a,b' is not wy or wy,wx: ignored");
+    }
+    {
+        // 4 reduction groups of the 160 x 16 x 16 tile: with 5 of 8 warps computing, the partial sums
+        // of groups 1..3 (3 x 16 x 256 floats) alone exceed 48 KiB, and no other layout fits.
+        EnvVar mma("TESSERA_DWPW_MMA", "tf32x3"), split("TESSERA_DWPW_SPLIT", "4");
+        const auto c = choice(160, 32 * 49, 960);
+        EXPECT_FALSE(c.tile.mma);
+        EXPECT_EQ(c.tile.splitK, 4);
+        EXPECT_NE(c.mmaNote.find("asked for tensor cores, but no warp layout fits this tile"), std::string::npos) << c.mmaNote;
+    }
+    // The note reaches the kernel header.
+    Dw d;
+    d.N = 32, d.C = 960, d.H = d.W = 7, d.K = 320;
+    Built bt = build(d);
+    auto lk = lowerIt(bt);
+    ASSERT_TRUE(lk.ok()) << lk.diagnostics().formatAll();
+    EXPECT_NE(printKernel(lk->kernel).find("// tensor cores not used: 320 filters"), std::string::npos);
+}
+
 TEST(FusedConvGemm, RunTilesByDefault) {
     // dwPwRunTile: stride-1 rows that 4 divides, <= 32 filters, >= 2 blocks per SM at 64 columns.
     auto text = [](const std::optional<GpuGemmSpec::Tile>& t) {
@@ -633,8 +694,9 @@ TEST(FusedConvGemm, TensorCoreCudaSourceCompilesForSm90WithoutSpills) {
         const char* tile;
         const char* warps;
     };
-    for (const Case& c : {Case{960, 7, 320, "320,16,32,10", "4"}, Case{960, 7, 320, "320,32,16", "4"},
-                          Case{576, 14, 96, "96,32,32", "2"}, Case{960, 7, 160, "160,16,32", ""}}) {
+    const std::vector<Case> cases{Case{960, 7, 320, "320,16,32,10", "4"}, Case{960, 7, 320, "320,32,16", "4"},
+                                  Case{576, 14, 96, "96,32,32", "2"}, Case{960, 7, 160, "160,16,32", ""}};
+    for (const Case& c : cases) {
         EnvVar mma("TESSERA_DWPW_MMA", "tf32x3"), warps("TESSERA_DWPW_WARPS", c.warps);
         EnvTile tile(c.tile);
         Dw d;
@@ -653,6 +715,13 @@ TEST(FusedConvGemm, TensorCoreCudaSourceCompilesForSm90WithoutSpills) {
         EXPECT_EQ(r.ptx.find("st.local"), std::string::npos) << c.tile << ": accumulators in local memory";
         EXPECT_EQ(r.spillStoreBytes, 0) << c.tile << "\n" << r.log;
         std::cout << "[ ptxas    ] fused dw-pw GEMM form, tensor cores, " << c.tile << ": Used " << r.registers << " registers\n";
+        if (&c == &cases[0]) {
+            // Before sm_80 (no TF32 MMA) the same source compiles to f32 FMAs.
+            const NvrtcSm90 old = compileForSm90(m->source.source, "fused-gemm", "sm_75");
+            ASSERT_TRUE(old.ok) << old.error;
+            EXPECT_EQ(old.ptx.find("mma.sync"), std::string::npos);
+            EXPECT_NE(old.ptx.find("fma.rn.f32"), std::string::npos);
+        }
         if (std::getenv("TESSERA_FUSED_GEMM_DUMP")) {
             auto count = [&](const std::string& what) {
                 std::size_t n = 0;

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Test helper: CUDA C compiled for sm_90 by NVRTC with `ptxas -v` (registers, spills), in a
+/// Test helper: CUDA C compiled for sm_90 (or another `arch`) by NVRTC with `ptxas -v` (registers, spills), in a
 /// cache directory of its own that is removed afterwards. Callers skip first when NVRTC is not
 /// loadable (runtime::cuda::nvrtcInfo()).
 
@@ -22,11 +22,11 @@ struct NvrtcSm90 {
     int spillStoreBytes = -1;  ///< "N bytes spill stores", -1 when absent
 };
 
-inline NvrtcSm90 compileForSm90(const std::string& source, const std::string& tag) {
+inline NvrtcSm90 compileForSm90(const std::string& source, const std::string& tag, const std::string& arch = "sm_90") {
     const auto dir = std::filesystem::temp_directory_path() /
                      ("tessera-" + tag + "-" + std::to_string(std::hash<std::string>{}(source)));
     runtime::cuda::CudaCompileOptions o;
-    o.arch = "sm_90";
+    o.arch = arch;
     o.cacheDir = dir.string();
     o.extraOptions = {"--ptxas-options=-v"};
     auto r = runtime::cuda::compileCuda(source, o);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -186,7 +187,25 @@ private:
             break;
         }
         case StmtKind::Store: checkAccess(n.buffer, n.indices); break;
+        case StmtKind::Let:
+            // Inside a Threads loop: whether the variable is the same across a warp's lanes.
+            if (m_threads && n.value) m_varKind[n.var.id] = warpUniform(n.value) ? 0 : laneAligned(n.value) ? 1 : 2;
+            break;
+        case StmtKind::If:
+            if (m_threads && n.value && !warpUniform(n.value)) {
+                // Lanes of a warp may take different branches: no warp MMA below.
+                checkExpr(n.value);
+                ++m_divergent;
+                for (const auto& b : n.body) walk(b);
+                walk(n.elseBody);
+                --m_divergent;
+                return;
+            }
+            break;
         case StmtKind::Mma: {
+            if (m_divergent > 0)
+                error("an mma statement of kernel " + quoted(m_k.name) + " is under a condition that may differ between "
+                      "the lanes of a warp; every lane must execute a warp MMA (guard whole warps: t < a multiple of 32)");
             if (!n.mma) {
                 error("kernel " + quoted(m_k.name) + " has an mma statement without operands");
                 break;
@@ -214,6 +233,39 @@ private:
         for (const auto& i : n.indices) checkExpr(i);
         for (const auto& b : n.body) walk(b);
         walk(n.elseBody);
+    }
+
+    /// Thread index of a lane up to a multiple of 32 (the Threads variable, or such a value % 32k):
+    /// compared with or divided by a multiple of 32 it gives the same result on every lane of a warp.
+    bool laneAligned(const Expr& e) const {
+        if (!e) return false;
+        if (e->kind == ExprKind::VarRef)
+            return (m_threads && e->var.id == m_threads->id) || (m_varKind.count(e->var.id) && m_varKind.at(e->var.id) == 1);
+        std::int64_t c = 0;
+        if (e->kind == ExprKind::Binary && (e->binary == lower::BinaryOp::Mod || e->binary == lower::BinaryOp::FloorMod) &&
+            e->args.size() == 2 && e->args[1].isIntImm(&c) && c > 0 && c % 32 == 0)
+            return laneAligned(e->args[0]);
+        return false;
+    }
+    /// True when `e` has the same value on every lane of a warp (conservative).
+    bool warpUniform(const Expr& e) const {
+        if (!e) return true;
+        if (e->kind == ExprKind::VarRef) {
+            if (m_threads && e->var.id == m_threads->id) return false;
+            auto it = m_varKind.find(e->var.id);
+            return it == m_varKind.end() || it->second == 0;
+        }
+        std::int64_t c = 0;
+        if (e->kind == ExprKind::Binary && e->args.size() == 2 && e->args[1].isIntImm(&c) && c > 0 && c % 32 == 0 &&
+            laneAligned(e->args[0])) {
+            using lower::BinaryOp;
+            if (e->binary == BinaryOp::Lt || e->binary == BinaryOp::Ge || e->binary == BinaryOp::Div ||
+                e->binary == BinaryOp::FloorDiv)
+                return true;
+        }
+        for (const auto& a : e->args)
+            if (!warpUniform(a)) return false;
+        return true;
     }
 
     /// Bytes one thread holds of a Local buffer (a per-thread buffer: one row).
@@ -267,6 +319,8 @@ private:
     const lower::Var* m_blocks = nullptr;
     const lower::Var* m_threads = nullptr;
     Expr m_threadsExtent;
+    std::map<int, int> m_varKind;  ///< Let variables in Threads loops: 0 warp-uniform, 1 lane-aligned index, 2 other
+    int m_divergent = 0;           ///< enclosing Ifs whose condition may differ within a warp
     std::int64_t m_sharedBytes = 0;
     std::set<int> m_sharedCounted;
     std::set<int> m_perThreadReported;
@@ -427,7 +481,8 @@ protected:
     /// A warp MMA (kernel_ir.h, MmaInfo): each lane loads its fragment elements (PTX ISA's
     /// m16n8k8 .tf32 layout: a0..a3 at (g, q), (g+8, q), (g, q+4), (g+8, q+4); b0, b1 at (q, g),
     /// (q+4, g); c0..c3 at (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1)), converts them to TF32
-    /// (3xTF32: big and small parts) and issues mma.sync.
+    /// (3xTF32: big and small parts) and issues mma.sync; below sm_80 (no TF32 MMA) the lane
+    /// computes its four results with f32 FMAs instead (same per-lane semantics, f32 accuracy).
     void emitMma(const StmtNode& s) override {
         CodeWriter& w = writer();
         if (!s.mma || s.indices.empty()) {
@@ -454,6 +509,26 @@ protected:
             return expr(lower::load(o.buffer, DType::F32, idx)).text;
         };
         const Expr G = lower::varRef(gv), Q = lower::varRef(qv);
+        // TF32 MMAs need sm_80; compiled for an older architecture (the source is compiled for the
+        // device it runs on) the lane computes the same four results with f32 FMAs.
+        w.rawLine("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800");
+        {
+            lower::Var kv;
+            kv.id = -1000003;
+            kv.name = "mk";
+            const std::string kn = bindVar(kv);
+            const Expr K = lower::varRef(kv);
+            for (int r = 0; r < 4; ++r) {
+                std::vector<Expr> idx = s.indices;
+                idx.back() = idx.back() + lower::intImm(r);
+                const std::string acc = accessText(s.buffer, idx);
+                const Expr row = G + lower::intImm(8 * (r / 2)), col = Q * lower::intImm(2) + lower::intImm(r % 2);
+                w.line("for (int64_t " + kn + " = 0; " + kn + " < 8; ++" + kn + ") " + acc + " = fmaf(" + at(m.a, row, K) +
+                       ", " + at(m.b, K, col) + ", " + acc + ");");
+            }
+            unbindVar(kv);
+        }
+        w.rawLine("#else");
         auto split = [&](const std::string& name, const std::string& value) {
             w.line("uint32_t " + name + "h, " + name + "l;");
             w.line("{");
@@ -489,6 +564,7 @@ protected:
             issue("h", "l");
         }
         issue("h", "h");
+        w.rawLine("#endif");
         unbindVar(qv);
         unbindVar(gv);
         w.dedent();
