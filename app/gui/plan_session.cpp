@@ -266,6 +266,15 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
                 job->dropped = QStringLiteral("the saved fusion plan no longer fits the model (%1)").arg(why);
             }
         }
+        // The job's result: `plan` made for the job's planner and hardware.
+        auto planned = [&job](schedule::FusionPlan plan) {
+            job->result.plan = std::move(plan);
+            job->result.planner = job->planner;
+            job->result.hardware = job->hw;
+            job->result.hardwareChosen = job->hwChosen;
+            job->ok = true;
+            return job;
+        };
         if (job->initial && !job->graph->program.fusions.empty()) {
             // A program's own fuse statements are its author's plan (as `tessera-cli run` uses
             // them): the first plan, whatever planner was last chosen; choosing one re-plans.
@@ -277,12 +286,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
                 for (const support::Diagnostic& d : repairs.items())
                     job->dropped += (job->dropped.isEmpty() ? QString() : QStringLiteral("; ")) +
                                     fromStd(d.where.empty() ? d.message : d.where + ": " + d.message);
-                job->result.plan = std::move(plan.value());
-                job->result.planner = job->planner;
-                job->result.hardware = job->hw;
-                job->result.hardwareChosen = job->hwChosen;
-                job->ok = true;
-                return job;
+                return planned(std::move(plan.value()));
             }
         }
         support::Expected<schedule::FusionPlan> plan = schedule::makePlan(g, job->planner.toStdString(), job->hw);
@@ -290,12 +294,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
             job->error = fromStd(plan.diagnostics().formatAll()).trimmed();
             return job;
         }
-        job->result.plan = std::move(plan.value());
-        job->result.planner = job->planner;
-        job->result.hardware = job->hw;
-        job->result.hardwareChosen = job->hwChosen;
-        job->ok = true;
-        return job;
+        return planned(std::move(plan.value()));
     }));
 }
 
