@@ -71,6 +71,7 @@ private:
 
 struct PlanSession::Job {
     bool initial = false;
+    bool programPlan = true;  ///< initial: a program's fuse statements are the plan (see startJob)
     QString text;
     QString planner;
     target::GpuProfile hw;
@@ -186,13 +187,14 @@ void PlanSession::setModel(std::shared_ptr<const ir::Model> model, const QString
 }
 
 void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw, bool hwChosen, const QString& text,
-                           bool initial, bool readSaved)
+                           bool initial, bool readSaved, bool programPlan)
 {
     if (!m_model)
         return;
     const quint64 gen = ++m_generation;
     auto job = std::make_shared<Job>();
     job->initial = initial;
+    job->programPlan = programPlan;
     job->text = text;
     job->planner = planner;
     job->hw = hw;
@@ -275,7 +277,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
             job->ok = true;
             return job;
         };
-        if (job->initial && !job->graph->program.fusions.empty()) {
+        if (job->initial && job->programPlan && !job->graph->program.fusions.empty()) {
             // A program's own fuse statements are its author's plan (as `tessera-cli run` uses
             // them): the first plan, whatever planner was last chosen; choosing one re-plans.
             pipeline::CompileOptions o;
@@ -566,7 +568,7 @@ void PlanSession::choosePlanner(const QString& planner)
     if (!ready()) {
         m_state.planner = planner;
         if (m_model)
-            startJob(planner, m_state.hardware, m_state.hardwareChosen, QString(), true, false);
+            startJob(planner, m_state.hardware, m_state.hardwareChosen, QString(), true, false, false);
         return;
     }
     startJob(planner, m_state.hardware, m_state.hardwareChosen, tr("Planner: %1").arg(planner), false);

@@ -181,8 +181,10 @@ private:
     friend class PlanCommand;
     struct Job;
     void applyState(const PlanState& state, bool save);
+    /// programPlan: an initial job of a program with fuse statements takes them as the plan (false
+    /// when a planner was asked for before the first plan was ready, e.g. `tessera --planner`).
     void startJob(const QString& planner, const target::GpuProfile& hw, bool hwChosen, const QString& text,
-                  bool initial, bool readSaved = true);
+                  bool initial, bool readSaved = true, bool programPlan = true);
     void onJobDone(quint64 generation, std::shared_ptr<Job> job);
     void refuse(const QString& node, const QString& message);
     void pushState(PlanState after, const QString& text);

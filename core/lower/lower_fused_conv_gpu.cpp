@@ -196,8 +196,9 @@ DwPwTileChoice dwPwGemmTileChoice(std::int64_t filters, std::int64_t columns, st
             note("TESSERA_DWPW_WARPS=" + warpsText + " does not fit this tile: " + layoutText(*m) + " warps instead");
         return m;
     };
+    const std::string warpsUnused = warpsText.empty() ? std::string() : "; TESSERA_DWPW_WARPS=" + warpsText + " has no effect";
     if (mode == "off") {
-        note("tensor cores off (TESSERA_DWPW_MMA=off)");
+        note("tensor cores off (TESSERA_DWPW_MMA=off)" + warpsUnused);
         return c;
     }
     if (!mode.empty()) {
@@ -225,7 +226,7 @@ DwPwTileChoice dwPwGemmTileChoice(std::int64_t filters, std::int64_t columns, st
     else if (filters > 160) why = std::to_string(filters) + " filters";
     if (!why.empty()) {
         note("tensor cores not used: " + why + " (measured slower or not measured with MMAs on the H200; "
-             "TESSERA_DWPW_MMA=tf32x3 asks for them)");
+             "TESSERA_DWPW_MMA=tf32x3 asks for them)" + warpsUnused);
         return c;
     }
     GpuGemmSpec::Tile u = t;

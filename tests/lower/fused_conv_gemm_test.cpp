@@ -451,6 +451,11 @@ TEST(FusedConvGemm, TensorCoreChoiceIsExplained) {
         EXPECT_EQ(choice(160, 32 * 49, 960).mmaNote, "TESSERA_DWPW_WARPS=4,4 does not fit this tile: 5 x 1 warps instead");
     }
     {
+        EnvVar warps("TESSERA_DWPW_WARPS", "4,2");
+        EXPECT_EQ(choice(320, 32 * 49, 960).mmaNote,
+                  "tensor cores not used: 320 filters" + measured + "; TESSERA_DWPW_WARPS=4,2 has no effect");
+    }
+    {
         EnvVar warps("TESSERA_DWPW_WARPS", "a,b");
         EXPECT_EQ(choice(160, 32 * 49, 960).mmaNote, "TESSERA_DWPW_WARPS='a,b' is not wy or wy,wx: ignored");
     }

@@ -159,6 +159,12 @@ void PlanSessionTest::programsFuseStatementsAreTheFirstPlan()
     t.setModel(load(plain), plain);
     QVERIFY(waitReady(t));
     QCOMPARE(t.plan().planner, std::string("hidet"));
+    // A planner asked for before the first plan is ready (`tessera --planner none FILE`) wins.
+    PlanSession u;
+    u.setModel(load(path), path);
+    u.choosePlanner(QStringLiteral("none"));
+    QVERIFY(waitReady(u));
+    QCOMPARE(groupNames(u.plan()), (std::vector<std::string>{"dw", "relu6", "pw"}));
 }
 
 void PlanSessionTest::fuseUndoRedo()
