@@ -129,7 +129,8 @@ std::vector<views::EdgeFusionNote> edgeFusionNotes(const PlanSession& plans, con
 void MainWindow::onPlanChanged()
 {
     m_fusionPanel->setProfiles(m_plans->profiles());
-    m_fusionPanel->setState(m_plans->planner(), fromStd(m_plans->hardware().name));
+    const bool programPlan = m_plans->ready() && m_plans->plan().planner == "program";
+    m_fusionPanel->setState(programPlan ? QStringLiteral("program") : m_plans->planner(), fromStd(m_plans->hardware().name));
     if (!m_plans->ready()) {
         m_fusionPanel->setPlaceholder(m_model ? tr("Planning...") : tr("Open a model to plan its fusion."));
         m_fusionPanel->setMeasuredTimes({});

@@ -200,6 +200,11 @@ void FusionPlanPanel::setState(const QString& planner, const QString& hardware)
     if (pi >= 0) {
         const QSignalBlocker block(m_planner);
         m_planner->setCurrentIndex(pi);
+    } else if (planner == QLatin1String("program")) {
+        // A program's own fuse statements: no planner made this plan; choosing one re-plans.
+        const QSignalBlocker block(m_planner);
+        m_planner->setPlaceholderText(tr("program"));
+        m_planner->setCurrentIndex(-1);
     }
     if (hardware != m_currentHardware)
         rebuildHardware(hardware);

@@ -42,6 +42,8 @@ public:
     const std::vector<target::GpuProfile>& profiles() const { return m_profiles; }
     /// Shows `planner` and the profile named `hardware` as chosen (no signal). An unknown planner
     /// (e.g. "user" after edits) leaves the combo as it was.
+    /// planner "program": the plan is a program's own fuse statements (the box shows "program"
+    /// until a planner is chosen).
     void setState(const QString& planner, const QString& hardware);
     QString planner() const;
     /// The profile shown in the Hardware combo (nullptr when the list is empty).

@@ -89,6 +89,7 @@ private slots:
     void hardwareChange();
     void planFileRoundTrip();
     void mainWindowWiring();
+    void programPlanInThePlannerBox();
     void changedPlanClearsRunResults();
     void fusedMembersShareStatus();
     void edgeWhyNotTooltips();
@@ -420,6 +421,28 @@ void PlanSessionTest::mainWindowWiring()
     w.fusionPanel()->table()->selectRow(0);
     QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
     QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kDw));
+}
+
+void PlanSessionTest::programPlanInThePlannerBox()
+{
+    // A program's own fuse statements: the Planner box says "program" until a planner is chosen.
+    app::MainWindow w;
+    w.setErrorReporter([](const QString&, const QStringList&) {});
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &app::MainWindow::modelShown);
+    w.openFile(sample("dw_pw_block.tsr"));
+    QVERIFY(shown.wait(60000));
+    PlanSession* s = w.planSession();
+    QVERIFY(waitReady(*s));
+    QCOMPARE(s->plan().planner, std::string("program"));
+    QCOMPARE(w.fusionPanel()->plannerCombo()->currentIndex(), -1);
+    QCOMPARE(w.fusionPanel()->plannerCombo()->placeholderText(), QStringLiteral("program"));
+    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 1);
+    s->choosePlanner(QStringLiteral("none"));
+    QVERIFY(QTest::qWaitFor([&] { return s->plan().planner == "none" && !s->isBusy(); }, 60000));
+    QCOMPARE(w.fusionPanel()->plannerCombo()->currentData().toString(), QStringLiteral("none"));
+    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
 }
 
 void PlanSessionTest::changedPlanClearsRunResults()
