@@ -686,7 +686,7 @@ void CEmitter::emitHeaderComment(const lower::Kernel& k, const std::string& entr
         m_w.rawLine("//   source ops: " + ops);
     }
     for (const auto& m : k.mappings) m_w.rawLine("//   mapping: " + escapeCommentText(m));
-    for (const auto& n : k.notes) m_w.rawLine("//   note: " + escapeCommentText(n));
+    for (const auto& n : k.notes) m_w.rawLine("//   note: " + escapeCommentText(n, 1000));  // notes whole (the tile rule's reasons run long)
     for (std::size_t i = 0; i < k.params.size(); ++i) {
         const int p = k.params[i];
         if (!validBuffer(p)) continue;
