@@ -680,7 +680,9 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                           " m16n8 tiles updated by mma.sync m16n8k8 (" + mmaPrecisionName(tl.mmaPrecision) +
                           ") per 8 reduction indices, fragments read from the shared stages");
     else
-        k.notes.push_back("each thread accumulates an " + std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
+        k.notes.push_back(std::string("each thread accumulates ") +
+                          (kTM == 8 || kTM == 11 || kTM == 18 || (kTM >= 80 && kTM < 90) ? "an " : "a ") +
+                          std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
                           lanes("ty", dM) + ", columns " + lanes("tx", dN));
     return body;
 }
