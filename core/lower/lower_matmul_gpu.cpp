@@ -426,30 +426,33 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         // Tensor cores: warp w = t / 32 (rows wr = w / wx, columns wc = w % wx) runs, per 8
         // reduction indices, an m16n8k8 MMA for each of its mt x nt tiles, straight from the stages.
         // Only the first wy * wx warps compute (a condition uniform within each warp).
-        auto activeWarps = [&](const Expr& t, Stmt st) {
+        // body(lane, wr, wc) for thread t of a computing warp (lane, warp row and column bound by Lets).
+        auto inWarp = [&](const Expr& t, const std::function<Stmt(const Expr&, const Expr&, const Expr&)>& body) {
+            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
             const std::int64_t warps = tl.wy * tl.wx();
-            return warps * 32 < kThreads ? ifThen(t < intImm(warps * 32), st) : st;
+            Stmt st = body(varRef(lane), varRef(wr), varRef(wc));
+            if (warps * 32 < kThreads) st = ifThen(t < intImm(warps * 32), st);
+            return let(lane, t % intImm(32), let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), st)));
         };
         auto mmaBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
-            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
-            Stmt steps = unrolled("ks", kBK / 8, [&](const Expr& ks) {
-                return unrolled("mi", kMt, [&](const Expr& mi) {
-                    return unrolled("ni", kNt, [&](const Expr& ni) {
-                        MmaInfo m;
-                        m.precision = tl.mmaPrecision;
-                        m.lane = varRef(lane);
-                        m.a.buffer = As;  // A(m, k) = As[k][m]
-                        m.a.base = {sRow(g, ks * intImm(8)), varRef(wr) * intImm(kMt * 16) + mi * intImm(16)};
-                        m.a.stride = {{0, 1}, {1, 0}};
-                        m.b.buffer = Bs;  // B(k, n) = Bs[k][n]
-                        m.b.base = {sRow(g, ks * intImm(8)), varRef(wc) * intImm(kNt * 8) + ni * intImm(8)};
-                        m.b.stride = {{1, 0}, {0, 1}};
-                        return mma(acc, {ta, mi * intImm(kNt) + ni, intImm(0)}, std::move(m));
+            return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
+                return unrolled("ks", kBK / 8, [&](const Expr& ks) {
+                    return unrolled("mi", kMt, [&](const Expr& mi) {
+                        return unrolled("ni", kNt, [&](const Expr& ni) {
+                            MmaInfo m;
+                            m.precision = tl.mmaPrecision;
+                            m.lane = lane;
+                            m.a.buffer = As;  // A(m, k) = As[k][m]
+                            m.a.base = {sRow(g, ks * intImm(8)), wr * intImm(kMt * 16) + mi * intImm(16)};
+                            m.a.stride = {{0, 1}, {1, 0}};
+                            m.b.buffer = Bs;  // B(k, n) = Bs[k][n]
+                            m.b.base = {sRow(g, ks * intImm(8)), wc * intImm(kNt * 8) + ni * intImm(8)};
+                            m.b.stride = {{1, 0}, {0, 1}};
+                            return mma(acc, {ta, mi * intImm(kNt) + ni, intImm(0)}, std::move(m));
+                        });
                     });
                 });
             });
-            return let(lane, t % intImm(32),
-                       let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), activeWarps(t, steps))));
         };
         auto computeBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
             if (kMma) return mmaBody(ta, g, t);
@@ -596,31 +599,30 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             });
         }
         // One accumulator element (li, lj) of thread t at output (row, col), added to the other
-        // groups' partial sums, stored (guarded at the M/N edges).
-        auto storeResult = [&](const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row, const Expr& col) {
+        // groups' partial sums, stored (guarded at the N edge; the callers guard the rows).
+        auto storeElement = [&](const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row, const Expr& col) {
             Expr v = load(acc, accT, {ta, li, lj});
             for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
             Stmt st = result(row, col, v);
-            if (s.N % kBN != 0) st = ifThen(col < intImm(s.N), st);
-            return s.M % kBM != 0 ? ifThen(row < intImm(s.M), st) : st;
+            return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
         };
+        auto rowGuard = [&](const Expr& row, Stmt st) { return s.M % kBM != 0 ? ifThen(row < intImm(s.M), st) : st; };
         // MMA tiles: element r of tile (mi, ni) of lane l = 4 g + q of warp (wr, wc) is row
         // wr * 16 mt + 16 mi + g + 8 (r / 2), column wc * 8 nt + 8 ni + 2 q + r % 2.
         auto mmaOut = [&](const Expr& ta, const Expr& t) {
-            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
-            Stmt st = unrolled("mi", kMt, [&](const Expr& mi) {
-                return unrolled("ni", kNt, [&](const Expr& ni) {
-                    return unrolled("r", 4, [&](const Expr& r) {
-                        const Expr row = rowBase + varRef(wr) * intImm(kMt * 16) + mi * intImm(16) + varRef(lane) / intImm(4) +
-                                         (r / intImm(2)) * intImm(8);
-                        const Expr col = colBase + varRef(wc) * intImm(kNt * 8) + ni * intImm(8) +
-                                         (varRef(lane) % intImm(4)) * intImm(2) + r % intImm(2);
-                        return storeResult(ta, t, mi * intImm(kNt) + ni, r, row, col);
+            return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
+                return unrolled("mi", kMt, [&](const Expr& mi) {
+                    return unrolled("ni", kNt, [&](const Expr& ni) {
+                        return unrolled("r", 4, [&](const Expr& r) {
+                            const Expr row = rowBase + wr * intImm(kMt * 16) + mi * intImm(16) + lane / intImm(4) +
+                                             (r / intImm(2)) * intImm(8);
+                            const Expr col = colBase + wc * intImm(kNt * 8) + ni * intImm(8) + (lane % intImm(4)) * intImm(2) +
+                                             r % intImm(2);
+                            return rowGuard(row, storeElement(ta, t, mi * intImm(kNt) + ni, r, row, col));
+                        });
                     });
                 });
             });
-            return let(lane, t % intImm(32),
-                       let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), activeWarps(t, st))));
         };
         Stmt out = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
             if (kMma) return kS > 1 ? ifThen(g < intImm(1), mmaOut(ta, t)) : mmaOut(ta, t);
@@ -633,13 +635,10 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                             return unrolled("p", dN.group, [&](const Expr& p) {
                                 const Expr lj = hi * intImm(dN.group) + p;
                                 const Expr col = colBase + hi * intImm(dN.stride) + tx * intImm(dN.group) + p;
-                                Expr v = load(acc, accT, {ta, li, lj});
-                                for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
-                                Stmt st = result(row, col, v);
-                                return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
+                                return storeElement(ta, t, li, lj, row, col);
                             });
                         });
-                        return s.M % kBM != 0 ? ifThen(row < intImm(s.M), cols) : cols;
+                        return rowGuard(row, cols);
                     });
                 });
             });
