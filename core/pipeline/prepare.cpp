@@ -236,48 +236,83 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
         for (std::size_t i = 0; i < rin.size(); ++i)
             if (!isBound[i]) keptInputs->push_back(i);
     }
-    auto inferred = ir::inferShapes(g, file);
-    for (const auto& d : inferred.diagnostics.items())
-        if (d.severity == support::Severity::Error) diags.add(d);
-    if (diags.hasErrors()) return diags;
-
-    const auto order = g.topologicalOrder();
-    if (!order) {
-        diags.error(file, "graph", "the graph has a cycle");
-        return diags;
-    }
+    // Shapes and constants are propagated together, node by node in topological order: a node
+    // is folded right after its outputs were typed, so the nodes after it are typed with the
+    // folded values (Shape -> Gather -> Concat -> Reshape gives the Reshape a concrete shape,
+    // which the next Shape reads in turn).
     std::vector<bool> keep(g.numNodes(), true);
     int folded = 0;
     runtime::ReferenceOptions ropts;
     ropts.opset = m.defaultOpset();
     ropts.file = file;
-    for (ir::NodeId id : *order) {
-        if (cancel && cancel->isCancelled()) {
-            diags.error(file, "constant folding", "cancelled");
-            return diags;
+    bool cancelled = false;
+    auto setConstant = [](ir::Graph& gg, ir::ValueId v, ir::TensorData data) {
+        ir::Value& val = gg.value(v);
+        val.data = std::make_shared<const ir::TensorData>(std::move(data));
+        val.type.dtype = val.data->dtype;
+        val.type.shape = ir::Shape::ofKnown(val.data->dims);
+        val.isInitializer = true;
+        gg.initializers().push_back(v);
+    };
+    auto foldNode = [&](ir::Graph& gg, ir::NodeId id) {
+        if (cancelled || (cancel && cancel->isCancelled())) {
+            cancelled = true;
+            return;
         }
-        const ir::Node& n = g.node(id);
-        if (hasSubgraph(n) || n.outputs.empty()) continue;
-        if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(g, v); })) continue;
-        ir::Graph sub = singleNodeGraph(g, id);
+        const ir::Node& n = gg.node(id);
+        if (hasSubgraph(n) || n.outputs.empty() || n.outputs[0] == ir::kNoValue) return;
+        // Shape and Size only read their input's shape: once it is known they are constants,
+        // whether or not the input's values are.
+        if ((n.opType == "Shape" || n.opType == "Size") && (n.domain.empty() || n.domain == "ai.onnx") &&
+            n.inputs.size() == 1 && n.inputs[0] != ir::kNoValue) {
+            const auto dims = gg.value(n.inputs[0]).type.shape.knownDims();
+            if (!dims) return;
+            ir::TensorData out;
+            if (n.opType == "Size") {
+                std::int64_t count = 1;
+                for (std::int64_t d : *dims) count *= d;
+                out = ir::TensorData::fromInts({count}, {});
+            } else {
+                const auto rank = static_cast<std::int64_t>(dims->size());
+                auto clampAxis = [rank](std::int64_t a) { return std::clamp(a < 0 ? a + rank : a, std::int64_t{0}, rank); };
+                const std::int64_t b = clampAxis(n.attrInt("start", 0));
+                const std::int64_t e = clampAxis(n.attrInt("end", rank));
+                std::vector<std::int64_t> sel;
+                for (std::int64_t i = b; i < e; ++i) sel.push_back((*dims)[static_cast<std::size_t>(i)]);
+                const auto len = static_cast<std::int64_t>(sel.size());
+                out = ir::TensorData::fromInts(sel, {len});
+            }
+            setConstant(gg, n.outputs[0], std::move(out));
+            keep[static_cast<std::size_t>(id)] = false;
+            ++folded;
+            return;
+        }
+        if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(gg, v); })) return;
+        ir::Graph sub = singleNodeGraph(gg, id);
         auto r = runtime::evaluate(sub, {}, ropts, cancel);
-        if (!r.ok()) {
-            // Not every op has a reference implementation; such a node simply stays a kernel.
-            continue;
-        }
+        // Not every op has a reference implementation; such a node simply stays a kernel.
+        if (!r.ok()) return;
         for (std::size_t i = 0, k = 0; i < n.outputs.size(); ++i) {
             const ir::ValueId v = n.outputs[i];
             if (v == ir::kNoValue) continue;
-            ir::Value& val = g.value(v);
-            val.data = std::make_shared<const ir::TensorData>(std::move((*r)[k++]));
-            val.type.dtype = val.data->dtype;
-            val.type.shape = ir::Shape::ofKnown(val.data->dims);
-            val.isInitializer = true;
-            g.initializers().push_back(v);
+            setConstant(gg, v, std::move((*r)[k++]));
         }
         keep[static_cast<std::size_t>(id)] = false;
         ++folded;
+    };
+    if (!g.topologicalOrder()) {
+        diags.error(file, "graph", "the graph has a cycle");
+        return diags;
     }
+    auto inferred = ir::inferShapes(g, file, foldNode);
+    if (cancelled) {
+        diags.error(file, "constant folding", "cancelled");
+        return diags;
+    }
+    for (const auto& d : inferred.diagnostics.items())
+        if (d.severity == support::Severity::Error) diags.add(d);
+    if (diags.hasErrors()) return diags;
+
     if (folded > 0) {
         g = filterNodes(g, keep);
         auto again = ir::inferShapes(g, file);
