@@ -489,9 +489,11 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
         if (st.buffer != yBuf) return nullptr;
         std::vector<Expr> zi = st.indices;
         if (!perm.empty()) {
+            // The logical index may have more dims than the kernel's view of Y (a [B*H, M, N]
+            // view of a [B, H, M, N] tensor): Z's index is built at the logical rank.
             const std::vector<Expr> yi = logicalIndex(st.indices, yBufShape, yShape);
+            zi.assign(yi.size(), intImm(0));
             for (std::size_t d = 0; d < yi.size(); ++d) zi[d] = yi[static_cast<std::size_t>(perm[d])];
-            zi.resize(yi.size());
         }
         if (!keepY) return store(zBuf, zi, cast(st.value, zType));
         const Var t = k.newVar("y", yType);
