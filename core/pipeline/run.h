@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Running a compiled model: JIT the module (CPU: the host compiler; CUDA: NVRTC to a CUBIN for
-/// the device's architecture, launched by the runner through the driver API), lay every tensor
+/// Running a compiled model: JIT the module (CPU: the host compiler, compile units built in
+/// parallel and cached one by one, runtime::compileHostModule; CUDA: NVRTC to a CUBIN for the
+/// device's architecture, launched by the runner through the driver API), lay every tensor
 /// out in a shared arena, run and time the kernels in `tessera-runner` (a child process: a crashing or
 /// hanging kernel becomes an error, the caller survives), check each kernel's outputs against
 /// the reference interpreter, and report per-kernel counts, times and errors.
@@ -95,12 +96,28 @@ struct RunOptions {
     /// Budget, in bytes over the whole report, for the tensors kept of failing kernels (outputs
     /// got and want, and the inputs they read; see the file comment); 0 keeps none.
     std::int64_t keepFailingBytes = std::int64_t{64} << 20;
-    /// Per-kernel progress (KernelProgress, compile.h): the module compile (one unit), then each
+    /// Per-kernel progress (KernelProgress, compile.h): the module compile (its compile units), then each
     /// step once it has run and, when timing, been timed (from the runner's per-launch events;
     /// a reference step once it ran), then each step checked. Steps count in execution order,
     /// so `done` of kPhaseRunningKernels is the number of steps finished.
     KernelProgress kernelProgress;
 };
+
+/// Host JIT (CPU target): kernels that compile at the lower optimisation level
+/// (runtime::HostCompilerOptions::reducedOptFlag, -O1, in compile units of their own) where -O3
+/// does not pay. An elementwise kernel (CompiledStep::elementwise) qualifies when
+/// - its largest parameter has at most kReducedOptMaxElements elements: -O1 leaves the loop
+///   scalar, which at 64 elements cost 0.09 us more a launch than -O3's vector loop and at 4096
+///   elements 2.2 us (one thread, this 2-core Zen 3 machine, bench/RESULTS.md "issue 18"): up to 1024
+///   elements the loss (~0.5 us) is below what the kernel's OpenMP parallel region costs, while
+///   -O3 takes 2.5x the compile time (34 ms a kernel against 13 ms). Larger elementwise kernels
+///   (MobileNetV2's Clip and Add, 62k elements and up) keep -O3;
+/// - or its source is at least kReducedOptMinSourceBytes: huge straight-line code, a fused chain
+///   of several hundred elementwise ops, whose compile time at -O3 grows faster than its size (a
+///   fused chain of 3,000 ops: 18.7 s at -O3, 11.7 s at -O1) while its one loop gains little from
+///   vectorising the long body.
+inline constexpr std::int64_t kReducedOptMaxElements = 1024;
+inline constexpr std::size_t kReducedOptMinSourceBytes = 64 * 1024;
 
 /// The testing hook's environment variable (see the file comment).
 inline constexpr const char* kCorruptKernelEnv = "TESSERA_DEBUG_CORRUPT_KERNEL";
