@@ -103,19 +103,20 @@ struct RunOptions {
     KernelProgress kernelProgress;
 };
 
-/// Host JIT (CPU target): kernels that compile at the lower optimisation level
-/// (runtime::HostCompilerOptions::reducedOptFlag, -O1, in compile units of their own) where -O3
-/// does not pay. An elementwise kernel (CompiledStep::elementwise) qualifies when
-/// - its largest parameter has at most kReducedOptMaxElements elements: -O1 leaves the loop
-///   scalar, which at 64 elements cost 0.09 us more a launch than -O3's vector loop and at 4096
-///   elements 2.2 us (one thread, this 2-core Zen 3 machine, bench/RESULTS.md "issue 18"): up to 1024
-///   elements the loss (~0.5 us) is below what the kernel's OpenMP parallel region costs, while
-///   -O3 takes 2.5x the compile time (34 ms a kernel against 13 ms). Larger elementwise kernels
-///   (MobileNetV2's Clip and Add, 62k elements and up) keep -O3;
+/// Host JIT (CPU target): kernels that compile at the reduced optimisation level
+/// (runtime::HostCompilerOptions::reducedOptFlag, -Og, in compile units of their own) because
+/// -O3 does not pay for them. An elementwise kernel (CompiledStep::elementwise) qualifies when
+/// - its largest parameter has at most kReducedOptMaxElements elements. Below -O2 GCC leaves the
+///   loop scalar; measured on this 2-core Zen 3 machine (one thread, a Relu loop as generated,
+///   bench/RESULTS.md "issue 18"), -O1 cost 0.09 us a launch at 64 elements and 2.2 us at 4096
+///   over -O3's vector loop, so up to 1024 elements the loss (~0.5 us) stays below what the
+///   kernel's OpenMP parallel region itself costs, while -O3 compiles such a kernel in 34 ms
+///   against 6 ms at -Og (12 ms at -O1). Larger elementwise kernels (MobileNetV2's Clip and Add,
+///   62k elements and up) keep -O3;
 /// - or its source is at least kReducedOptMinSourceBytes: huge straight-line code, a fused chain
 ///   of several hundred elementwise ops, whose compile time at -O3 grows faster than its size (a
-///   fused chain of 3,000 ops: 18.7 s at -O3, 11.7 s at -O1) while its one loop gains little from
-///   vectorising the long body.
+///   fused chain of 3,000 ops on [1,64]: 18.7 s at -O3, 11.7 s at -O1, 9.5 s at -Og). Its run
+///   time at -Og was not measured on large tensors.
 inline constexpr std::int64_t kReducedOptMaxElements = 1024;
 inline constexpr std::size_t kReducedOptMinSourceBytes = 64 * 1024;
 
