@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "core/runtime/subprocess.h"
@@ -699,7 +700,19 @@ support::Expected<CompiledLibrary> compileHostModule(const std::string& source, 
     };
     std::vector<std::thread> threads;
     threads.reserve(static_cast<std::size_t>(workers));
-    for (int w = 0; w < workers; ++w) threads.emplace_back(work);
+    for (int w = 0; w < workers; ++w) {
+        try {
+            threads.emplace_back(work);
+        } catch (const std::system_error&) {  // no more threads: those started do the work
+            std::lock_guard<std::mutex> lock(mutex);
+            running -= workers - w;
+            break;
+        }
+    }
+    if (threads.empty()) {  // not even one: this thread compiles, without relaying progress
+        running = 1;
+        work();
+    }
     {
         std::unique_lock<std::mutex> lock(mutex);
         int reported = 0;
