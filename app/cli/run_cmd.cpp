@@ -276,6 +276,17 @@ std::string seconds(double s) {
     return os.str();
 }
 
+/// ", 40 units: 1 compiled, 39 cached; 38 at -Og" for a module built as several compile units
+/// (`reducedFlag`: the flag of the units of tiny elementwise kernels); empty for one unit.
+std::string unitsNote(const runtime::CompiledLibrary& lib, const std::string& reducedFlag) {
+    if (lib.units <= 1) return {};
+    std::string note = ", " + std::to_string(lib.units) + " units";
+    if (!lib.cacheHit)
+        note += ": " + std::to_string(lib.unitsCompiled) + " compiled, " + std::to_string(lib.unitsCached) + " cached";
+    if (lib.unitsReducedOpt > 0) note += "; " + std::to_string(lib.unitsReducedOpt) + " at " + reducedFlag;
+    return note;
+}
+
 /// "12.3 uJ", "4.560 mJ", "1.200 J".
 std::string joules(double j) {
     std::ostringstream os;
@@ -534,7 +545,11 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         } else {
             j["compile"] = {{"cache_hit", r.library.cacheHit},
                             {"seconds", r.library.compileSeconds},
-                            {"compiler", r.library.compilerVersion}};
+                            {"compiler", r.library.compilerVersion},
+                            {"units", r.library.units},
+                            {"units_compiled", r.library.unitsCompiled},
+                            {"units_cached", r.library.unitsCached},
+                            {"units_reduced_opt", r.library.unitsReducedOpt}};
         }
         if (r.device)
             j["device"] = {{"name", r.device->name},
@@ -552,7 +567,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         } else {
             out << options.modelPath << ": " << r.kernels.size() << (r.kernels.size() == 1 ? " kernel" : " kernels") << " on " << r.threads << " thread"
                 << (r.threads == 1 ? "" : "s") << " (" << cm->foldedNodes << " constant nodes folded; compile "
-                << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << ")\n";
+                << (r.library.cacheHit ? "cache hit" : seconds(r.library.compileSeconds)) << unitsNote(r.library, ropts.compiler.reducedOptFlag) << ")\n";
         }
         out << std::left << std::setw(28) << "kernel" << std::setw(20) << "op" << std::right << std::setw(12) << "FLOPs"
             << std::setw(12) << "bytes" << std::setw(8) << "AI" << std::setw(12) << "median" << std::setw(14)

@@ -734,15 +734,20 @@ GeneratedSource CEmitter::emitModule(const std::vector<const lower::Kernel*>& ke
     GeneratedSource out;
     m_w.clear();
     m_moduleIds.clear();
+    m_sharedPreludeBytes = std::string::npos;
     emitPrelude();
+    out.sharedPreludeBytes = m_sharedPreludeBytes == std::string::npos ? m_w.text().size() : m_sharedPreludeBytes;
     for (std::size_t i = 0; i < kernels.size(); ++i) {
         if (!kernels[i]) {
             out.entryPoints.emplace_back();
+            out.kernelSpans.push_back({m_w.text().size(), 0});
             continue;
         }
         const std::string entry = m_moduleIds.unique(kernels[i]->name, "tk_");
         out.entryPoints.push_back(entry);
+        const std::size_t begin = m_w.text().size();
         emitKernel(static_cast<int>(i), *kernels[i], entry, out);
+        out.kernelSpans.push_back({begin, m_w.text().size() - begin});
     }
     emitEpilogue();
     out.source = m_w.text();

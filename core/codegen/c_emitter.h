@@ -46,11 +46,24 @@ struct SourceMapEntry {
     std::string node;   ///< source op name (Kernel::sourceOps; the kernel name when it has none); data
 };
 
+/// Bytes of a generated module that belong to one kernel.
+struct TextSpan {
+    std::size_t offset = 0;  ///< first byte (the start of a line)
+    std::size_t size = 0;    ///< bytes, through the blank line after the closing brace
+};
+
 /// A generated module.
 struct GeneratedSource {
     std::string source;                    ///< the complete translation unit
     std::vector<std::string> entryPoints;  ///< one exported symbol per kernel, in input order ("" for a null kernel)
     std::vector<SourceMapEntry> sourceMap; ///< for each kernel, one entry per source op (in order)
+    /// How the module splits into translation units (the host JIT's compile units,
+    /// core/runtime/host_jit.h): source[0, sharedPreludeBytes) is the part of the prelude any
+    /// kernel needs and that defines nothing with external linkage (includes, static inline
+    /// helpers); kernelSpans[i] is kernel i's text (header comment and function; empty for a null
+    /// kernel), in module order. The rest (module-level functions) must go into one unit only.
+    std::size_t sharedPreludeBytes = 0;
+    std::vector<TextSpan> kernelSpans;
 };
 
 /// Text that is safe anywhere inside a `//` comment: printable ASCII is kept except that a
@@ -182,6 +195,9 @@ protected:
     /// Writes the helper functions the base's expressions use (half conversion, floordiv,
     /// floormod, min/max, sigmoid, rsqrt, abs), qualified with helperQualifiers().
     void emitCommonHelpers();
+    /// Called by emitPrelude() where the shareable part of the prelude ends
+    /// (GeneratedSource::sharedPreludeBytes); when never called, the whole prelude is shareable.
+    void endSharedPrelude() { m_sharedPreludeBytes = m_w.text().size(); }
     /// Emits one statement tree.
     void emitStmt(const lower::Stmt& s);
     /// Emits the loop header (with its annotation comment), the body and the closing brace; the
@@ -242,6 +258,7 @@ private:
     std::vector<std::string> m_bufferNames;  ///< per buffer index; "" when not in scope
     std::unordered_map<int, std::vector<std::string>> m_varNames;  ///< var id -> binding stack
     std::string m_unknown = "tsr_unbound";
+    std::size_t m_sharedPreludeBytes = std::string::npos;  ///< npos: not marked (the whole prelude)
 };
 
 }  // namespace tessera::codegen

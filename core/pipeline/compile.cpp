@@ -12,6 +12,7 @@
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/pipeline/user_schedule.h"
+#include "core/schedule/fusion_rules.h"
 #include "core/schedule/planners.h"
 #include "core/runtime/reference_interpreter.h"
 
@@ -525,6 +526,9 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         CompiledStep& s = cm.steps[kernelStep[k]];
         s.entry = k < cm.code.entryPoints.size() ? cm.code.entryPoints[k] : std::string();
+        s.elementwise = !s.members.empty() && std::all_of(s.members.begin(), s.members.end(), [&](ir::NodeId m) {
+            return schedule::detail::isElementwiseNode(g, m);  // the fusion rules' own test
+        });
     }
     for (const auto& e : cm.code.sourceMap) {
         if (e.kernel < 0 || static_cast<std::size_t>(e.kernel) >= kernelStep.size()) continue;

@@ -49,8 +49,9 @@ namespace tessera::pipeline {
 /// <= total, total >= 1). Within one phase, `done` never decreases; every phase that starts ends
 /// with done == total unless the job fails or is cancelled. Phases and their units:
 /// compileModel: kPhaseLowering (fusion groups lowered), kPhaseGenerating (1: the module's code);
-/// runModel: kPhaseCompilingModule (1: the host compiler or NVRTC builds the whole module in one
-/// process, so it cannot be split finer), kPhaseRunningKernels (steps run and timed, in execution
+/// runModel: kPhaseCompilingModule (CPU: the host JIT's compile units, finished or found in the
+/// cache; the phase starts as 0/1 and its total becomes the unit count once the module is split;
+/// CUDA: 1, NVRTC builds the whole module at once), kPhaseRunningKernels (steps run and timed, in execution
 /// order, reference steps included), kPhaseChecking (steps checked against the reference).
 /// Thread rules: called on the thread that runs the job (a worker in the GUI), synchronously;
 /// it must return quickly and must not call back into the job.
@@ -97,6 +98,10 @@ struct CompiledStep {
     std::vector<ir::ValueId> outputs; ///< kernel params (outputs), or the node's present outputs
     lower::Kernel kernel;             ///< Kernel steps only
     lower::KernelCounts counts;       ///< Kernel steps only
+    /// Kernel steps whose every member is elementwise (the fusion rules' isElementwiseNode):
+    /// straight-line loop bodies, some of which the host JIT compiles at a lower optimisation
+    /// level (kReducedOptMaxElements, run.h).
+    bool elementwise = false;
     std::int64_t nodeFlops = -1;      ///< FLOPs of the node(s) by the op registry (-1 unknown)
     std::string entry;                ///< exported symbol (Kernel steps)
     codegen::CudaLaunch launch;       ///< grid and block of the kernel (CUDA target, Kernel steps)

@@ -157,6 +157,20 @@ std::string megabytes(std::int64_t bytes) {
     return buf;
 }
 
+/// See kReducedOptMaxElements (run.h).
+bool reducedOptimisation(const CompiledStep& s, std::size_t sourceBytes) {
+    if (!s.elementwise) return false;
+    if (sourceBytes >= kReducedOptMinSourceBytes) return true;
+    std::int64_t largest = 0;
+    for (int p : s.kernel.params) {
+        if (p < 0 || static_cast<std::size_t>(p) >= s.kernel.buffers.size()) continue;
+        std::int64_t n = 1;
+        for (std::int64_t d : s.kernel.buffers[static_cast<std::size_t>(p)].shape) n *= d;
+        largest = std::max(largest, n);
+    }
+    return largest <= kReducedOptMaxElements;
+}
+
 std::string stemOf(const std::string& path) {
     if (path.empty()) return "model";
     return std::filesystem::path(path).stem().string();
@@ -211,11 +225,25 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         if (!mod.ok()) return mod.diagnostics();
         report.cudaModule = *mod;
     } else if (anyKernel) {
-        auto lib = runtime::compileHostLibrary(cm.code.source, copts, cancel);
+        // Compile units: one piece per kernel, named by its entry point (stable across edits).
+        runtime::ModuleLayout layout;
+        layout.sharedPreludeBytes = cm.code.sharedPreludeBytes;
+        std::size_t k = 0;
+        for (const auto& s : cm.steps) {
+            if (s.kind != StepKind::Kernel) continue;
+            if (k < cm.code.kernelSpans.size() && cm.code.kernelSpans[k].size > 0) {
+                const codegen::TextSpan& span = cm.code.kernelSpans[k];
+                layout.pieces.push_back({span.offset, span.size, s.entry, reducedOptimisation(s, span.size)});
+            }
+            ++k;
+        }
+        runtime::UnitProgress unitProgress;
+        if (kp) unitProgress = [&kp](int done, int total) { kp(done, total, kPhaseCompilingModule); };
+        auto lib = runtime::compileHostModule(cm.code.source, layout, copts, cancel, unitProgress);
         if (!lib.ok()) return lib.diagnostics();
         report.library = *lib;
     }
-    if (kp) kp(1, 1, kPhaseCompilingModule);
+    if (kp && (cuda || !anyKernel)) kp(1, 1, kPhaseCompilingModule);
 
     // 2. Arena layout: every tensor a step touches, plus the graph outputs.
     Layout layout;

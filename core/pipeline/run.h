@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Running a compiled model: JIT the module (CPU: the host compiler; CUDA: NVRTC to a CUBIN for
-/// the device's architecture, launched by the runner through the driver API), lay every tensor
+/// Running a compiled model: JIT the module (CPU: the host compiler, compile units built in
+/// parallel and cached one by one, runtime::compileHostModule; CUDA: NVRTC to a CUBIN for the
+/// device's architecture, launched by the runner through the driver API), lay every tensor
 /// out in a shared arena, run and time the kernels in `tessera-runner` (a child process: a crashing or
 /// hanging kernel becomes an error, the caller survives), check each kernel's outputs against
 /// the reference interpreter, and report per-kernel counts, times and errors.
@@ -103,12 +104,29 @@ struct RunOptions {
     /// .npy files), compared with the per-dtype tolerances (or relTol) whether or not `check` is
     /// set; a name that is not a graph output is an error.
     std::vector<std::pair<std::string, ir::TensorData>> expectedOutputs;
-    /// Per-kernel progress (KernelProgress, compile.h): the module compile (one unit), then each
+    /// Per-kernel progress (KernelProgress, compile.h): the module compile (its compile units), then each
     /// step once it has run and, when timing, been timed (from the runner's per-launch events;
     /// a reference step once it ran), then each step checked. Steps count in execution order,
     /// so `done` of kPhaseRunningKernels is the number of steps finished.
     KernelProgress kernelProgress;
 };
+
+/// Host JIT (CPU target): kernels that compile at the reduced optimisation level
+/// (runtime::HostCompilerOptions::reducedOptFlag, -Og, in compile units of their own) because
+/// -O3 does not pay for them. An elementwise kernel (CompiledStep::elementwise) qualifies when
+/// - its largest parameter has at most kReducedOptMaxElements elements. Below -O2 GCC leaves the
+///   loop scalar; measured on this 2-core Zen 3 machine (one thread, a Relu loop as generated,
+///   bench/RESULTS.md "issue 18"), -O1 cost 0.09 us a launch at 64 elements and 2.2 us at 4096
+///   over -O3's vector loop, so up to 1024 elements the loss (~0.5 us) stays below what the
+///   kernel's OpenMP parallel region itself costs, while -O3 compiles such a kernel in 34 ms
+///   against 6 ms at -Og (12 ms at -O1). Larger elementwise kernels (MobileNetV2's Clip and Add,
+///   62k elements and up) keep -O3;
+/// - or its source is at least kReducedOptMinSourceBytes: huge straight-line code, a fused chain
+///   of several hundred elementwise ops, whose compile time at -O3 grows faster than its size (a
+///   fused chain of 3,000 ops on [1,64]: 18.7 s at -O3, 11.7 s at -O1, 9.5 s at -Og). Its run
+///   time at -Og was not measured on large tensors.
+inline constexpr std::int64_t kReducedOptMaxElements = 1024;
+inline constexpr std::size_t kReducedOptMinSourceBytes = 64 * 1024;
 
 /// The testing hook's environment variable (see the file comment).
 inline constexpr const char* kCorruptKernelEnv = "TESSERA_DEBUG_CORRUPT_KERNEL";

@@ -4,11 +4,17 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -39,6 +45,170 @@ std::vector<std::string> buildEnvironment(const std::vector<std::pair<std::strin
     }
     for (const auto& [k, v] : overrides) env.push_back(k + "=" + v);
     return env;
+}
+
+
+/// The program posix_spawnp would run for `name`: itself when it holds a '/', else the first
+/// executable regular file `dir/name` along $PATH (default "/bin:/usr/bin"). Returns 0, ENOENT
+/// (nowhere) or EACCES (found, not executable).
+int resolveProgram(const std::string& name, std::string& path) {
+    if (name.find('/') != std::string::npos) {
+        path = name;
+        return 0;
+    }
+    const char* env = std::getenv("PATH");
+    const std::string dirs = env && *env ? env : "/bin:/usr/bin";
+    int result = ENOENT;
+    for (std::size_t begin = 0; begin <= dirs.size();) {
+        std::size_t end = dirs.find(':', begin);
+        if (end == std::string::npos) end = dirs.size();
+        const std::string dir = end > begin ? dirs.substr(begin, end - begin) : std::string(".");
+        const std::string candidate = dir + "/" + name;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                path = candidate;
+                return 0;
+            }
+            result = EACCES;
+        }
+        begin = end + 1;
+    }
+    return result;
+}
+
+/// Closes every fd >= `from` except `keep` (async-signal-safe: close_range, else a loop up to
+/// `limit`).
+void closeFdsFrom(int from, int keep, int limit) {
+#ifdef SYS_close_range
+    bool done = true;
+    if (keep > from && ::syscall(SYS_close_range, static_cast<unsigned>(from), static_cast<unsigned>(keep - 1), 0u) != 0)
+        done = false;
+    if (done && ::syscall(SYS_close_range, static_cast<unsigned>(std::max(from, keep + 1)), ~0u, 0u) == 0) return;
+#endif
+    for (int fd = from; fd < limit; ++fd)
+        if (fd != keep) ::close(fd);
+}
+
+/// Signals on which the guard kills its group: the parent-death signal and the usual requests
+/// to stop.
+constexpr int kGuardStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+/// The guard's life after fork() (see subprocess.h); never returns. Only async-signal-safe
+/// calls: the parent may be multi-threaded and another thread may hold the malloc lock.
+[[noreturn]] void runGuard(const char* path, char* const* argv, char* const* envp, const int childFd[3], int errorFd,
+                           pid_t parent, int fdLimit) {
+    auto fail = [errorFd](int err) {
+        [[maybe_unused]] const ssize_t w = ::write(errorFd, &err, sizeof err);
+        ::_exit(127);
+    };
+    ::setpgid(0, 0);
+    // Default dispositions for every signal (the parent's handlers are not ours), stop signals and
+    // SIGCHLD blocked so that sigwaitinfo() below receives them.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; ++sig)
+        if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    sigset_t waitSet;
+    ::sigemptyset(&waitSet);
+    ::sigaddset(&waitSet, SIGCHLD);
+    for (int sig : kGuardStopSignals) ::sigaddset(&waitSet, sig);
+    ::sigprocmask(SIG_SETMASK, &waitSet, nullptr);
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) fail(errno);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl: nobody waits for us
+
+    // Stdio: an fd that already has its number only loses close-on-exec.
+    for (int s = 0; s < 3; ++s) {
+        if (childFd[s] < 0) continue;
+        if (childFd[s] == s) {
+            ::fcntl(s, F_SETFD, 0);
+        } else if (::dup2(childFd[s], s) < 0) {
+            fail(errno);
+        }
+    }
+    if (childFd[2] == -2 && ::dup2(1, 2) < 0) fail(errno);
+    // Every other inherited fd (other children's pipes, the runner's socket ...) would otherwise
+    // stay open as long as this guard lives: nobody would see their EOF.
+    closeFdsFrom(3, errorFd, fdLimit);
+
+    const pid_t program = ::vfork();
+    if (program < 0) fail(errno);
+    if (program == 0) {
+        sigset_t none;
+        ::sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execve(path, argv, envp);
+        const int err = errno;
+        [[maybe_unused]] const ssize_t w = ::write(errorFd, &err, sizeof err);
+        ::_exit(127);
+    }
+    ::close(errorFd);  // the parent's read sees EOF: the program runs (or its errno was written)
+
+    for (;;) {
+        siginfo_t info;
+        const int sig = ::sigwaitinfo(&waitSet, &info);
+        if (sig < 0) continue;  // EINTR
+        if (sig != SIGCHLD) {
+            ::kill(0, SIGKILL);  // the whole group, this guard included
+            ::_exit(128 + SIGKILL);
+        }
+        int status = 0;
+        const pid_t r = ::waitpid(program, &status, WNOHANG);
+        if (r != program) continue;
+        if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+        // End the way the program ended, so that the caller reads the same signal (without a
+        // core dump of this guard: the program dumped its own, if any).
+        const int how = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+        const rlimit noCore{0, 0};
+        ::setrlimit(RLIMIT_CORE, &noCore);
+        ::signal(how, SIG_DFL);
+        sigset_t only;
+        ::sigemptyset(&only);
+        ::sigaddset(&only, how);
+        ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+        ::kill(::getpid(), how);
+        ::_exit(128 + how);
+    }
+}
+
+/// Starts `name` under a guard (subprocess.h); `pid` is the guard's. Returns 0 or an errno.
+int spawnGuarded(const std::string& name, const std::vector<char*>& argv, const std::vector<char*>& envp,
+                 const int childFd[3], pid_t& pid) {
+    std::string path;
+    if (const int rc = resolveProgram(name, path)) return rc;
+    int errorPipe[2];
+    if (::pipe2(errorPipe, O_CLOEXEC) != 0) return errno;
+    rlimit lim {};
+    int fdLimit = 65536;
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        fdLimit = static_cast<int>(std::min<rlim_t>(lim.rlim_cur, 1 << 20));
+    const pid_t parent = ::getpid();
+    pid = ::fork();
+    if (pid < 0) {
+        const int err = errno;
+        ::close(errorPipe[0]);
+        ::close(errorPipe[1]);
+        return err;
+    }
+    if (pid == 0) {
+        ::close(errorPipe[0]);
+        runGuard(path.c_str(), argv.data(), envp.data(), childFd, errorPipe[1], parent, fdLimit);
+    }
+    ::setpgid(pid, pid);  // also here, so that a kill of the group right away cannot miss it
+    ::close(errorPipe[1]);
+    int err = 0;
+    ssize_t got;
+    do {
+        got = ::read(errorPipe[0], &err, sizeof err);
+    } while (got < 0 && errno == EINTR);
+    ::close(errorPipe[0]);
+    if (got == static_cast<ssize_t>(sizeof err) && err != 0) {
+        waitProcess(pid);
+        pid = -1;
+        return err;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -106,25 +276,6 @@ int spawnProcess(const SpawnSpec& spec, ChildProcess& child, std::string& error)
         }
     }
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    for (int s = 0; s < 3; ++s)
-        if (childFd[s] >= 0) posix_spawn_file_actions_adddup2(&actions, childFd[s], s);
-    if (childFd[2] == -2) posix_spawn_file_actions_adddup2(&actions, 1, 2);
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t empty, defaults;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
-                    SIGUSR2})
-        sigaddset(&defaults, sig);
-    posix_spawnattr_setsigmask(&attr, &empty);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -134,9 +285,32 @@ int spawnProcess(const SpawnSpec& spec, ChildProcess& child, std::string& error)
     envp.push_back(nullptr);
 
     pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+    int rc = 0;
+    if (spec.killWithParent) {
+        rc = spawnGuarded(spec.argv[0], argv, envp, childFd, pid);
+    } else {
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        for (int s = 0; s < 3; ++s)
+            if (childFd[s] >= 0) posix_spawn_file_actions_adddup2(&actions, childFd[s], s);
+        if (childFd[2] == -2) posix_spawn_file_actions_adddup2(&actions, 1, 2);
+
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGUSR1,
+                        SIGUSR2})
+            sigaddset(&defaults, sig);
+        posix_spawnattr_setsigmask(&attr, &empty);
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+        rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
     closeAll(childEnds);
     if (rc != 0) {
         closeAll(parentEnds);

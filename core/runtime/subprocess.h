@@ -8,6 +8,18 @@
 /// Pipes and sockets are created close-on-exec: a child started by another thread at the same
 /// time does not inherit them.
 ///
+/// Children that must not outlive their parent (SpawnSpec::killWithParent: the host compiler)
+/// are started under a guard: a forked copy of this process that makes itself the group leader,
+/// asks for SIGTERM when the thread that spawned it ends (prctl PR_SET_PDEATHSIG; getppid() is
+/// checked afterwards for a parent that died in between), starts the program (vfork + execve)
+/// and waits. When the program ends, the guard ends the same way (same exit status or signal);
+/// when the parent dies (even by SIGKILL, which no handler sees) or the guard gets SIGTERM,
+/// SIGINT, SIGHUP or SIGQUIT, it SIGKILLs its whole process group: the program and everything it
+/// started (cc1plus, as, ld), itself included. PR_SET_PDEATHSIG alone would not do: it applies to
+/// the direct child only and is cleared in the compiler driver's own children. The guard closes
+/// every fd it inherited except the child's stdio, runs only async-signal-safe calls and never
+/// allocates (the parent may be multi-threaded). Linux only (prctl).
+///
 /// Thread rules: free functions; safe to call from several threads (each on its own children).
 /// A child must be reaped (waitProcess) by the thread that owns it.
 
@@ -37,6 +49,10 @@ struct SpawnSpec {
     StdioMode in = StdioMode::Null;
     StdioMode out = StdioMode::Inherit;
     StdioMode err = StdioMode::Inherit;
+    /// Start the program under a guard (see the file comment): it and every process it starts
+    /// are killed when the thread that spawned it ends or this process dies. ChildProcess::pid is
+    /// then the guard's, which is also the process group's id; exit statuses are the program's.
+    bool killWithParent = false;
 };
 
 /// A started child. The fds are the parent's ends (-1 when not connected). When in and out are

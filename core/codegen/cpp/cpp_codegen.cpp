@@ -59,6 +59,8 @@ protected:
         w.blank();
         emitCommonHelpers();
         w.blank();
+        // The thread functions have external linkage: one compile unit only.
+        endSharedPrelude();
         w.rawLine("// Threads used by the parallel loops (n > 0; ignored without OpenMP).");
         w.rawLine("extern \"C\" void tessera_set_num_threads(int n) {");
         w.rawLine("#ifdef _OPENMP");

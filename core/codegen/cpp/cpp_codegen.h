@@ -10,6 +10,8 @@
 ///   tsr_floordiv/tsr_floormod, tsr_min/tsr_max, tsr_sigmoidf, tsr_rsqrtf ...); and
 ///   `extern "C" void tessera_set_num_threads(int n)` (omp_set_num_threads when n > 0) and
 ///   `extern "C" int tessera_get_max_threads(void)` (omp_get_max_threads, 1 without OpenMP).
+///   The includes and helpers are GeneratedSource::sharedPreludeBytes (the part every compile
+///   unit of the host JIT repeats); the two thread functions follow it.
 /// - Per kernel: a `//` header comment (entry point, the IR name, source ops and op type,
 ///   mappings, notes, one line per parameter with its dtype, shape, role and source name), then
 ///   `extern "C" void <entry>(void* const* args)`: args[i] is Kernel::params[i]'s buffer (dense,
