@@ -21,15 +21,38 @@
 /// - Control flow as C executes it: an If counts its condition and the branch taken; a Select
 ///   counts its condition and the arm taken; `&&`/`||` skip their right operand when C does.
 ///
-/// Exactness: loops with constant extents multiply. A loop whose variable reaches an If
-/// condition, a Select condition, a `&&`/`||` operand or a nested loop extent (directly or
-/// through Lets) is counted over ranges of its iterations: conditions are evaluated with interval
-/// arithmetic on the variables' ranges, and a range whose conditions are not uniform is split in
-/// halves (down to single iterations where needed). Guarded padding (conv borders), tail
-/// predicates and triangular loops therefore count exactly, in time logarithmic in the extents
-/// for affine guards. When a condition depends on data (a load, a float value), the If counts
-/// the larger of its branches (component-wise max) and a Select the larger of its arms, and
-/// `exact` is false; a loop extent that depends on data counts one iteration, `exact` false.
+/// Method (CountMethod::ClosedForm): counting never enumerates iterations; its time does not
+/// grow with the batch and grows only with the logarithm of other extents and with the periods
+/// of the index maths (tile, image row and image sizes).
+/// - Loops whose bodies do not depend on their variable multiply (products of extents).
+/// - A loop whose variable reaches an If condition, a Select condition, a `&&`/`||` operand or a
+///   nested loop extent (directly or through Lets) is counted over ranges of its iterations:
+///   conditions are evaluated with interval arithmetic on the variables' ranges, and a range
+///   over which they are uniform counts once times its length.
+/// - A range whose conditions are not uniform is counted by whole periods when the body executes
+///   the same way at v and v + L for every v of the range. That is proved symbolically, not by
+///   trying iterations: every deciding expression either moves with v by a constant that cancels
+///   (a comparison of two sides that move alike; `(v / W) % H` for L a multiple of W * H; `t % 32`
+///   for L = 32; `b * 256 + t` taken apart by `/` and `%` for L with 256 L a multiple of the
+///   divisors) or has one value over the whole range. One period counts, times the number of
+///   whole periods, plus the rest.
+/// - Otherwise the range is split on the guard: at a multiple of the period candidate nearest
+///   its middle (so that `b / 13` style guards fall on whole blocks of the split), else in
+///   halves. A monotone guard (conv borders, tail predicates, triangular loops) needs a number
+///   of splits logarithmic in the extent; lane and warp guards are periodic.
+/// - Cooperative loops `for t in 0..T { for i in 0..I { ... t + i * T ... } }` whose body uses t
+///   and i only in that sum are counted as one loop over it, 0..T*I (the same iterations).
+/// When a condition depends on data (a load, a float value), the If counts the larger of its
+/// branches (component-wise max) and a Select the larger of its arms, and `exact` is false; a
+/// loop extent that depends on data counts one iteration, `exact` false.
+///
+/// The other methods are the test oracles of the closed form and give the same counts:
+/// CountMethod::Splitting splits non-uniform ranges in halves only (the method before periods:
+/// down to single iterations under div/mod guards, so its time grows with the batch),
+/// CountMethod::Enumerate visits every iteration of every loop (time proportional to the
+/// iteration count: small shapes only). They could differ only where interval arithmetic gives
+/// up on a range but not on its points (an index product past int64, a narrowing cast that wraps
+/// for part of a range): such a range counts as data-dependent.
 ///
 /// Thread rules: pure function of the kernel; safe from any thread.
 
@@ -48,6 +71,9 @@ struct KernelCounts {
     bool exact = true;                 ///< false when a data-dependent condition or extent was bounded
 };
 
-KernelCounts countKernel(const Kernel& k);
+/// How countKernel counts (see "Method" above); the three give the same counts.
+enum class CountMethod { ClosedForm, Splitting, Enumerate };
+
+KernelCounts countKernel(const Kernel& k, CountMethod method = CountMethod::ClosedForm);
 
 }  // namespace tessera::lower

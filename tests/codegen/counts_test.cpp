@@ -1,8 +1,14 @@
-// Static counts of kernels (core/lower/counts.h) against hand counts and against the interpreter's
-// dynamic counts.
+// Static counts of kernels (core/lower/counts.h) against hand counts, against the interpreter's
+// dynamic counts, and the closed form against its oracles (splitting in halves only, every
+// iteration visited) on guards that take flattened indices apart with / and %, thread, lane and
+// warp guards, Mma statements, min/max bounds and data-dependent branches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <functional>
+#include <string>
 
 #include "core/lower/counts.h"
 #include "core/lower/kernel_eval.h"
@@ -11,9 +17,11 @@
 namespace tessera::test {
 namespace {
 
+using lower::CountMethod;
 using lower::countKernel;
 using lower::Intrinsic;
 using lower::KernelCounts;
+using lower::Var;
 
 /// Runs the interpreter with op counting on zero inputs and checks it agrees with countKernel.
 void expectMatchesInterpreter(const Kernel& k, const KernelCounts& c) {
@@ -37,6 +45,33 @@ void expectMatchesInterpreter(const Kernel& k, const KernelCounts& c) {
     EXPECT_EQ(r->sharedStoreBytes, c.sharedStoreBytes);
     EXPECT_EQ(r->localLoadBytes, c.localLoadBytes);
     EXPECT_EQ(r->localStoreBytes, c.localStoreBytes);
+}
+
+void expectSameCounts(const KernelCounts& a, const KernelCounts& b, const char* what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(a.flops, b.flops);
+    EXPECT_EQ(a.loadBytes, b.loadBytes);
+    EXPECT_EQ(a.storeBytes, b.storeBytes);
+    EXPECT_EQ(a.sharedLoadBytes, b.sharedLoadBytes);
+    EXPECT_EQ(a.sharedStoreBytes, b.sharedStoreBytes);
+    EXPECT_EQ(a.localLoadBytes, b.localLoadBytes);
+    EXPECT_EQ(a.localStoreBytes, b.localStoreBytes);
+    EXPECT_EQ(a.compulsoryBytes, b.compulsoryBytes);
+    EXPECT_EQ(a.exact, b.exact);
+}
+
+/// The closed form equals splitting in halves and visiting every iteration; returns it.
+KernelCounts expectMatchesOracles(const Kernel& k) {
+    const KernelCounts c = countKernel(k);
+    expectSameCounts(c, countKernel(k, CountMethod::Splitting), "closed form vs splitting");
+    expectSameCounts(c, countKernel(k, CountMethod::Enumerate), "closed form vs every iteration");
+    return c;
+}
+
+double secondsOf(const std::function<void()>& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 TEST(Counts, Matmul) {
@@ -213,6 +248,207 @@ TEST(Counts, OpWeightsAndScopes) {
     EXPECT_EQ(c.storeBytes, 8 * 4);
     EXPECT_EQ(c.compulsoryBytes, 8 * 4 + 8 * 8 + 8 * 4);
     expectMatchesInterpreter(k, c);
+}
+
+// ---- the closed form against its oracles ----
+
+using lower::allocate;
+using lower::floatImm;
+using lower::forLoop;
+using lower::ifThen;
+using lower::intImm;
+using lower::let;
+using lower::load;
+using lower::select;
+using lower::seq;
+using lower::store;
+using lower::varRef;
+
+/// Depthwise 3x3 conv, padding 1, over one flattened index i of N x C x H x W (what a spatial
+/// task mapping makes of a 4-D grid): n, c, h, w taken apart with / and %, the taps guarded at
+/// the borders. gpu: blocks of 256 threads over i with a tail predicate.
+Kernel flatDepthwiseKernel(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, bool gpu) {
+    Kernel k;
+    k.name = "flat_dw";
+    const int x = addParam(k, "X", DType::F32, {n, c, h, w}, BufferRole::Input);
+    const int wt = addParam(k, "W", DType::F32, {c, 1, 3, 3}, BufferRole::Input);
+    const int y = addParam(k, "Y", DType::F32, {n, c, h, w}, BufferRole::Output);
+    const int acc = addTemp(k, "acc", DType::F32, {});
+    const std::int64_t total = n * c * h * w;
+    const Var i = k.newVar("i"), vn = k.newVar("n"), vc = k.newVar("c"), vh = k.newVar("h"), vw = k.newVar("w"),
+              kh = k.newVar("kh"), kw = k.newVar("kw");
+    const Expr I = varRef(i), N = varRef(vn), C = varRef(vc), H = varRef(vh), W = varRef(vw), KH = varRef(kh), KW = varRef(kw);
+    const Expr iy = H + KH - intImm(1), ix = W + KW - intImm(1);
+    const Expr inside = iy >= intImm(0) && iy < intImm(h) && ix >= intImm(0) && ix < intImm(w);
+    const Stmt tap = ifThen(inside, store(acc, {}, load(acc, DType::F32, {}) + load(x, DType::F32, {N, C, iy, ix}) *
+                                                                                 load(wt, DType::F32, {C, intImm(0), KH, KW})));
+    const Stmt point = allocate(acc, seq({store(acc, {}, floatImm(0.0)), forLoop(kh, intImm(3), forLoop(kw, intImm(3), tap)),
+                                          store(y, {N, C, H, W}, load(acc, DType::F32, {}))}));
+    const Stmt taken = let(vn, I / intImm(c * h * w),
+                           let(vc, (I / intImm(h * w)) % intImm(c),
+                               let(vh, (I / intImm(w)) % intImm(h), let(vw, I % intImm(w), point))));
+    if (!gpu) {
+        k.body = forLoop(i, intImm(total), taken, ForKind::Parallel);
+        return k;
+    }
+    const Var b = k.newVar("b"), t = k.newVar("t");
+    k.body = forLoop(b, intImm((total + 255) / 256),
+                     forLoop(t, intImm(256), let(i, varRef(b) * intImm(256) + varRef(t), ifThen(I < intImm(total), taken)),
+                             ForKind::Threads),
+                     ForKind::Blocks);
+    return k;
+}
+
+TEST(CountsClosedForm, FlattenedConvBordersMatchOraclesAndFormula) {
+    for (const bool gpu : {false, true})
+        for (const auto& [n, c, h, w] : {std::array<std::int64_t, 4>{2, 3, 5, 7}, {3, 2, 4, 4}, {1, 5, 7, 3}, {5, 1, 6, 9}}) {
+            SCOPED_TRACE(std::string(gpu ? "gpu " : "cpu ") + std::to_string(n) + "x" + std::to_string(c) + "x" +
+                         std::to_string(h) + "x" + std::to_string(w));
+            const Kernel k = flatDepthwiseKernel(n, c, h, w, gpu);
+            const KernelCounts cnt = expectMatchesOracles(k);
+            const std::int64_t taps = n * c * (3 * h - 2) * (3 * w - 2), points = n * c * h * w;
+            EXPECT_TRUE(cnt.exact);
+            EXPECT_EQ(cnt.flops, 2.0 * static_cast<double>(taps));
+            EXPECT_EQ(cnt.loadBytes, 2 * taps * 4);
+            EXPECT_EQ(cnt.storeBytes, points * 4);
+            EXPECT_EQ(cnt.localLoadBytes, (taps + points) * 4);
+            expectMatchesInterpreter(k, cnt);
+        }
+}
+
+TEST(CountsClosedForm, FlattenedConvCountingTimeDoesNotGrowWithTheBatch) {
+    // MobileNetV2's first depthwise layer at batch 1 and 32: 0.4 M and 12.8 M output points.
+    for (const bool gpu : {false, true}) {
+        SCOPED_TRACE(gpu ? "gpu" : "cpu");
+        KernelCounts one, many;
+        const double t1 = secondsOf([&] { one = countKernel(flatDepthwiseKernel(1, 32, 112, 112, gpu)); });
+        const double t32 = secondsOf([&] { many = countKernel(flatDepthwiseKernel(32, 32, 112, 112, gpu)); });
+        EXPECT_TRUE(many.exact);
+        EXPECT_EQ(one.flops, 2.0 * 32 * (3 * 112 - 2) * (3 * 112 - 2));
+        EXPECT_EQ(many.flops, 32 * one.flops);
+        EXPECT_EQ(many.loadBytes, 32 * one.loadBytes);
+        EXPECT_LT(t32, 0.5) << "batch 1 took " << t1 << " s";
+    }
+}
+
+/// The GEMM template's MMA path in miniature: blocks over tiles of 48 rows of an m x 8 output,
+/// 128 threads = 4 warps of which 3 work (idle-warp guard), one Mma per working lane, then each
+/// lane stores its 4 accumulator elements where row < m and column < 7 (lane-dependent guards).
+Kernel warpTileKernel(std::int64_t m) {
+    Kernel k;
+    k.name = "warp_tiles";
+    const std::int64_t tiles = (m + 47) / 48;
+    const int a = addParam(k, "A", DType::F32, {tiles * 48, 8}, BufferRole::Input);
+    const int bm = addParam(k, "B", DType::F32, {8, 8}, BufferRole::Input);
+    const int y = addParam(k, "Y", DType::F32, {m, 8}, BufferRole::Output);
+    BufferDecl accDecl;
+    accDecl.name = "acc";
+    accDecl.scope = MemoryScope::Local;
+    accDecl.shape = {128, 1, 4};
+    accDecl.perThread = true;
+    const int acc = k.addBuffer(accDecl);
+    const Var b = k.newVar("b"), t = k.newVar("t"), t2 = k.newVar("t"), r = k.newVar("r"), r2 = k.newVar("r"),
+              warp = k.newVar("warp"), lane = k.newVar("lane"), row = k.newVar("row");
+    const Expr B = varRef(b), T = varRef(t), T2 = varRef(t2), R = varRef(r), R2 = varRef(r2), WARP = varRef(warp),
+               LANE = varRef(lane), ROW = varRef(row);
+    lower::MmaInfo info;
+    info.precision = lower::MmaPrecision::Tf32x3;
+    info.lane = LANE;
+    info.a = {a, {B * intImm(48) + WARP * intImm(16), intImm(0)}, {{1, 0}, {0, 1}}};
+    info.b = {bm, {intImm(0), intImm(0)}, {{1, 0}, {0, 1}}};
+    const Expr col = (LANE % intImm(4)) * intImm(2) + R2 % intImm(2);
+    const Stmt storeOut = forLoop(
+        r2, intImm(4),
+        let(row, B * intImm(48) + WARP * intImm(16) + LANE / intImm(4) + (R2 / intImm(2)) * intImm(8),
+            ifThen(ROW < intImm(m) && col < intImm(7), store(y, {ROW, col}, load(acc, DType::F32, {T2, intImm(0), R2})))));
+    const Stmt work = let(warp, T2 / intImm(32),
+                          let(lane, T2 % intImm(32),
+                              ifThen(WARP < intImm(3), seq({lower::mma(acc, {T2, intImm(0), intImm(0)}, info), storeOut}))));
+    k.body = allocate(acc, forLoop(b, intImm(tiles),
+                                   seq({forLoop(t, intImm(128), forLoop(r, intImm(4), store(acc, {T, intImm(0), R}, floatImm(0.0))),
+                                                ForKind::Threads),
+                                        forLoop(t2, intImm(128), work, ForKind::Threads)}),
+                                   ForKind::Blocks));
+    return k;
+}
+
+TEST(CountsClosedForm, WarpLaneGuardsAndMmaMatchOracles) {
+    for (const std::int64_t m : {48, 50, 61, 100, 143}) {
+        SCOPED_TRACE(m);
+        const Kernel k = warpTileKernel(m);
+        const KernelCounts c = expectMatchesOracles(k);
+        const std::int64_t tiles = (m + 47) / 48;
+        EXPECT_TRUE(c.exact);
+        EXPECT_EQ(c.flops, static_cast<double>(tiles * 96 * 64));
+        EXPECT_EQ(c.storeBytes, m * 7 * 4);  // every element of the first 7 columns once
+        expectMatchesInterpreter(k, c);
+    }
+    const KernelCounts big = countKernel(warpTileKernel(32 * 112 * 112 + 5));
+    EXPECT_EQ(big.storeBytes, (32 * 112 * 112 + 5) * 7 * 4);
+}
+
+TEST(CountsClosedForm, MinMaxBoundsDivisionsAndPeriodicExtentsMatchOracles) {
+    for (const std::int64_t n : {1, 2, 9, 40, 97}) {
+        SCOPED_TRACE(n);
+        Kernel k;
+        k.name = "band";
+        const int x = addParam(k, "X", DType::F32, {n + 4}, BufferRole::Input);
+        const int y = addParam(k, "Y", DType::F32, {n}, BufferRole::Output);
+        const int z = addParam(k, "Z", DType::F32, {n}, BufferRole::Output);
+        const int acc = addTemp(k, "acc", DType::F32, {});
+        const Var i = k.newVar("i"), lo = k.newVar("lo"), hi = k.newVar("hi"), j = k.newVar("j"), q = k.newVar("q"), e = k.newVar("e");
+        const Expr I = varRef(i), LO = varRef(lo), HI = varRef(hi), J = varRef(j), Q = varRef(q);
+        const Expr sum = load(acc, DType::F32, {});
+        // a band of width 5 clipped by min/max; a Select on (i / 7) % 3; a truncating division
+        // of a negative-going numerator and a floor modulo; an extent with period 5
+        const Stmt band = let(lo, lower::maxOf(I - intImm(2), intImm(0)),
+                              let(hi, lower::minOf(I + intImm(2), intImm(n - 1)),
+                                  forLoop(j, HI - LO + intImm(1), store(acc, {}, sum + load(x, DType::F32, {LO + J})))));
+        const Expr periodicArm = select(lower::binary(lower::BinaryOp::Eq, (I / intImm(7)) % intImm(3), intImm(0)),
+                                        sum * floatImm(2.0), sum);
+        const Expr cond = lower::binary(lower::BinaryOp::Eq, Q % intImm(4), intImm(1)) ||
+                          lower::binary(lower::BinaryOp::FloorMod, I - intImm(13), intImm(5)) < intImm(2);
+        const Stmt guarded = let(q, (I - intImm(20)) / intImm(6), ifThen(cond, store(z, {I}, load(x, DType::F32, {I}) + floatImm(1.0))));
+        const Stmt periodicLoop = forLoop(e, I % intImm(5) + intImm(1), store(z, {I}, load(x, DType::F32, {I + varRef(e)}) * floatImm(3.0)));
+        k.body = forLoop(i, intImm(n),
+                         allocate(acc, seq({store(acc, {}, floatImm(0.0)), band, store(y, {I}, periodicArm), guarded, periodicLoop})));
+        const KernelCounts c = expectMatchesOracles(k);
+        EXPECT_TRUE(c.exact);
+        expectMatchesInterpreter(k, c);
+    }
+}
+
+TEST(CountsClosedForm, DataDependentBranchesUnderPeriodicGuardsMatchOracles) {
+    for (const std::int64_t n : {5, 24, 121}) {
+        SCOPED_TRACE(n);
+        Kernel k;
+        k.name = "mixed";
+        const int x = addParam(k, "X", DType::F32, {n}, BufferRole::Input);
+        const int y = addParam(k, "Y", DType::F32, {n}, BufferRole::Output);
+        const Var i = k.newVar("i");
+        const Expr I = varRef(i), xv = load(x, DType::F32, {I});
+        // i % 6 < 4 decides whether the load in the condition runs; the load decides the branch
+        k.body = forLoop(i, intImm(n),
+                         ifThen(I % intImm(6) < intImm(4) && xv > floatImm(0.0), store(y, {I}, lower::call(Intrinsic::Exp, {xv})),
+                                store(y, {I}, select(I % intImm(3) < intImm(1), xv * floatImm(2.0) + floatImm(1.0), xv))));
+        const KernelCounts c = expectMatchesOracles(k);
+        EXPECT_FALSE(c.exact);
+        // i % 6 < 4: the load in the condition, then the larger branch; else the else branch
+        std::int64_t loads = 0;
+        double flops = 0;
+        for (std::int64_t v = 0; v < n; ++v) {
+            const double elseFlops = v % 3 < 1 ? 2 : 0;
+            if (v % 6 < 4) {
+                loads += 2;
+                flops += std::max(1.0, elseFlops);
+            } else {
+                loads += 1;
+                flops += elseFlops;
+            }
+        }
+        EXPECT_EQ(c.loadBytes, loads * 4);
+        EXPECT_EQ(c.flops, flops);
+    }
 }
 
 }  // namespace
