@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
         runCmd->add_option("--arch", run.arch, "cuda: NVRTC architecture (default: the device's own, e.g. sm_90)");
         runCmd->add_option("--device", run.device, "cuda: device ordinal (default 0)")->check(CLI::Range(0, 1024));
         runCmd->add_option("--input", run.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
+        runCmd->add_option("--expect", run.expects,
+                           "NAME=FILE.npy (repeatable): graph output NAME must match FILE (exit 3 when it does not)");
         runCmd->add_option("--output-dir", run.outputDir, "write each graph output to DIR/<name>.npy");
         runCmd->add_flag("--check", run.check, "compare every kernel's outputs with the reference interpreter (exit 3 when outside tolerance)");
         runCmd->add_option("--tolerance", run.tolerance, "relative tolerance for --check (default per dtype; f32 1e-4)")

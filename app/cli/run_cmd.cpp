@@ -199,7 +199,9 @@ namespace {
 
 std::string fileNameFor(const std::string& tensor) {
     std::string r;
-    for (unsigned char c : tensor) r += (std::isalnum(c) || c == '_' || c == '-' || c == '.') ? static_cast<char>(c) : '_';
+    // Names keep their UTF-8 (an output 'выход 😀' is written as 'выход 😀.npy'); only what no
+    // file name may hold, or what a terminal would act on, is replaced.
+    for (unsigned char c : tensor) r += (c == '/' || c == '\0' || c < 0x20 || c == 0x7f) ? '_' : static_cast<char>(c);
     if (r.empty() || r == "." || r == "..") r = "output";
     return r;
 }
@@ -382,6 +384,19 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
                 err << "warning: --cxx-flags replaces the default flags and lacks " << needed
                     << " (kernels are built as a shared library: add \"-shared -fPIC\")\n";
     }
+    for (const auto& spec : options.expects) {
+        const auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+            err << "error: --expect '" << spec << "': expected NAME=FILE.npy\n";
+            return kExitBadInput;
+        }
+        auto t = runtime::readNpy(spec.substr(eq + 1));
+        if (!t.ok()) {
+            printDiagnostics(t.diagnostics(), err);
+            return kExitBadInput;
+        }
+        ropts.expectedOutputs.emplace_back(spec.substr(0, eq), std::move(*t));
+    }
     runtime::RunnerClientOptions rco;
     rco.threads = ropts.threads;
     runtime::RunnerClient runner(rco);
@@ -496,6 +511,20 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             j["checked"] = true;
             j["all_passed"] = r.allPassed;
         }
+        if (!r.outputChecks.empty()) {
+            j["output_checks"] = nlohmann::json::array();
+            for (const auto& c : r.outputChecks) {
+                // JSON has no infinities: a non-finite mismatch's unbounded error is written as null.
+                auto finiteOrNull = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+                j["output_checks"].push_back({{"name", c.tensor},
+                                              {"against", c.against},
+                                              {"passed", c.comparison.ok},
+                                              {"rel_l2", finiteOrNull(c.comparison.relL2)},
+                                              {"max_abs", finiteOrNull(c.comparison.maxAbs)},
+                                              {"non_finite", c.comparison.nonFiniteMismatches},
+                                              {"summary", c.comparison.summary()}});
+            }
+        }
         j["outputs"] = outs;
         if (r.cudaModule) {
             j["compile"] = {{"cache_hit", r.cudaModule->cacheHit},
@@ -545,15 +574,14 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             std::snprintf(gf, sizeof gf, "%.2f", t > 0 ? rateFlops(k) / t * 1e-9 : 0.0);
             std::snprintf(gb, sizeof gb, "%.2f", t > 0 ? static_cast<double>(k.bytes) / t * 1e-9 : 0.0);
             std::snprintf(re, sizeof re, "%.1e", k.maxRelError());
-            // NaN/inf mismatches are left out of the L2 norm: a failed kernel with a zero norm
-            // failed on non-finite elements.
-            if (!k.passed && k.maxRelError() == 0) std::snprintf(re, sizeof re, "non-fin.");
+            // A NaN or inf where the reference has a number makes the error infinite.
+            if (!k.passed && std::isinf(k.maxRelError())) std::snprintf(re, sizeof re, "non-fin.");
             out << std::left << std::setw(28) << name << std::setw(20) << op << std::right << std::setw(12)
                 << human(rateFlops(k), "") << std::setw(12) << bytesText(k.bytes) << std::setw(8) << ai
                 << std::setw(12) << (ropts.time ? seconds(t) : "-") << std::setw(14) << (ropts.time ? gf : "-")
                 << std::setw(10) << (ropts.time ? gb : "-");
             if (anyEnergy) out << std::setw(11) << (k.energyJoules >= 0 ? joules(k.energyJoules) : "-");
-            if (r.checked) out << std::setw(11) << (k.checked ? re : "ref") << (k.passed ? "" : "  FAILED");
+            if (r.checked) out << std::setw(11) << (k.checked ? re : k.reference ? "ref" : "-") << (k.passed ? "" : "  FAILED");
             out << "\n";
         }
         if (cm->plan.fusedGroupCount() > 0)
@@ -569,20 +597,31 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             out << "output '" << o["name"].get<std::string>() << "': " << o["dtype"].get<std::string>()
                 << dimsStr(o["shape"].get<std::vector<std::int64_t>>())
                 << (o.contains("file") ? " -> " + o["file"].get<std::string>() : std::string()) << "\n";
+        // The verdict a user wants first: the model's outputs, end to end.
+        for (const auto& c : r.outputChecks)
+            out << "output '" << printableName(c.tensor) << "' "
+                << (c.comparison.ok ? "matches " : "DIFFERS from ")
+                << (c.against == "expected" ? std::string("the expected tensor") : "the " + c.against) << ": "
+                << c.comparison.summary() << "\n";
         if (r.checked) {
             int failed = 0, checked = 0;
             for (const auto& k : r.kernels) {
                 failed += !k.passed;
                 checked += k.checked;
             }
-            if (failed == 0)
+            if (failed == 0 && checked > 0)
                 out << "check: all " << checked << (checked == 1 ? " kernel matches" : " kernels match")
                     << " the reference interpreter\n";
-            else
+            else if (failed > 0)
                 out << "check: " << failed << " of " << checked << " kernels outside tolerance\n";
         }
     }
     if (r.checked && !r.allPassed) {
+        for (const auto& c : r.outputChecks)
+            if (!c.comparison.ok)
+                err << "output '" << c.tensor << "' differs from "
+                    << (c.against == "expected" ? std::string("the expected tensor") : "the " + c.against) << ": "
+                    << c.comparison.summary() << "\n";
         for (const auto& k : r.kernels)
             if (!k.passed) {
                 for (const auto& c : k.checks)

@@ -15,7 +15,12 @@
 /// `--target cuda` "device": {"name", "ordinal", "sms", "memory_bytes", "arch"}}.
 /// When the run fails, `--json` prints {"ok": false, "exit_code", "errors": [lines]} (the errors
 /// also go to stderr). Missing inputs are filled from a fixed seed; `--output-dir DIR` writes each graph output to
-/// DIR/<output name>.npy (the name sanitised to a file name).
+/// DIR/<output name>.npy (the output's name kept as UTF-8; only '/', NUL and control characters
+/// replaced). `--expect NAME=FILE.npy` compares graph output NAME with the file (per-dtype
+/// tolerances, or --tolerance) and `--check` compares every graph output with the reference
+/// interpreter run on the whole model; their verdicts are printed first ("outputs: ...") and a
+/// mismatch exits 3. JSON: "output_checks": [{"name", "against", "passed", "rel_l2", "max_abs",
+/// "non_finite", "summary"}].
 ///
 /// compile: `--emit cpp` prints the generated C++ module; `--emit ir` the kernel IR of every
 /// kernel. `--target cuda`: `--emit cuda` the CUDA C module, `--emit ptx` its PTX (NVRTC, for
@@ -24,7 +29,7 @@
 /// the kernel, extension .cu, .ptx, .cubin, .sass or .ir (`--emit cubin` needs --output-dir).
 ///
 /// Exit codes: 0 success, 2 bad input (model, inputs, unsupported op, compile errors of generated
-/// code, missing compiler), 3 a kernel outside tolerance with --check, 4 a kernel crashed or timed
+/// code, missing compiler), 3 a kernel or a graph output outside tolerance (--check, --expect), 4 a kernel crashed or timed
 /// out in the runner, 1 internal error.
 /// Thread rules: none (runs on the caller's thread).
 
@@ -68,6 +73,7 @@ struct RunCmdOptions {
     std::string modelPath;
     std::string target = "cpu";
     std::vector<std::string> inputs;  ///< NAME=FILE.npy
+    std::vector<std::string> expects; ///< NAME=FILE.npy: graph output NAME must match the file
     std::string outputDir;
     bool check = false;
     int reps = 0;                     ///< 0 = until 0.1 s per kernel (at least 3 reps)

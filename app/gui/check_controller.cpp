@@ -112,13 +112,39 @@ void CheckController::onRunFinished(bool ok)
     }
     m_report = out.report;
     m_compiled = out.compiled;
+    // The first failing kernel is where an error starts; when every kernel matches but a graph
+    // output does not (an expected tensor from elsewhere, or an error no single kernel shows),
+    // the outputs themselves are shown.
     for (const pipeline::KernelReport& k : m_report->kernels) {
         if (k.checked && !k.passed) {
             showKernel(fromStd(k.name));
             return;
         }
     }
-    m_view->clear(tr("Every kernel matches the reference interpreter."));
+    const bool outputsFail = std::any_of(m_report->outputChecks.begin(), m_report->outputChecks.end(),
+                                         [](const pipeline::OutputCheck& c) { return !c.comparison.ok; });
+    if (outputsFail) {
+        views::ErrorHeatmapSnapshot s;
+        s.kernel = "graph outputs";
+        s.opType = "end to end";
+        std::vector<views::ErrorTensor> passing;
+        for (const pipeline::OutputCheck& c : m_report->outputChecks) {
+            views::ErrorTensor t;
+            t.name = c.tensor + (c.against == "expected" ? " (vs expected)" : " (vs reference)");
+            t.got = c.actual;
+            t.want = c.expected;
+            t.tolerance = c.tolerance;
+            if (!c.actual) t.note = "output '" + c.tensor + "' matches the " + c.against + ": " + c.comparison.summary();
+            (c.comparison.ok ? passing : s.outputs).push_back(std::move(t));
+        }
+        s.outputs.insert(s.outputs.end(), passing.begin(), passing.end());
+        m_view->setSnapshot(s);
+        m_dock->show();
+        m_dock->raise();
+        return;
+    }
+    m_view->clear(m_report->outputChecks.empty() ? tr("Every kernel matches the reference interpreter.")
+                                                 : tr("The outputs and every kernel match."));
 }
 
 void CheckController::onRerunRequested(const QString& kernel)

@@ -162,6 +162,11 @@ void MainWindow::createActions()
     m_fallbackAction->setChecked(true);
     m_fallbackAction->setToolTip(tr("Ops without a code generator run in the reference interpreter "
                                     "(tessera-cli run --fallback-reference) instead of stopping the compile"));
+    m_inputsAction = run->addAction(tr("&Inputs..."), this, &MainWindow::showRunInputs);
+    m_inputsAction->setObjectName(QStringLiteral("inputsAction"));
+    m_inputsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
+    m_inputsAction->setToolTip(tr("Feed inputs from .npy files and compare the outputs with expected .npy files "
+                                  "(tessera-cli run --input / --expect) (Ctrl+Shift+I)"));
     run->addSeparator();
     m_targetMenu = run->addMenu(tr("&Target"));
     m_targetMenu->setObjectName(QStringLiteral("targetMenu"));
@@ -589,6 +594,11 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         return;
     }
 
+    if (m_path != out.path) {
+        // Another model: the files chosen for the last one do not apply.
+        m_runInputFiles = {};
+        m_runInputData = {};
+    }
     m_model = out.model;
     m_path = out.path;
     m_properties->setModel(m_model);
@@ -869,17 +879,58 @@ void MainWindow::onRunFinished(quint64, bool ok)
     if (out.settings.run.time)
         summary << tr("end to end %1").arg(views::TimingTableModel::formatSeconds(report.total.median));
     bool failed = false;
-    if (report.checked) {
+    // The outputs' verdict first: it is what the user compares.
+    if (!report.outputChecks.empty()) {
+        int badOut = 0;
+        QString firstBad;
+        for (const pipeline::OutputCheck& c : report.outputChecks)
+            if (!c.comparison.ok && badOut++ == 0)
+                firstBad = tr("output '%1' differs from the %2")
+                               .arg(fromStd(c.tensor), c.against == "expected" ? tr("expected tensor") : fromStd(c.against));
+        failed = badOut > 0;
+        summary << (badOut == 0 ? tr("outputs match") : firstBad);
+    }
+    const bool kernelsChecked = std::any_of(report.kernels.begin(), report.kernels.end(),
+                                            [](const pipeline::KernelReport& k) { return k.checked; });
+    if (kernelsChecked) {
         int bad = 0;
         for (const pipeline::KernelReport& k : report.kernels)
             bad += k.passed ? 0 : 1;
-        failed = bad > 0;
+        failed = failed || bad > 0;
         summary << (bad == 0 ? tr("all match the reference")
                              : tr("%1 of %2 outside tolerance").arg(bad).arg(report.kernels.size()));
     }
     setRunMessage(summary.join(QStringLiteral(" \u00b7 ")), failed);
     showNodeResults(m_view->selectedNodeId());
     emit runFinished(true);
+}
+
+void MainWindow::showRunInputs()
+{
+    if (!m_model) {
+        statusBar()->showMessage(tr("Open a model first: its inputs and outputs are listed here"), 4000);
+        return;
+    }
+    RunInputsDialog dialog(m_model->graph, m_runInputFiles, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    m_runInputFiles = dialog.files();
+    m_runInputData = dialog.data();
+    statusBar()->showMessage(m_runInputFiles.empty() ? tr("Inputs seeded; no expected outputs")
+                                                     : tr("Run inputs set: the next run feeds and compares them"),
+                             4000);
+}
+
+std::vector<std::string> MainWindow::setRunInputFiles(const RunInputFiles& files)
+{
+    if (!m_model)
+        return {"no model is open"};
+    auto [data, errors] = readRunInputs(m_model->graph, files);
+    if (!errors.empty())
+        return errors;
+    m_runInputFiles = files;
+    m_runInputData = std::move(data);
+    return {};
 }
 
 void MainWindow::showNodeResults(int nodeId)

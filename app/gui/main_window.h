@@ -58,6 +58,7 @@
 
 #include "app/gui/eta_estimator.h"
 #include "app/gui/run_history.h"
+#include "app/gui/run_inputs_dialog.h"
 #include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
 #include "core/support/diagnostic.h"
@@ -199,6 +200,13 @@ public:
     void startRun();
     /// Cancels the run in progress.
     void stopRun();
+    /// Run > Inputs...: input .npy files to feed and outputs to compare (RunInputsDialog).
+    void showRunInputs();
+    /// The files chosen in Run > Inputs... for the model on screen (cleared when another model opens).
+    const RunInputFiles& runInputFiles() const { return m_runInputFiles; }
+    /// Sets the run's input and expected-output files as the dialog would (reads them now); the
+    /// errors, one per file, when one cannot be used (nothing is changed then).
+    std::vector<std::string> setRunInputFiles(const RunInputFiles& files);
     /// The run's line in the status bar (stage while running, the result after).
     QString runStatusText() const;
 
@@ -402,6 +410,9 @@ private:
     QAction* m_stopAction = nullptr;
     QAction* m_checkAction = nullptr;
     QAction* m_fallbackAction = nullptr;
+    QAction* m_inputsAction = nullptr;
+    RunInputFiles m_runInputFiles;
+    RunInputData m_runInputData;
     QComboBox* m_targetCombo = nullptr;
     QMenu* m_targetMenu = nullptr;
     QActionGroup* m_targetGroup = nullptr;

@@ -192,6 +192,9 @@ RunSettings MainWindow::currentRunSettings() const
     settings.compile.schedules = m_schedules->schedules();  // the Task Mapping dock's applied mappings
     // Preferences (threads, compiler, flags, cache), read now so a change reaches this run.
     AppSettings::load().applyTo(settings);
+    // Run > Inputs...: fed inputs and the outputs' expected tensors.
+    settings.givenInputs = m_runInputData.inputs;
+    settings.run.expectedOutputs = m_runInputData.expected;
     return settings;
 }
 

@@ -124,7 +124,7 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
                 Qt::QueuedConnection);
         };
 
-        const std::vector<ir::TensorData> inputs = pipeline::defaultInputs(model->graph);
+        const std::vector<ir::TensorData> inputs = pipeline::defaultInputs(model->graph, 42, settings.givenInputs);
         auto t0 = std::chrono::steady_clock::now();
         support::Expected<pipeline::CompiledModel> cm = pipeline::compileModel(*model, inputs, settings.compile, &token, post);
         out->compileSeconds = secondsSince(t0);

@@ -10,8 +10,9 @@
 /// new run starts once the cancelled one has unwound, and the channel's RunnerClient is only
 /// ever used by one job at a time.
 ///
-/// Inputs are pipeline::defaultInputs(model->graph) (seed 42), as `tessera-cli run` uses when no
-/// input is given, so the GUI and the CLI compile and check the same thing.
+/// Inputs are pipeline::defaultInputs(model->graph, 42, RunSettings::givenInputs): the inputs the
+/// user fed (Run > Inputs...), the others from seed 42, as `tessera-cli run` does with --input,
+/// so the GUI and the CLI compile and check the same thing.
 ///
 /// CUDA (RunSettings::compile.target == Cuda): after compileModel the worker compiles the CUDA C
 /// with NVRTC for RunOptions::cudaArch (emitting cudaCompiled(), so the PTX is on screen before
@@ -56,6 +57,9 @@ struct RunSettings {
     pipeline::RunOptions run;
     /// CUDA target only: compile to CUDA C and with NVRTC to PTX for run.cudaArch; run nothing.
     bool cudaCompileOnly = false;
+    /// Inputs fed instead of seeded ones (Run > Inputs...), one per runtime input of the model's
+    /// graph in graph order; an Undefined dtype (or an empty vector) = filled from the seed.
+    std::vector<ir::TensorData> givenInputs;
     RunSettings()
     {
         compile.fallbackReference = true;

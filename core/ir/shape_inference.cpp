@@ -61,7 +61,7 @@ const TensorType* outerType(const Scope* s, const std::string& name) {
 }
 
 void inferGraph(Graph& g, const std::string& file, const std::string& prefix, const Scope* parent, int depth,
-                ShapeInferenceResult& res) {
+                ShapeInferenceResult& res, const NodeHook* afterNode = nullptr) {
     // Graph inputs and initializers keep what they declare; fill in only what is missing.
     for (std::size_t i = 0; i < g.numValues(); ++i) {
         Value& v = g.value(static_cast<ValueId>(i));
@@ -80,7 +80,7 @@ void inferGraph(Graph& g, const std::string& file, const std::string& prefix, co
     }
     const Scope scope{&g, parent};
     const OpRegistry& reg = OpRegistry::instance();
-    for (NodeId id : *order) {
+    auto inferNode = [&](NodeId id) {
         const Node& n = g.node(id);
         auto keepDeclared = [&]() {
             for (ValueId o : n.outputs)
@@ -107,18 +107,18 @@ void inferGraph(Graph& g, const std::string& file, const std::string& prefix, co
             if (!cr.error.empty()) {
                 res.diagnostics.error(file, prefix + nodeWhere(n), cr.error);
                 keepDeclared();
-                continue;
+                return;
             }
             ++res.inferredNodes;
             if (!n.outputs.empty() && validId(g, n.outputs[0]) && g.producer(n.outputs[0]) == id)
                 g.value(n.outputs[0]).type = cr.output;
-            continue;
+            return;
         }
         const OpSchema* schema = reg.find(n.domain, n.opType);
         if (!schema || !schema->inferShapes) {
             ++res.unknownOps;
             keepDeclared();
-            continue;
+            return;
         }
         InferResult r;
         try {
@@ -131,7 +131,7 @@ void inferGraph(Graph& g, const std::string& file, const std::string& prefix, co
         if (!r.ok()) {
             res.diagnostics.error(file, prefix + nodeWhere(n), r.error);
             keepDeclared();
-            continue;
+            return;
         }
         ++res.inferredNodes;
         for (std::size_t i = 0; i < n.outputs.size(); ++i) {
@@ -154,14 +154,18 @@ void inferGraph(Graph& g, const std::string& file, const std::string& prefix, co
                 res.diagnostics.add(std::move(d));
             }
         }
+    };
+    for (NodeId id : *order) {
+        inferNode(id);
+        if (afterNode && *afterNode) (*afterNode)(g, id);
     }
 }
 
 }  // namespace
 
-ShapeInferenceResult inferShapes(Graph& g, const std::string& file) {
+ShapeInferenceResult inferShapes(Graph& g, const std::string& file, const NodeHook& afterNode) {
     ShapeInferenceResult res;
-    inferGraph(g, file, {}, nullptr, 0, res);
+    inferGraph(g, file, {}, nullptr, 0, res, &afterNode);
     return res;
 }
 

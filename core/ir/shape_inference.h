@@ -9,6 +9,7 @@
 /// themselves are not in the registry: their outputs keep their declared types.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,9 +25,16 @@ struct ShapeInferenceResult {
     int unknownOps = 0;                   ///< nodes whose op is not in the registry
 };
 
-/// Infers types of every node output. `file` is used in diagnostics. Never throws.
-/// Precondition: the graph is acyclic (run the verifier first); on a cycle it reports an error.
-ShapeInferenceResult inferShapes(Graph& g, const std::string& file = {});
+/// Called after each top-level node's outputs were typed, in topological order. It may give the
+/// node's outputs constant data (Value::data, as constant folding does): later nodes' inference
+/// then sees those constants (a Reshape whose shape operand was folded gets a concrete shape).
+/// It must not add or remove nodes or values.
+using NodeHook = std::function<void(Graph&, NodeId)>;
+
+/// Infers types of every node output. `file` is used in diagnostics. Never throws (unless the
+/// hook does). Precondition: the graph is acyclic (run the verifier first); on a cycle it
+/// reports an error.
+ShapeInferenceResult inferShapes(Graph& g, const std::string& file = {}, const NodeHook& afterNode = {});
 
 /// FLOPs of node n with the current value types; nullopt when unknown (unknown op or dynamic shape).
 std::optional<std::int64_t> nodeFlops(const Graph& g, NodeId n);

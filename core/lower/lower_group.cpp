@@ -271,6 +271,15 @@ private:
         else m_ins.insert(m_ins.begin() + pos, p);
         return p.buffer;
     }
+    /// The index of operand buffer `buffer` (of logical shape `shape`) for the element at logical
+    /// index `at` of the fused value, broadcast to the operand's shape. An operand that already
+    /// is a param of the kernel (the anchor's own input read again by a residual Add) keeps the
+    /// anchor's view of it (e.g. [N, C, H*W] of [N, C, H, W]): the index is mapped to that view.
+    std::vector<Expr> operandIndex(const std::vector<Expr>& at, int buffer, const std::vector<std::int64_t>& shape) const {
+        std::vector<Expr> idx = detail::broadcastIndex(at, shape);
+        const std::vector<std::int64_t>& view = m_lk.kernel.buffers[static_cast<std::size_t>(buffer)].shape;
+        return view == shape ? idx : logicalIndex(idx, shape, view);
+    }
     int findIn(const std::vector<Param>& ps, ir::ValueId v) const {
         for (std::size_t i = 0; i < ps.size(); ++i)
             if (ps[i].value == v) return static_cast<int>(i);
@@ -353,7 +362,7 @@ support::DiagnosticList GroupRewriter::applyPrologues(const std::vector<ir::Node
                 const std::vector<Expr> at = logicalIndex(e->args, xBufShape, *xShape);
                 for (std::size_t s = 0; s < operands.size(); ++s)
                     if (operands[s].buffer >= 0)
-                        ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(at, operands[s].shape));
+                        ins[s] = load(operands[s].buffer, operands[s].dtype, operandIndex(at, operands[s].buffer, operands[s].shape));
                 auto r = detail::elementwiseExpr(ctx, ins);
                 if (!r) {
                     errors.append(r.diagnostics());
@@ -489,9 +498,11 @@ support::DiagnosticList GroupRewriter::applyIndexMapEpilogue(ir::NodeId eid) {
         if (st.buffer != yBuf) return nullptr;
         std::vector<Expr> zi = st.indices;
         if (!perm.empty()) {
+            // The logical index may have more dims than the kernel's view of Y (a [B*H, M, N]
+            // view of a [B, H, M, N] tensor): Z's index is built at the logical rank.
             const std::vector<Expr> yi = logicalIndex(st.indices, yBufShape, yShape);
+            zi.assign(yi.size(), intImm(0));
             for (std::size_t d = 0; d < yi.size(); ++d) zi[d] = yi[static_cast<std::size_t>(perm[d])];
-            zi.resize(yi.size());
         }
         if (!keepY) return store(zBuf, zi, cast(st.value, zType));
         const Var t = k.newVar("y", yType);
@@ -589,7 +600,7 @@ support::DiagnosticList GroupRewriter::applyEpilogue(ir::NodeId eid) {
                 ins[s] = tv;
             } else if (operands[s].buffer >= 0) {
                 if (at.empty()) at = logicalIndex(st.indices, yBufShape, *zShape);
-                ins[s] = load(operands[s].buffer, operands[s].dtype, detail::broadcastIndex(at, operands[s].shape));
+                ins[s] = load(operands[s].buffer, operands[s].dtype, operandIndex(at, operands[s].buffer, operands[s].shape));
             }
         }
         auto r = detail::elementwiseExpr(ctx, ins);

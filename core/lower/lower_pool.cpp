@@ -53,7 +53,10 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
     const ir::Node& node = ctx.node;
     if (node.inputs.size() != 1 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
         return lowerError(ctx, "pooling needs one input and one output");
-    if (node.outputs.size() > 1 && node.outputs[1] != ir::kNoValue) return unsupportedForm(ctx, "the Indices output is not supported");
+    // MaxPool's optional Indices output: the flat index of each maximum in the input (ONNX:
+    // row-major over N, C and the spatial dims; storage_order 1 takes the spatial dims column-major).
+    const bool withIndices = isMax && node.outputs.size() > 1 && node.outputs[1] != ir::kNoValue;
+    const bool columnMajor = node.attrInt("storage_order", 0) != 0;
     auto xs = shapeOf(ctx, node.inputs[0]);
     if (!xs) return xs.diagnostics();
     auto ys = shapeOf(ctx, node.outputs[0]);
@@ -71,12 +74,18 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
     outShape.insert(outShape.end(), w.out.begin(), w.out.end());
     if (*ys != outShape) return lowerError(ctx, "output shape " + dimsText(*ys) + " differs from " + dimsText(outShape));
     const DType outT = dtypeOf(ctx.g, node.outputs[0]);
-    if (!ir::isFloatingPoint(outT)) return unsupportedForm(ctx, "pooling of non-float tensors is not supported");
-    const DType accT = accumulatorType(outT);
+    const bool integral = !ir::isFloatingPoint(outT);
+    if (integral && (!isMax || !ir::isInteger(outT) || outT == DType::U64))
+        return unsupportedForm(ctx, "average pooling of non-float tensors (and max pooling of " +
+                                        std::string(ir::dtypeName(outT)) + ") is not supported");
+    // Integers are compared as i64 (exact for every integer type but u64), starting from the
+    // type's lowest value; floats in their accumulator type, starting from -inf.
+    const DType accT = integral ? DType::I64 : accumulatorType(outT);
 
     LoweredKernel lk = beginKernel(ctx);
     const int X = addInput(ctx, lk, node.inputs[0]);
     const int Y = addOutput(ctx, lk, node.outputs[0]);
+    const int I = withIndices ? addOutput(ctx, lk, node.outputs[1]) : -1;
     Kernel& k = lk.kernel;
     const DType xT = k.buffers[static_cast<std::size_t>(X)].dtype;
 
@@ -90,7 +99,18 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
     }
     auto plan = resolveMappings(ctx, outShape, tiledMapping(outShape, tile));
     if (!plan) return plan.diagnostics();
-    const Expr initV = isMax ? constant(-std::numeric_limits<double>::infinity(), accT) : constant(0.0, accT);
+    auto lowestOf = [](DType t) -> std::int64_t {
+        switch (t) {
+        case DType::I8: return std::numeric_limits<std::int8_t>::lowest();
+        case DType::I16: return std::numeric_limits<std::int16_t>::lowest();
+        case DType::I32: return std::numeric_limits<std::int32_t>::lowest();
+        case DType::I64: return std::numeric_limits<std::int64_t>::lowest();
+        default: return 0;  // unsigned types
+        }
+    };
+    const Expr initV = integral ? intImm(lowestOf(outT))
+                       : isMax  ? constant(-std::numeric_limits<double>::infinity(), accT)
+                                : constant(0.0, accT);
 
     k.body = emitTiledLoops(k, *plan, outShape, maxTile, [&](const TileView& tv) {
         const Expr n = tv.origin[0];
@@ -100,6 +120,13 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
         ab.scope = MemoryScope::Local;
         ab.shape.assign(tv.size.begin() + 2, tv.size.end());
         const int acc = k.addBuffer(ab);
+        int arg = -1;
+        if (withIndices) {
+            BufferDecl ib = ab;
+            ib.name = "arg";
+            ib.dtype = DType::I64;
+            arg = k.addBuffer(ib);
+        }
         const std::vector<Expr> sOrigin(tv.origin.begin() + 2, tv.origin.end()), sExt(tv.extent.begin() + 2, tv.extent.end());
         // One channel-loop over the tile's channel extent (1 by default).
         return loopOver(k, "c", tv.extent[1], ForKind::Serial, [&](const Expr& cIdx) {
@@ -118,7 +145,10 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
             };
             return rec(0);
         };
-        Stmt init = loops("z", [&](const std::vector<Expr>& i) { return store(acc, i, initV); });
+        Stmt init = loops("z", [&](const std::vector<Expr>& i) {
+            if (arg < 0) return store(acc, i, initV);
+            return seq({store(acc, i, initV), store(arg, i, intImm(0))});
+        });
         Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>&, const std::vector<Expr>& localOuter,
                                                             const std::vector<Expr>& inOuter, const RowBuilder& row) {
             return row([&](const Expr& ol, const Expr& il) {
@@ -129,7 +159,21 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
                 xidx.push_back(il);
                 const Expr x = cast(load(X, xT, xidx), accT);
                 const Expr a = load(acc, accT, aidx);
-                return store(acc, aidx, isMax ? maxOf(a, x) : a + x);
+                if (arg < 0) return store(acc, aidx, isMax ? maxOf(a, x) : a + x);
+                // Flat input index of this tap; the first maximum wins (strict >), as numpy's argmax.
+                Expr flat = n * intImm((*xs)[1]) + c;
+                if (!columnMajor) {
+                    for (std::size_t d = 0; d < r; ++d) flat = flat * intImm(in[d]) + xidx[d + 2];
+                } else {
+                    Expr sp = xidx[r + 1];
+                    for (std::size_t d = r - 1; d-- > 0;) sp = sp * intImm(in[d]) + xidx[d + 2];
+                    std::int64_t plane = 1;
+                    for (std::int64_t e : in) plane *= e;
+                    flat = flat * intImm(plane) + sp;
+                }
+                const Expr better = x > a;
+                return seq({store(arg, aidx, select(better, flat, load(arg, DType::I64, aidx))),
+                            store(acc, aidx, maxOf(a, x))});
             });
         });
         Stmt out = loops("y", [&](const std::vector<Expr>& i) {
@@ -145,8 +189,10 @@ support::Expected<LoweredKernel> lowerPool(const LowerContext& ctx, bool isMax) 
             }
             Expr v = load(acc, accT, i);
             if (!isMax) v = v / cast(count, accT);
-            return store(Y, yidx, cast(v, outT));
+            if (arg < 0) return store(Y, yidx, cast(v, outT));
+            return seq({store(Y, yidx, cast(v, outT)), store(I, yidx, load(arg, DType::I64, i))});
         });
+        if (arg >= 0) return allocate(acc, allocate(arg, seq({init, nest, out})));
         return allocate(acc, seq({init, nest, out}));
         });
     });

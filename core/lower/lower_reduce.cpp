@@ -89,7 +89,10 @@ int localBuffer(Kernel& k, const std::string& name, DType t, std::vector<std::in
 }
 
 /// Reduces a contiguous run of `len` elements given by elem(j) into the scalar Local `dst[0]`
-/// (which must hold the initial value): 16 vectorised partial accumulators when len >= 32.
+/// (which holds the value to combine with: the initial value, or the running result of earlier
+/// rows): 16 vectorised partial accumulators when len >= 32. Each lane starts from its own first
+/// element, not from dst, so that dst is combined exactly once whatever the combine is (seeding
+/// every lane with a running sum would add it 16 times).
 Stmt laneReduce(Kernel& k, std::int64_t len, DType t, const std::function<Expr(const Expr&)>& elem,
                 const std::function<Expr(const Expr&, const Expr&)>& comb, int dst) {
     const Expr d0 = load(dst, t, {intImm(0)});
@@ -101,11 +104,12 @@ Stmt laneReduce(Kernel& k, std::int64_t len, DType t, const std::function<Expr(c
     const std::int64_t nb = len / kLanes, tail = len % kLanes;
     const Var v0 = k.newVar("v"), b = k.newVar("b"), v1 = k.newVar("v"), v2 = k.newVar("v");
     std::vector<Stmt> body;
-    body.push_back(forLoop(v0, intImm(kLanes), store(lanes, {varRef(v0)}, d0), ForKind::Vectorize, kLanes));
-    body.push_back(forLoop(b, intImm(nb),
+    body.push_back(forLoop(v0, intImm(kLanes), store(lanes, {varRef(v0)}, elem(varRef(v0))), ForKind::Vectorize, kLanes));
+    body.push_back(forLoop(b, intImm(nb - 1),
                            forLoop(v1, intImm(kLanes),
                                    store(lanes, {varRef(v1)},
-                                         comb(load(lanes, t, {varRef(v1)}), elem(varRef(b) * intImm(kLanes) + varRef(v1)))),
+                                         comb(load(lanes, t, {varRef(v1)}),
+                                              elem((varRef(b) + intImm(1)) * intImm(kLanes) + varRef(v1)))),
                                    ForKind::Vectorize, kLanes)));
     if (tail > 0) {
         const Var j = k.newVar("j");
@@ -113,9 +117,7 @@ Stmt laneReduce(Kernel& k, std::int64_t len, DType t, const std::function<Expr(c
                                store(lanes, {varRef(j)},
                                      comb(load(lanes, t, {varRef(j)}), elem(intImm(nb * kLanes) + varRef(j))))));
     }
-    body.push_back(store(dst, {intImm(0)}, load(lanes, t, {intImm(0)})));
-    body.push_back(forLoop(v2, intImm(kLanes - 1),
-                           store(dst, {intImm(0)}, comb(d0, load(lanes, t, {varRef(v2) + intImm(1)})))));
+    body.push_back(forLoop(v2, intImm(kLanes), store(dst, {intImm(0)}, comb(d0, load(lanes, t, {varRef(v2)})))));
     return allocate(lanes, seq(std::move(body)));
 }
 
@@ -532,13 +534,90 @@ support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx) {
     return lk;
 }
 
+namespace {
+
+/// BatchNormalization with training_mode = 1 (ONNX opset 14+): the batch's own statistics per
+/// channel (mean, population variance over N and the spatial dims) normalise X, and the optional
+/// outputs running_mean / running_var are input_mean * momentum + batch_mean * (1 - momentum) and
+/// likewise for the variance. Mapped over the channels; per channel two lane-reduced passes.
+support::Expected<LoweredKernel> lowerBatchNormTraining(const LowerContext& ctx, std::int64_t N, std::int64_t C,
+                                                        std::int64_t HW) {
+    const ir::Node& node = ctx.node;
+    const double eps = node.attrFloat("epsilon", 1e-5), mom = node.attrFloat("momentum", 0.9);
+    const DType outT = dtypeOf(ctx.g, node.outputs[0]);
+    const DType accT = accumulatorType(outT);
+    LoweredKernel lk = beginKernel(ctx);
+    std::vector<int> in;
+    for (std::size_t i = 0; i < 5; ++i) in.push_back(addInput(ctx, lk, node.inputs[i]));
+    const int Y = addOutput(ctx, lk, node.outputs[0]);
+    const bool hasRm = node.outputs.size() > 1 && node.outputs[1] != ir::kNoValue;
+    const bool hasRv = node.outputs.size() > 2 && node.outputs[2] != ir::kNoValue;
+    const int RM = hasRm ? addOutput(ctx, lk, node.outputs[1]) : -1;
+    const int RV = hasRv ? addOutput(ctx, lk, node.outputs[2]) : -1;
+    Kernel& k = lk.kernel;
+    k.buffers[static_cast<std::size_t>(in[0])].shape = {N, C, HW};
+    k.buffers[static_cast<std::size_t>(Y)].shape = {N, C, HW};
+    for (std::size_t i = 1; i < 5; ++i) k.buffers[static_cast<std::size_t>(in[i])].shape = {C};
+    if (RM >= 0) k.buffers[static_cast<std::size_t>(RM)].shape = {C};
+    if (RV >= 0) k.buffers[static_cast<std::size_t>(RV)].shape = {C};
+    auto ld = [&](std::size_t i, std::vector<Expr> idx) {
+        return cast(load(in[i], k.buffers[static_cast<std::size_t>(in[i])].dtype, std::move(idx)), accT);
+    };
+    const std::vector<std::int64_t> ext{C};
+    auto plan = resolveMappings(ctx, ext, defaultCpuMapping(ext, ctx.options.cpuThreads));
+    if (!plan) return plan.diagnostics();
+    const Expr count = constant(static_cast<double>(N * HW), accT);
+    auto add = [](const Expr& a, const Expr& b) { return a + b; };
+    k.body = emitMappedLoops(k, *plan, ext, [&](const std::vector<Expr>& o) {
+        const Expr c = o[0];
+        const int sum = localBuffer(k, "sum", accT, {1}), sq = localBuffer(k, "sq", accT, {1});
+        const Var mv = k.newVar("mu", accT), vv = k.newVar("var", accT), iv = k.newVar("inv", accT);
+        Stmt sumPass = loopOver(k, "n", intImm(N), ForKind::Serial, [&](const Expr& n) {
+            return laneReduce(k, HW, accT, [&](const Expr& j) { return ld(0, {n, c, j}); }, add, sum);
+        });
+        Stmt sqPass = loopOver(k, "n", intImm(N), ForKind::Serial, [&](const Expr& n) {
+            return laneReduce(k, HW, accT, [&](const Expr& j) {
+                const Expr d = ld(0, {n, c, j}) - varRef(mv);
+                return d * d;
+            }, add, sq);
+        });
+        Stmt write = loopOver(k, "n", intImm(N), ForKind::Serial, [&](const Expr& n) {
+            return loopOver(k, "j", intImm(HW), ForKind::Vectorize, [&](const Expr& j) {
+                const Expr y = (ld(0, {n, c, j}) - varRef(mv)) * varRef(iv) * ld(1, {c}) + ld(2, {c});
+                return store(Y, {n, c, j}, cast(y, outT));
+            });
+        });
+        std::vector<Stmt> tail{write};
+        const Expr keep = constant(mom, accT), take = constant(1.0 - mom, accT);
+        if (RM >= 0)
+            tail.push_back(store(RM, {c}, cast(ld(3, {c}) * keep + varRef(mv) * take,
+                                               k.buffers[static_cast<std::size_t>(RM)].dtype)));
+        if (RV >= 0)
+            tail.push_back(store(RV, {c}, cast(ld(4, {c}) * keep + varRef(vv) * take,
+                                               k.buffers[static_cast<std::size_t>(RV)].dtype)));
+        const Expr inv = constant(1.0, accT) / call(Intrinsic::Sqrt, {varRef(vv) + constant(eps, accT)});
+        return allocate(sum, allocate(sq, seq({
+            store(sum, {intImm(0)}, constant(0.0, accT)), sumPass,
+            let(mv, load(sum, accT, {intImm(0)}) / count,
+                seq({store(sq, {intImm(0)}, constant(0.0, accT)), sqPass,
+                     let(vv, load(sq, accT, {intImm(0)}) / count, let(iv, inv, seq(std::move(tail))))})),
+        })));
+    });
+    k.notes.push_back("training mode: mapped over channels; batch mean and population variance in two passes");
+    return lk;
+}
+
+}  // namespace
+
 support::Expected<LoweredKernel> lowerBatchNorm(const LowerContext& ctx) {
     const ir::Node& node = ctx.node;
-    if (node.attrInt("training_mode", 0) != 0) return unsupportedForm(ctx, "training_mode is not supported (inference only)");
+    const bool training = node.attrInt("training_mode", 0) != 0;
     if (node.inputs.size() != 5 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
         return lowerError(ctx, "BatchNormalization needs X, scale, B, mean, var and output Y");
-    for (std::size_t i = 1; i < node.outputs.size(); ++i)
-        if (node.outputs[i] != ir::kNoValue) return unsupportedForm(ctx, "the training outputs are not supported");
+    if (!training)
+        for (std::size_t i = 1; i < node.outputs.size(); ++i)
+            if (node.outputs[i] != ir::kNoValue)
+                return unsupportedForm(ctx, "running_mean/running_var outputs need training_mode = 1");
     auto xs = shapeOf(ctx, node.inputs[0]);
     if (!xs) return xs.diagnostics();
     if (xs->size() < 2) return lowerError(ctx, "input must have rank >= 2, got " + dimsText(*xs));
@@ -548,6 +627,7 @@ support::Expected<LoweredKernel> lowerBatchNorm(const LowerContext& ctx) {
         if (!s) return s.diagnostics();
         if (prod(*s, 0, s->size()) != C) return lowerError(ctx, "input " + std::to_string(i) + " must have " + std::to_string(C) + " elements");
     }
+    if (training) return lowerBatchNormTraining(ctx, N, C, HW);
     const double eps = node.attrFloat("epsilon", 1e-5);
     const DType outT = dtypeOf(ctx.g, node.outputs[0]);
     const DType accT = accumulatorType(outT);

@@ -38,13 +38,53 @@ std::optional<std::vector<std::int64_t>> concreteShape(const ir::Graph& g, ir::V
     return std::nullopt;
 }
 
+namespace {
+
+/// Where the unknown extents of `v` come from: the first node upstream whose inputs all have
+/// known shapes but whose output does not (its output's extents depend on input values that are
+/// not constants), or a graph input with symbolic dims. Empty when it cannot be told.
+std::string unknownShapeOrigin(const ir::Graph& g, ir::ValueId v) {
+    std::vector<bool> seen(g.numValues(), false);
+    for (int depth = 0; depth < 100000 && v != ir::kNoValue && !seen[static_cast<std::size_t>(v)]; ++depth) {
+        seen[static_cast<std::size_t>(v)] = true;
+        const ir::NodeId p = g.producer(v);
+        if (p == ir::kNoNode) {
+            const ir::Value& in = g.value(v);
+            if (!in.isGraphInput) return {};
+            return "graph input '" + in.name + "' is " + in.type.str() +
+                   ": feed it (--input " + in.name + "=FILE.npy) or declare its extents to bind them";
+        }
+        const ir::Node& n = g.node(p);
+        ir::ValueId unknownIn = ir::kNoValue;
+        std::string dataInputs;
+        for (ir::ValueId x : n.inputs) {
+            if (x == ir::kNoValue) continue;
+            if (!concreteShape(g, x)) {
+                unknownIn = x;
+                break;
+            }
+            if (!g.value(x).data) dataInputs += (dataInputs.empty() ? "'" : ", '") + g.value(x).name + "'";
+        }
+        if (unknownIn != ir::kNoValue) {
+            v = unknownIn;
+            continue;
+        }
+        return "the extents are decided at run time by node '" + n.name + "' (" + n.opType + ")" +
+               (dataInputs.empty() ? std::string() : ", from the values of " + dataInputs);
+    }
+    return {};
+}
+
+}  // namespace
+
 support::Expected<std::vector<std::int64_t>> shapeOf(const LowerContext& ctx, ir::ValueId v) {
     if (v == ir::kNoValue) return lowerError(ctx, "a required input is missing");
     auto s = concreteShape(ctx.g, v);
     if (!s) {
         const ir::Value& val = ctx.g.value(v);
+        const std::string origin = unknownShapeOrigin(ctx.g, v);
         return lowerError(ctx, "value '" + val.name + "' has no concrete shape (" + val.type.shape.str() +
-                                   "); lowering needs every extent known");
+                                   "); lowering needs every extent known" + (origin.empty() ? "" : ": " + origin));
     }
     return *s;
 }

@@ -27,6 +27,90 @@ bool isConstant(const ir::Graph& g, ir::ValueId v) {
     return v == ir::kNoValue || static_cast<bool>(g.value(v).data);
 }
 
+/// Replaces every If whose condition is a constant by the nodes of the branch it takes (values
+/// local to the branch renamed "<If name>/<name>" where the name is taken; the branch's outputs
+/// written straight into the If's outputs, through an Identity where a branch output is not
+/// computed in the branch). Branches holding subgraphs of their own are left alone. Returns the
+/// number of Ifs replaced; value ids of `g` are preserved (new values are appended).
+int inlineConstantIfs(ir::Graph& g) {
+    int inlined = 0;
+    std::vector<ir::Node> nodes;
+    bool changed = false;
+    for (std::size_t ni = 0; ni < g.numNodes(); ++ni) {
+        const ir::Node& n = g.node(static_cast<ir::NodeId>(ni));
+        const ir::Graph* branch = nullptr;
+        if (n.opType == "If" && (n.domain.empty() || n.domain == "ai.onnx") && n.inputs.size() == 1 &&
+            n.inputs[0] != ir::kNoValue && g.value(n.inputs[0]).data && g.value(n.inputs[0]).data->numElements() == 1) {
+            const bool cond = g.value(n.inputs[0]).data->elementAsDouble(0) != 0.0;
+            const ir::Attribute* a = n.attr(cond ? "then_branch" : "else_branch");
+            if (a && a->type == ir::AttrType::Graph && a->g) branch = a->g.get();
+        }
+        if (branch && (branch->outputs().size() != n.outputs.size() ||
+                       std::any_of(branch->nodes().begin(), branch->nodes().end(),
+                                   [](const ir::Node& bn) { return hasSubgraph(bn); })))
+            branch = nullptr;
+        if (!branch) {
+            nodes.push_back(n);
+            continue;
+        }
+        changed = true;
+        ++inlined;
+        std::map<ir::ValueId, ir::ValueId> local;  // branch value -> value of g
+        for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+            const ir::ValueId bo = branch->outputs()[o];
+            if (n.outputs[o] != ir::kNoValue && branch->producer(bo) != ir::kNoNode && !local.count(bo))
+                local[bo] = n.outputs[o];
+        }
+        auto mapped = [&](ir::ValueId bv) -> ir::ValueId {
+            if (bv == ir::kNoValue) return ir::kNoValue;
+            if (auto it = local.find(bv); it != local.end()) return it->second;
+            const ir::Value& v = branch->value(bv);
+            const bool inner = branch->producer(bv) != ir::kNoNode || v.isInitializer;
+            if (!inner) return g.findValue(v.name);  // read from the enclosing graph (ONNX scoping)
+            ir::Value nv = v;
+            nv.isGraphInput = nv.isGraphOutput = false;
+            std::string name = v.name;
+            for (int k = 1; g.findValue(name) != ir::kNoValue; ++k)
+                name = n.name + "/" + v.name + (k > 1 ? "_" + std::to_string(k) : "");
+            nv.name = name;
+            const ir::ValueId id = g.addValue(std::move(nv));
+            if (g.value(id).isInitializer) g.initializers().push_back(id);
+            local[bv] = id;
+            return id;
+        };
+        for (const ir::Node& bn : branch->nodes()) {
+            ir::Node copy = bn;
+            copy.name = n.name + "/" + bn.name;
+            for (auto& v : copy.inputs) v = mapped(v);
+            for (auto& v : copy.outputs) v = mapped(v);
+            nodes.push_back(std::move(copy));
+        }
+        for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+            const ir::ValueId bo = branch->outputs()[o];
+            if (n.outputs[o] == ir::kNoValue) continue;
+            if (branch->producer(bo) != ir::kNoNode && local.at(bo) == n.outputs[o]) continue;
+            ir::Node id;
+            id.opType = "Identity";
+            id.name = n.name + "/output_" + std::to_string(o);
+            id.inputs = {mapped(bo)};
+            id.outputs = {n.outputs[o]};
+            nodes.push_back(std::move(id));
+        }
+    }
+    if (!changed) return 0;
+    ir::Graph out;
+    out.name = g.name;
+    out.docString = g.docString;
+    for (const ir::Value& v : g.values()) out.addValue(v);
+    for (ir::Node& n : nodes) out.addNode(std::move(n));
+    out.inputs() = g.inputs();
+    out.outputs() = g.outputs();
+    out.initializers() = g.initializers();
+    out.rebuildIndex();
+    g = std::move(out);
+    return inlined;
+}
+
 }  // namespace
 
 bool isShapeOperand(const std::string& op, std::size_t slot) {
@@ -237,54 +321,100 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
         for (std::size_t i = 0; i < rin.size(); ++i)
             if (!isBound[i]) keptInputs->push_back(i);
     }
-    auto inferred = ir::inferShapes(g, file);
-    for (const auto& d : inferred.diagnostics.items())
-        if (d.severity == support::Severity::Error) diags.add(d);
-    if (diags.hasErrors()) return diags;
-
-    const auto order = g.topologicalOrder();
-    if (!order) {
-        diags.error(file, "graph", "the graph has a cycle");
-        return diags;
-    }
-    std::vector<bool> keep(g.numNodes(), true);
+    // Shapes and constants are propagated together, node by node in topological order: a node
+    // is folded right after its outputs were typed, so the nodes after it are typed with the
+    // folded values (Shape -> Gather -> Concat -> Reshape gives the Reshape a concrete shape,
+    // which the next Shape reads in turn).
+    std::vector<bool> keep;
     int folded = 0;
     runtime::ReferenceOptions ropts;
     ropts.opset = m.defaultOpset();
     ropts.file = file;
-    for (ir::NodeId id : *order) {
-        if (cancel && cancel->isCancelled()) {
-            diags.error(file, "constant folding", "cancelled");
-            return diags;
+    bool cancelled = false;
+    auto setConstant = [](ir::Graph& gg, ir::ValueId v, ir::TensorData data) {
+        ir::Value& val = gg.value(v);
+        val.data = std::make_shared<const ir::TensorData>(std::move(data));
+        val.type.dtype = val.data->dtype;
+        val.type.shape = ir::Shape::ofKnown(val.data->dims);
+        val.isInitializer = true;
+        gg.initializers().push_back(v);
+    };
+    auto foldNode = [&](ir::Graph& gg, ir::NodeId id) {
+        if (cancelled || (cancel && cancel->isCancelled())) {
+            cancelled = true;
+            return;
         }
-        const ir::Node& n = g.node(id);
-        if (hasSubgraph(n) || n.outputs.empty()) continue;
-        if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(g, v); })) continue;
-        ir::Graph sub = singleNodeGraph(g, id);
+        const ir::Node& n = gg.node(id);
+        if (hasSubgraph(n) || n.outputs.empty() || n.outputs[0] == ir::kNoValue) return;
+        // Shape and Size only read their input's shape: once it is known they are constants,
+        // whether or not the input's values are.
+        if ((n.opType == "Shape" || n.opType == "Size") && (n.domain.empty() || n.domain == "ai.onnx") &&
+            n.inputs.size() == 1 && n.inputs[0] != ir::kNoValue) {
+            const auto dims = gg.value(n.inputs[0]).type.shape.knownDims();
+            if (!dims) return;
+            ir::TensorData out;
+            if (n.opType == "Size") {
+                std::int64_t count = 1;
+                for (std::int64_t d : *dims) count *= d;
+                out = ir::TensorData::fromInts({count}, {});
+            } else {
+                const auto rank = static_cast<std::int64_t>(dims->size());
+                auto clampAxis = [rank](std::int64_t a) { return std::clamp(a < 0 ? a + rank : a, std::int64_t{0}, rank); };
+                const std::int64_t b = clampAxis(n.attrInt("start", 0));
+                const std::int64_t e = clampAxis(n.attrInt("end", rank));
+                std::vector<std::int64_t> sel;
+                for (std::int64_t i = b; i < e; ++i) sel.push_back((*dims)[static_cast<std::size_t>(i)]);
+                const auto len = static_cast<std::int64_t>(sel.size());
+                out = ir::TensorData::fromInts(sel, {len});
+            }
+            setConstant(gg, n.outputs[0], std::move(out));
+            keep[static_cast<std::size_t>(id)] = false;
+            ++folded;
+            return;
+        }
+        if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(gg, v); })) return;
+        ir::Graph sub = singleNodeGraph(gg, id);
         auto r = runtime::evaluate(sub, {}, ropts, cancel);
-        if (!r.ok()) {
-            // Not every op has a reference implementation; such a node simply stays a kernel.
-            continue;
-        }
+        // Not every op has a reference implementation; such a node simply stays a kernel.
+        if (!r.ok()) return;
         for (std::size_t i = 0, k = 0; i < n.outputs.size(); ++i) {
             const ir::ValueId v = n.outputs[i];
             if (v == ir::kNoValue) continue;
-            ir::Value& val = g.value(v);
-            val.data = std::make_shared<const ir::TensorData>(std::move((*r)[k++]));
-            val.type.dtype = val.data->dtype;
-            val.type.shape = ir::Shape::ofKnown(val.data->dims);
-            val.isInitializer = true;
-            g.initializers().push_back(v);
+            setConstant(gg, v, std::move((*r)[k++]));
         }
         keep[static_cast<std::size_t>(id)] = false;
         ++folded;
-    }
-    if (folded > 0) {
-        g = filterNodes(g, keep);
-        auto again = ir::inferShapes(g, file);
-        for (const auto& d : again.diagnostics.items())
+    };
+    // An If whose condition folded to a constant is replaced by the branch it takes, and the
+    // graph is folded again (the branch may hold shape arithmetic of its own); a few rounds at
+    // most, as nested constant Ifs surface one level per round.
+    for (int round = 0; round < 8; ++round) {
+        if (!g.topologicalOrder()) {
+            diags.error(file, "graph", "the graph has a cycle");
+            return diags;
+        }
+        keep.assign(g.numNodes(), true);
+        const int before = folded;
+        auto inferred = ir::inferShapes(g, file, foldNode);
+        if (cancelled) {
+            diags.error(file, "constant folding", "cancelled");
+            return diags;
+        }
+        for (const auto& d : inferred.diagnostics.items())
             if (d.severity == support::Severity::Error) diags.add(d);
         if (diags.hasErrors()) return diags;
+        if (folded > before) g = filterNodes(g, keep);
+        const int inlined = inlineConstantIfs(g);
+        folded += inlined;
+        if (inlined == 0) {
+            if (folded > before) {
+                auto again = ir::inferShapes(g, file);
+                for (const auto& d : again.diagnostics.items())
+                    if (d.severity == support::Severity::Error) diags.add(d);
+                if (diags.hasErrors()) return diags;
+            }
+            break;
+        }
     }
     if (stats) {
         stats->foldedNodes = folded;

@@ -9,8 +9,14 @@
 ///   constants (initializers, Constant nodes, earlier folded values; absent optional inputs are
 ///   fine) and that has no subgraph attribute is evaluated once by the reference interpreter and
 ///   removed; its outputs become initializers holding the result. Shape computations such as
-///   Shape -> Gather -> Concat -> Reshape thereby disappear before lowering. Shape inference runs
-///   again at the end, so every remaining value has the concrete type the kernels are built for.
+///   Shape -> Gather -> Concat -> Reshape thereby disappear before lowering. Folding runs during
+///   shape inference, node by node in topological order, and Shape/Size fold as soon as their
+///   input's shape is known (whatever its values), so shapes computed from shapes become concrete
+///   (as onnx-simplifier and ONNX Runtime's constant folding do). An If whose condition folds to
+///   a constant is replaced by the branch it takes (its nodes named "<If>/<node>"), and folding
+///   runs again. Shape inference runs again at the end, so every remaining value has the
+///   concrete type the kernels are built for; a value whose extent depends on data (NonZero,
+///   a Reshape fed by a runtime tensor) stays unknown and lowering names the node that decides it.
 /// - Shape operands: a runtime input consumed at an operand that decides shapes or indexing
 ///   (Reshape's shape, Expand's shape, Tile's repeats, Slice's starts/ends/axes/steps, Pad's pads
 ///   and constant_value, Squeeze/Unsqueeze/Reduce* axes, Split's split, ConstantOfShape's shape,

@@ -489,7 +489,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 } else {
                     co.absTol = std::max(co.absTol, co.relTol * scale);
                 }
-                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr};
+                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr, {}};
                 if (!c.comparison.ok) {
                     k.passed = false;
                     c.actual = std::make_shared<const ir::TensorData>(actual);
@@ -519,6 +519,47 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             }
         }
         if (kp) kp(stepCount, stepCount, kPhaseChecking);
+    }
+
+    // 5b. The graph outputs end to end: against the reference interpreter run on the model's
+    // inputs (with --check; per-kernel checks feed each kernel what the upstream kernels wrote,
+    // so they cannot see an error every later kernel inherits), and against expected tensors.
+    auto judge = [&](const std::string& name, const ir::TensorData& actual, const ir::TensorData& expected,
+                     const std::string& against) {
+        runtime::CompareOptions co = runtime::defaultCompareOptions(expected.dtype);
+        const double scale = ir::isFloatingPoint(expected.dtype) ? rmsOf(expected) : 0.0;
+        if (options.relTol >= 0) {
+            co.relTol = options.relTol;
+            co.absTol = options.relTol * scale;
+        } else {
+            co.absTol = std::max(co.absTol, co.relTol * scale);
+        }
+        OutputCheck c{name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr, against};
+        if (!c.comparison.ok) {
+            report.allPassed = false;
+            c.actual = std::make_shared<const ir::TensorData>(actual);
+            c.expected = std::make_shared<const ir::TensorData>(expected);
+        }
+        report.outputChecks.push_back(std::move(c));
+    };
+    if (options.check) {
+        if (progress) progress(0.99, "checking the graph outputs against the reference interpreter");
+        auto whole = runtime::evaluate(g, inputs, ropts, cancel);
+        if (!whole.ok()) return whole.diagnostics();
+        for (std::size_t o = 0; o < g.outputs().size() && o < whole->size(); ++o)
+            judge(report.outputs[o].first, report.outputs[o].second, (*whole)[o], "reference interpreter");
+    }
+    for (const auto& [name, expected] : options.expectedOutputs) {
+        auto it = std::find_if(report.outputs.begin(), report.outputs.end(),
+                               [&](const auto& o) { return o.first == name; });
+        if (it == report.outputs.end()) {
+            std::string names;
+            for (const auto& o : report.outputs) names += (names.empty() ? "'" : ", '") + o.first + "'";
+            diags.error(file, "expected outputs", "the model has no output '" + name + "' (its outputs: " + names + ")");
+            return diags;
+        }
+        report.checked = true;
+        judge(name, it->second, expected, "expected");
     }
 
     // 6. Timings disturbed by other processes: the kernels' medians cannot add up to much more

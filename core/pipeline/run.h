@@ -21,7 +21,11 @@
 ///   dtype unless RunOptions::relTol is set, and an absolute tolerance of relTol x the RMS of the
 ///   expected tensor, so that elements where fp32 sums cancel to near zero are judged at the
 ///   tensor's scale). A kernel's error is therefore its own, not what upstream kernels left in
-///   its inputs. Reference steps are not checked (checked = false).
+///   its inputs. Reference steps are not checked (checked = false). The graph outputs are also
+///   checked end to end (RunReport::outputChecks): against the reference interpreter run on the
+///   whole graph from the model's inputs, which catches what per-kernel checks cannot (a kernel
+///   that writes inf hands every later kernel inf, and each of them matches its reference on
+///   those inputs), and against RunOptions::expectedOutputs when given.
 /// - Failing data (for the GUI's error heatmap and its "re-run in the reference interpreter"):
 ///   when a kernel fails its check, its failing outputs keep both tensors (OutputCheck::actual /
 ///   expected, the element-wise tolerances in OutputCheck::tolerance) and the kernel keeps the
@@ -95,6 +99,10 @@ struct RunOptions {
     /// Budget, in bytes over the whole report, for the tensors kept of failing kernels (outputs
     /// got and want, and the inputs they read; see the file comment); 0 keeps none.
     std::int64_t keepFailingBytes = std::int64_t{64} << 20;
+    /// Graph outputs by name and what they must equal (e.g. a torch run's outputs read from
+    /// .npy files), compared with the per-dtype tolerances (or relTol) whether or not `check` is
+    /// set; a name that is not a graph output is an error.
+    std::vector<std::pair<std::string, ir::TensorData>> expectedOutputs;
     /// Per-kernel progress (KernelProgress, compile.h): the module compile (one unit), then each
     /// step once it has run and, when timing, been timed (from the runner's per-launch events;
     /// a reference step once it ran), then each step checked. Steps count in execution order,
@@ -114,6 +122,10 @@ struct OutputCheck {
     /// Failing outputs only, within RunOptions::keepFailingBytes: what the kernel computed and
     /// what the reference interpreter computed from the same inputs. Null otherwise.
     std::shared_ptr<const ir::TensorData> actual, expected;
+    /// What it was compared with: empty for a kernel's check (the reference interpreter on the
+    /// kernel's own inputs); "reference interpreter" (the whole graph from the model's inputs) or
+    /// "expected" (RunOptions::expectedOutputs) for RunReport::outputChecks.
+    std::string against;
 };
 
 struct KernelReport {
@@ -150,6 +162,10 @@ struct KernelReport {
 struct RunReport {
     std::vector<KernelReport> kernels;
     runtime::TimingStats total;       ///< end to end, seconds (sum over segments)
+    /// The graph outputs judged end to end (see RunOptions::check and expectedOutputs), graph
+    /// outputs first in graph order against the reference interpreter, then the expected tensors
+    /// in the order given. A failure clears allPassed.
+    std::vector<OutputCheck> outputChecks;
     int threads = 0;
     bool checked = false;
     bool allPassed = true;

@@ -1,8 +1,10 @@
 #include "core/project/project.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -105,11 +107,17 @@ public:
             if (required) missing(key);
             return !required;
         }
-        if (!m_obj.at(key).is_number()) {
+        const Json& v = m_obj.at(key);
+        // JSON has no infinities: they are written as the strings "inf" / "-inf" (jsonNumber).
+        if (v.is_string() && (v.get<std::string>() == "inf" || v.get<std::string>() == "-inf")) {
+            out = (v.get<std::string>() == "inf" ? 1.0 : -1.0) * std::numeric_limits<double>::infinity();
+            return true;
+        }
+        if (!v.is_number()) {
             wrongType(key, "a number");
             return false;
         }
-        out = m_obj.at(key).get<double>();
+        out = v.get<double>();
         return true;
     }
     bool integer(const char* key, std::int64_t& out) {
@@ -216,7 +224,9 @@ OJson kernelJson(const KernelMeasurement& k) {
     j["flops"] = k.flops;
     j["bytes"] = k.bytes;
     j["checked"] = k.checked;
-    j["max_rel_error"] = k.maxRelError;
+    // A non-finite mismatch makes the error infinite (compare.h); JSON spells it as a string.
+    if (std::isinf(k.maxRelError)) j["max_rel_error"] = k.maxRelError > 0 ? "inf" : "-inf";
+    else j["max_rel_error"] = k.maxRelError;
     return j;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace tessera::runtime {
 
@@ -48,9 +49,10 @@ std::string TensorComparison::summary() const {
     std::string s;
     if (dtypeMismatch) s = "dtype mismatch; ";
     if (beyondTolerance > 0)
-        s += std::to_string(beyondTolerance) + " of " + std::to_string(compared) + " elements beyond tolerance, first at " +
-             dimsText(firstBadCoord) + ": " + num(firstBadActual) + " vs " + num(firstBadExpected) + " expected (" + norms +
-             ")";
+        s += std::to_string(beyondTolerance) + " of " + std::to_string(compared) + " elements beyond tolerance" +
+             (nonFiniteMismatches > 0 ? " (" + std::to_string(nonFiniteMismatches) + " non-finite)" : std::string()) +
+             ", first at " + dimsText(firstBadCoord) + ": " + num(firstBadActual) + " vs " + num(firstBadExpected) +
+             " expected (" + norms + ")";
     else
         s += "values within tolerance (" + norms + ")";
     return s;
@@ -94,6 +96,7 @@ TensorComparison compareTensors(const ir::TensorData& actual, const ir::TensorDa
             r.maxAbs = std::max(r.maxAbs, std::fabs(d));
         }
         if (!bad) continue;
+        if (!std::isfinite(a) || !std::isfinite(e)) ++r.nonFiniteMismatches;
         if (r.beyondTolerance++ == 0) {
             r.firstBadIndex = i;
             r.firstBadActual = a;
@@ -101,6 +104,9 @@ TensorComparison compareTensors(const ir::TensorData& actual, const ir::TensorDa
         }
     }
     r.relL2 = std::sqrt(diff2) / std::max(std::sqrt(ref2), 1e-30);
+    // A NaN or inf where the reference has a number (or the other way round) is an unbounded
+    // error: the figures say so instead of reporting the finite pairs alone (which can be 0).
+    if (r.nonFiniteMismatches > 0) r.relL2 = r.maxAbs = std::numeric_limits<double>::infinity();
     if (r.firstBadIndex >= 0) {
         r.firstBadCoord.assign(expected.dims.size(), 0);
         std::int64_t rem = r.firstBadIndex;

@@ -15,7 +15,10 @@
 /// - Integer and bool expected tensors are compared exactly (as int64; u64 above 2^63 compares
 ///   by bit pattern), whatever the options say; relL2 and maxAbs are still reported.
 /// - relL2 = ||a - e||_2 / max(||e||_2, 1e-30), both norms over the elements where a and e are
-///   both finite; maxAbs = max |a - e| over the same elements (0 when there are none).
+///   both finite; maxAbs = max |a - e| over the same elements (0 when there are none). When any
+///   element is a non-finite mismatch (NaN or inf in one tensor, not the same value in the other:
+///   nonFiniteMismatches > 0), relL2 and maxAbs are +inf: the error is unbounded, and a figure of
+///   0 from the finite pairs alone would read as a match.
 /// - firstBad*: the lowest flat (row-major) index of a bad element, its coordinates and both
 ///   values; firstBadIndex = -1 and firstBadCoord empty when there is none.
 /// - ok = !shapeMismatch && !dtypeMismatch && beyondTolerance == 0.
@@ -46,6 +49,7 @@ struct TensorComparison {
     double relL2 = 0;                    ///< relative L2 error (see file comment)
     double maxAbs = 0;                   ///< largest |actual - expected| over finite pairs
     std::int64_t beyondTolerance = 0;    ///< number of bad elements
+    std::int64_t nonFiniteMismatches = 0;  ///< bad elements where either value is NaN or inf
     std::int64_t compared = 0;           ///< number of elements compared (0 on a shape mismatch)
     std::int64_t firstBadIndex = -1;     ///< flat row-major index of the first bad element, -1 none
     std::vector<std::int64_t> firstBadCoord;  ///< its coordinates (empty when none)

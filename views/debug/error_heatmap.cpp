@@ -118,8 +118,29 @@ SliceSpec defaultSlice(const ErrorTensor& t)
         if (c.firstBadIndex >= 0 && c.firstBadCoord.size() == dims.size())
             s.index = c.firstBadCoord;
     }
-    s.rowAxis = rank >= 2 ? rank - 2 : -1;
-    s.colAxis = rank >= 1 ? rank - 1 : -1;
+    // The image spans the axes that have more than one element (the last two of them): a
+    // [1,32,1,1] tensor is a row of 32 cells, not the one cell its last two axes would give.
+    std::vector<int> wide;
+    for (int d = 0; d < rank; ++d)
+        if (dims[static_cast<std::size_t>(d)] > 1)
+            wide.push_back(d);
+    if (wide.size() >= 2) {
+        s.rowAxis = wide[wide.size() - 2];
+        s.colAxis = wide.back();
+    } else if (wide.size() == 1) {
+        s.colAxis = wide[0];
+        // A row: the row axis is another axis of extent 1 when there is one (rank >= 2), so that
+        // the slice still names two distinct axes.
+        s.rowAxis = -1;
+        for (int d = rank - 1; d >= 0; --d)
+            if (d != wide[0]) {
+                s.rowAxis = d;
+                break;
+            }
+    } else {
+        s.rowAxis = rank >= 2 ? rank - 2 : -1;
+        s.colAxis = rank >= 1 ? rank - 1 : -1;
+    }
     return s;
 }
 

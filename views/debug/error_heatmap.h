@@ -17,8 +17,8 @@
 ///   finite errors only; nonFinite counts the NaN errors.
 /// - A slice (SliceSpec) picks two axes of the tensor as image rows and columns and fixes every
 ///   other axis at an index. Rank 1 is one row (rowAxis -1); rank 0 one cell. Cells are row-major
-///   (row r, column c at r·cols + c). defaultSlice() shows the last two axes through the first bad
-///   element (or through index 0 when none).
+///   (row r, column c at r·cols + c). defaultSlice() shows the last two axes of extent > 1 through
+///   the first bad element (or through index 0 when none): [1,32,1,1] is one row of 32 cells.
 ///
 /// Thread rules: plain values and pure functions; any thread.
 

@@ -410,6 +410,58 @@ private slots:
         QCOMPARE(w.timingPanel()->selectedKernel(), std::string());
     }
 
+    void runInputsFeedAndCompareOutputs()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("c++")).isEmpty())
+            QSKIP("no C++ compiler (c++) on PATH: generated kernels cannot be compiled");
+        app::MainWindow w;
+        QStringList errors;
+        w.setErrorReporter([&](const QString&, const QStringList& lines) { errors += lines; });
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY2(loadSample(w, QStringLiteral("dw_pw_block.onnx")), qPrintable(errors.join('\n')));
+        QCOMPARE(w.findChild<QAction*>(QStringLiteral("inputsAction"))->shortcut(),
+                 QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_I));
+        const std::string in = (kSamples + QStringLiteral("/dw_pw_block_input.npy")).toStdString();
+        const std::string want = (kSamples + QStringLiteral("/dw_pw_block_output.npy")).toStdString();
+        // Bad rows are refused with the row named, and nothing changes.
+        app::RunInputFiles bad;
+        bad.inputs = {{"input", want}};  // the output's shape, not the input's
+        bad.expected = {{"nope", want}};
+        const std::vector<std::string> refused = w.setRunInputFiles(bad);
+        QCOMPARE(refused.size(), std::size_t(2));
+        QVERIFY2(refused[0].rfind("input 'input': expected f32[", 0) == 0, refused[0].c_str());
+        QCOMPARE(refused[1], std::string("output 'nope': the model has no graph output of that name"));
+        QVERIFY(w.runInputFiles().empty());
+
+        // torch's output for the sample input: the outputs' verdict leads the summary.
+        app::RunInputFiles files;
+        files.inputs = {{"input", in}};
+        files.expected = {{"output", want}};
+        QVERIFY(w.setRunInputFiles(files).empty());
+        QSignalSpy shown(&w, &app::MainWindow::runFinished);
+        w.startRun();
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 600000);
+        QVERIFY2(shown.first().at(0).toBool(), qPrintable(w.runStatusText()));
+        QVERIFY2(w.runStatusText().contains(QStringLiteral("outputs match \u00b7 all match the reference")),
+                 qPrintable(w.runStatusText()));
+        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        QCOMPARE(out.report->outputChecks.size(), std::size_t(2));  // vs the reference, vs the file
+        QCOMPARE(out.report->outputChecks[1].against, std::string("expected"));
+        QVERIFY(out.report->outputChecks[1].comparison.ok);
+
+        // An expected tensor the model does not produce: the output is named as differing and the
+        // Check dock shows the graph outputs (every kernel matches its reference).
+        files.expected = {{"output", in}};
+        QVERIFY(w.setRunInputFiles(files).empty());
+        shown.clear();
+        w.startRun();
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 600000);
+        QVERIFY2(w.runStatusText().contains(QStringLiteral("output 'output' differs from the expected tensor")),
+                 qPrintable(w.runStatusText()));
+        QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("checkDock"))->isVisible());
+    }
+
     void missingCompilerIsReportedNotFatal()
     {
         app::MainWindow w;
