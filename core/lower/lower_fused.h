@@ -6,6 +6,8 @@
 ///   fused kernel can inline it: prologues into loads, epilogues into stores, the elementwise ops
 ///   between two fused convolutions into the intermediate tile. Implemented next to the
 ///   elementwise templates (lower_elementwise.cpp / lower_fuse_rewrite.cpp).
+/// - lowerAttention: the fused attention kernel of an `attention` group's core
+///   (lower_attention.cpp).
 /// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv.cpp: CUDA and the
 ///   dispatch; lower_fused_conv_cpu.cpp: lowerConvChainCpu).
 ///
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "core/lower/lower_util.h"
+#include "core/schedule/attention_pattern.h"
 #include "core/schedule/fusion_plan.h"
 
 namespace tessera::lower::detail {
@@ -63,6 +66,20 @@ struct ConvChainSpec {
 /// Errors (where = "group ...") when a conv is not the kind `kind` says, shapes are not concrete,
 /// or a `between` op is not inlinable.
 support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
+                                                const LowerOptions& options, const std::string& where);
+
+/// One kernel computing an attention core (core/schedule/attention_pattern.h: MatMul(Q, K^T) ->
+/// elementwise score ops -> Softmax(last axis) -> MatMul(P, V)) with an online softmax
+/// (FlashAttention, Dao et al. 2022, Algorithm 1): per (batch..., tile of query rows) the keys
+/// are visited in blocks staged on chip (shared memory on CUDA, one thread per query row; a Local
+/// tile on the CPU), keeping a running max, sum and output row per query. Params: Q, K^T, the
+/// score ops' other inputs (in op and slot order), V, then the PV MatMul's output, each as the
+/// whole graph tensor (so lowerGroup's prologue/epilogue rewrite applies); the output is stored
+/// once per element and never loaded. A query row whose scores are all -inf gives NaN, as the
+/// unfused Softmax does. Errors (at `where`): shapes not concrete or not chaining, non-float
+/// tensors, a score op that cannot be inlined, an opset < 13 Softmax over more than the last
+/// axis, head dims too large for shared memory (CUDA).
+support::Expected<LoweredKernel> lowerAttention(const ir::Graph& g, const schedule::AttentionPattern& pattern,
                                                 const LowerOptions& options, const std::string& where);
 
 struct ConvChainInfo;  // lower_fused_conv_common.h: the validated chain (convs, between ops, shapes)

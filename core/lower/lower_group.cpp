@@ -768,6 +768,27 @@ support::Expected<LoweredKernel> lowerGroup(const ir::Graph& g, const schedule::
             d.append(base.diagnostics());
             return d;
         }
+    } else if (group.kind == schedule::FusionKind::Attention) {
+        // The core is every member that is neither a prologue nor an epilogue; it must be the
+        // attention pattern at the anchor exactly.
+        std::string why;
+        const schedule::AttentionPattern pattern = schedule::matchAttention(g, *anchor, &why);
+        if (!pattern.ok()) return groupError(where, "not an attention pattern at '" + anchorName + "': " + why);
+        std::vector<ir::NodeId> core;
+        for (ir::NodeId m : members) {
+            const std::string& nm = g.node(m).name;
+            if (std::find(group.prologue.begin(), group.prologue.end(), nm) == group.prologue.end() &&
+                std::find(group.epilogue.begin(), group.epilogue.end(), nm) == group.epilogue.end())
+                core.push_back(m);
+        }
+        std::vector<ir::NodeId> want = pattern.core();
+        std::sort(core.begin(), core.end());
+        std::sort(want.begin(), want.end());
+        if (core != want)
+            return groupError(where, "the members that are neither prologue nor epilogue are not the attention core at '" +
+                                         anchorName + "'");
+        base = detail::lowerAttention(g, pattern, options, where);
+        if (!base) return base.diagnostics();
     } else {
         // Conv chain: first conv (the anchor), the elementwise ops between, the second conv.
         detail::ConvChainSpec spec;

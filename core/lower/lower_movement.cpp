@@ -5,7 +5,7 @@
 // node's schedule or defaultCpuMapping, whose body computes the input index of each output
 // element. Compile-time inputs (Reshape's shape, Slice's starts/ends/axes/steps, Pad's pads and
 // constant value, Split's sizes, Squeeze/Unsqueeze axes) must be constants and are folded into
-// the code; they are not kernel parameters. Gather's indices are a parameter (constant or not).
+// the code; they are not kernel parameters (Trilu's diagonal k too). Gather's indices are a parameter (constant or not).
 
 #include <algorithm>
 
@@ -437,6 +437,31 @@ support::Expected<LoweredKernel> lowerRange(const LowerContext& ctx) {
 
 }  // namespace
 
+/// Trilu (ONNX Trilu-14): output (..., i, j) = input (..., i, j) where j - i >= k (upper) or
+/// j - i <= k (lower), else 0; k (input 1, default 0) is folded into the code.
+support::Expected<LoweredKernel> lowerTrilu(const LowerContext& ctx) {
+    const ir::Node& n = ctx.node;
+    std::int64_t diag = 0;
+    if (n.inputs.size() > 1 && n.inputs[1] != ir::kNoValue) {
+        const auto kv = constInts(ctx.g, n.inputs[1]);
+        if (!kv || kv->size() != 1)
+            return lowerError(ctx, "k must be a constant int64 scalar (it is folded into the code)");
+        diag = (*kv)[0];
+    }
+    if (n.inputs.empty() || n.inputs[0] == ir::kNoValue) return lowerError(ctx, "input 0 is missing");
+    auto xs = shapeOf(ctx, n.inputs[0]);
+    if (!xs) return xs.diagnostics();
+    if (xs->size() < 2) return lowerError(ctx, "the input must have rank >= 2");
+    const bool upper = n.attrInt("upper", 1) != 0;
+    return lowerMapped(ctx, {0}, [upper, diag](Kernel& k, const std::vector<int>& b, const std::vector<Expr>& idx) {
+        const std::size_t r = idx.size();
+        const Expr offset = idx[r - 1] - idx[r - 2];  // j - i
+        const Expr keep = upper ? offset >= intImm(diag) : offset <= intImm(diag);
+        const DType t = k.buffers[static_cast<std::size_t>(b[0])].dtype;
+        return select(keep, loadBuf(k, b[0], idx), constant(0.0, t));
+    });
+}
+
 void registerMovementTemplates(TemplateTable& t) {
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) t[op] = lowerReshapeLike;
     t["Transpose"] = lowerTranspose;
@@ -446,6 +471,7 @@ void registerMovementTemplates(TemplateTable& t) {
     t["Pad"] = lowerPad;
     t["Expand"] = lowerExpand;
     t["Tile"] = lowerTile;
+    t["Trilu"] = lowerTrilu;
     t["Split"] = lowerSplit;
     t["Shape"] = lowerShape;
     t["Size"] = lowerSize;

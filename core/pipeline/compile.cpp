@@ -463,6 +463,10 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
             cm.warnings.warning(file, "group '" + group.name + "'",
                                 std::string("the schedule of a ") + schedule::fusionKindName(group.kind) +
                                     " group is not used: fused convolution kernels take their tile from the plan");
+        if (sched && group.kind == schedule::FusionKind::Attention)
+            cm.warnings.warning(file, "group '" + group.name + "'",
+                                "the schedule of an attention group is not used: the fused attention kernel chooses its "
+                                "query-row and key-block tiles itself");
         lopts.kernelName = group.anchor;
         auto lk = lower::lowerGroup(g, group, sched, lopts);
         if (!lk.ok()) {

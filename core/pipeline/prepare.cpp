@@ -121,6 +121,7 @@ bool isShapeOperand(const std::string& op, std::size_t slot) {
     if (op == "Pad") return slot >= 1 && slot <= 3;
     if (op == "Resize") return slot >= 1 && slot <= 3;
     if (op == "Dropout") return slot == 1 || slot == 2;
+    if (op == "Trilu") return slot == 1;  // the diagonal k, folded into the kernel
     if (op == "ConstantOfShape") return slot == 0;
     if (op == "Range") return slot <= 2;
     if (op.rfind("Reduce", 0) == 0) return slot == 1;

@@ -13,6 +13,7 @@
 
 #include "core/ir/compute.h"
 #include "core/ir/op_registry.h"
+#include "core/schedule/attention_pattern.h"
 #include "core/schedule/fusion_rules.h"
 
 namespace tessera::schedule {
@@ -145,13 +146,14 @@ const char* fusionKindName(FusionKind k) {
         case FusionKind::DwPw: return "dw-pw";
         case FusionKind::PwDw: return "pw-dw";
         case FusionKind::PwPw: return "pw-pw";
+        case FusionKind::Attention: return "attention";
     }
     return "single";
 }
 
 std::optional<FusionKind> parseFusionKind(std::string_view s) {
     for (FusionKind k : {FusionKind::Single, FusionKind::PrologueEpilogue, FusionKind::DwPw, FusionKind::PwDw,
-                         FusionKind::PwPw})
+                         FusionKind::PwPw, FusionKind::Attention})
         if (s == fusionKindName(k)) return k;
     return std::nullopt;
 }
@@ -552,6 +554,51 @@ struct Checker {
         }
     }
 
+    /// An attention group: its core (the members that are neither prologue nor epilogue) is
+    /// exactly the attention pattern matched at the anchor; epilogues read the PV MatMul's output
+    /// (or an earlier epilogue's) by Hidet's epilogue rule; prologues feed the core, the other
+    /// prologues or the epilogues and nothing else.
+    void checkAttention(int gi) {
+        const FusionGroup& gr = plan.groups[static_cast<std::size_t>(gi)];
+        const ir::NodeId anchor = g.findNode(gr.anchor);
+        if (anchor == ir::kNoNode) return;
+        std::string why;
+        const AttentionPattern p = matchAttention(g, anchor, &why);
+        if (!p.ok()) {
+            add(gi, gr.anchor, "not-attention", "group " + gr.name + " is not attention at " + gr.anchor + ": " + why);
+            return;
+        }
+        const auto ids = sortedIds(gr.ops);
+        const auto pro = sortedIds(gr.prologue);
+        const auto epi = sortedIds(gr.epilogue);
+        const std::vector<ir::NodeId> want = p.core();
+        const NodeSet coreSet(want.begin(), want.end());
+        for (ir::NodeId n : ids) {
+            const bool listed = std::find(pro.begin(), pro.end(), n) != pro.end() ||
+                                std::find(epi.begin(), epi.end(), n) != epi.end();
+            if (!listed && !coreSet.count(n))
+                add(gi, g.node(n).name, "not-attention", "group " + gr.name + ": " + squote(g.node(n).name) +
+                                                             " is neither part of the attention core, a prologue nor an epilogue");
+        }
+        for (ir::NodeId n : want) {
+            const bool inGroup = std::find(ids.begin(), ids.end(), n) != ids.end();
+            const bool listed = std::find(pro.begin(), pro.end(), n) != pro.end() ||
+                                std::find(epi.begin(), epi.end(), n) != epi.end();
+            if (!inGroup || listed)
+                add(gi, g.node(n).name, "not-attention", "group " + gr.name + ": the attention core's " +
+                                                             squote(g.node(n).name) + (inGroup ? " is listed as a prologue or an epilogue" : " is missing"));
+        }
+        NodeSet members(pro.begin(), pro.end());
+        members.insert(coreSet.begin(), coreSet.end());
+        checkEpilogues(gi, epi, members, NodeSet{p.pv});
+        NodeSet inner(epi.begin(), epi.end());
+        inner.insert(coreSet.begin(), coreSet.end());
+        for (auto it = pro.rbegin(); it != pro.rend(); ++it) {
+            if (Refusal r = prologueCheck(g, *it, inner); !r.ok()) add(gi, g.node(*it).name, r);
+            inner.insert(*it);
+        }
+    }
+
     struct ConvInfo {
         bool ok = false;
         std::int64_t inC = 0, outC = 0, kh = 1, kw = 1, group = 1, sh = 1, sw = 1;
@@ -733,6 +780,7 @@ struct Checker {
             if (!checkShape(gi)) continue;
             const FusionKind k = plan.groups[i].kind;
             if (k == FusionKind::PrologueEpilogue) checkPrologueEpilogue(gi);
+            else if (k == FusionKind::Attention) checkAttention(gi);
             else if (isConvChain(k)) checkConvChain(gi);
         }
         std::vector<int> onCycle;
@@ -902,7 +950,7 @@ support::Expected<FusionPlan> planFromJson(const std::string& text, const std::s
         const auto k = parseFusionKind(kind);
         if (!k)
             return jsonError(file, where, where + ".kind " + squote(kind) +
-                                              " is unknown (single, prologue-epilogue, dw-pw, pw-dw, pw-pw)");
+                                              " is unknown (single, prologue-epilogue, dw-pw, pw-dw, pw-pw, attention)");
         gr.kind = *k;
         if (e = strings(j, "ops", where, true, gr.ops); !e.empty()) return jsonError(file, where, e);
         if (e = str(j, "anchor", where, true, gr.anchor); !e.empty()) return jsonError(file, where, e);

@@ -19,6 +19,13 @@
 ///     shapes) and none of its other inputs reads the group's outputs. Prologue rule: the
 ///     producer is injective and inlinable into loads (elementwise or an index map), every use
 ///     of its output is inside the group, and its output is not a graph input.
+///   - `attention` (the hidet planner, core/schedule/attention_pattern.h): the core of scaled
+///     dot-product attention, MatMul(Q, K^T) -> elementwise score ops (scale, mask) -> Softmax over
+///     the last axis -> MatMul(P, V), computed by one FlashAttention-style kernel (online softmax,
+///     the scores never reach global memory). `anchor` is the QK^T MatMul; `prologue` lists ops
+///     inlined into the loads of Q, K^T, V and the score ops' other inputs (Hidet's prologue rule:
+///     the scaling Muls, K's Transpose, head-split Reshapes), `epilogue` ops inlined into the stores
+///     of the PV MatMul's output (Hidet's epilogue rule); every other member is part of the core.
 ///   - `dw-pw`, `pw-dw`, `pw-pw` (FCM / FusePlanner): two convolutions (depthwise = group equal to
 ///     input channels; pointwise = 1x1 kernel, group 1, stride 1, no padding) where the second
 ///     consumes the first's output (through elementwise ops such as ReLU6 = Clip), plus those
@@ -48,8 +55,8 @@
 
 namespace tessera::schedule {
 
-enum class FusionKind { Single, PrologueEpilogue, DwPw, PwDw, PwPw };
-/// "single", "prologue-epilogue", "dw-pw", "pw-dw", "pw-pw"
+enum class FusionKind { Single, PrologueEpilogue, DwPw, PwDw, PwPw, Attention };
+/// "single", "prologue-epilogue", "dw-pw", "pw-dw", "pw-pw", "attention"
 const char* fusionKindName(FusionKind k);
 std::optional<FusionKind> parseFusionKind(std::string_view s);
 /// True for dw-pw, pw-dw, pw-pw.
@@ -97,6 +104,8 @@ struct FusionViolation {
     std::string rule;      ///< short key: "coverage", "multi-use", "graph-output", "not-invertible",
                            ///< "not-injective", "prologue-escapes", "not-connected", "cycle",
                            ///< "not-a-chain", "shared-memory", "unknown-node", "kind",
+                           ///< "not-attention" (an attention group whose core is not the
+                           ///< attention pattern, attention_pattern.h),
                            ///< "not-fusible" (unknown op, control flow, Compute with a reduction,
                            ///< several live outputs; or a prologue that is neither
                            ///< elementwise nor an index map: the fused lowering inlines only

@@ -1,4 +1,8 @@
 // Hidet's post-scheduling fusion rules as a planner (semantics.md §2.3, planners.h):
+//   0. attention cores (attention_pattern.h: MatMul(Q, K^T) -> score ops -> Softmax -> MatMul(P, V)),
+//      in topological order of their first MatMul, each anchors an `attention` group of its core
+//      that then grows epilogues and prologues like any anchor (the Q/K scaling Muls, K's
+//      Transpose and the head-split index maps become prologues);
 //   1. anchors = non-injective fusible ops, in topological order; each grows epilogues (consumers
 //      of its outputs, epilogueRefusal == "") and then prologues (producers of its inputs,
 //      prologueRefusal == ""), taking only unassigned ops;
@@ -14,6 +18,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/schedule/attention_pattern.h"
 #include "core/schedule/fusion_rules.h"
 #include "core/schedule/planners.h"
 
@@ -38,6 +43,8 @@ struct HidetPlanner {
         std::vector<ir::NodeId> members;  ///< insertion order: anchor, then absorbed ops
         std::vector<ir::NodeId> prologue, epilogue;
         bool leftover = false;
+        bool attention = false;  ///< an attention core: members past the anchor that are neither
+                                 ///< prologue nor epilogue are the core's
         std::string note;  ///< why nothing more was fused (first refusal at the anchor's output)
     };
     std::vector<Growing> grown;
@@ -144,6 +151,23 @@ struct HidetPlanner {
                         assigned[static_cast<std::size_t>(n)] = -2;  // taken by a seed
             }
         }
+        // 0: attention cores, before MatMul anchors take their parts.
+        for (ir::NodeId n : order) {
+            if (!free(n) || g.node(n).opType != "MatMul" || !g.node(n).domain.empty()) continue;
+            const AttentionPattern p = matchAttention(g, n);
+            if (!p.ok()) continue;
+            const std::vector<ir::NodeId> core = p.core();
+            if (!std::all_of(core.begin(), core.end(), [&](ir::NodeId m) { return free(m); })) continue;
+            const int gi = newGroup(n, false);
+            Growing& gr = grown[static_cast<std::size_t>(gi)];
+            gr.attention = true;
+            for (std::size_t i = 1; i < core.size(); ++i) {
+                gr.members.push_back(core[i]);
+                assigned[static_cast<std::size_t>(core[i])] = gi;
+            }
+            growEpilogues(gi);
+            growPrologues(gi);
+        }
         // 1 + 2: anchors and ops that cannot fuse, in topological order.
         for (ir::NodeId n : order) {
             if (!free(n)) continue;
@@ -181,7 +205,9 @@ struct HidetPlanner {
             std::sort(gr.prologue.begin(), gr.prologue.end(), byPos);
             std::sort(gr.epilogue.begin(), gr.epilogue.end(), byPos);
             FusionGroup fg;
-            fg.kind = gr.members.size() == 1 ? FusionKind::Single : FusionKind::PrologueEpilogue;
+            fg.kind = gr.attention                ? FusionKind::Attention
+                      : gr.members.size() == 1 ? FusionKind::Single
+                                               : FusionKind::PrologueEpilogue;
             for (ir::NodeId m : gr.members) fg.ops.push_back(g.node(m).name);
             for (ir::NodeId m : gr.prologue) fg.prologue.push_back(g.node(m).name);
             for (ir::NodeId m : gr.epilogue) fg.epilogue.push_back(g.node(m).name);
@@ -193,7 +219,15 @@ struct HidetPlanner {
             if (!detail::notFusibleReason(g, gr.anchor).empty()) {
                 fg.reason = gr.note;
             } else {
-                fg.reason = std::string(gr.leftover ? "leftover " : "anchor ") + fg.anchor;
+                fg.reason = std::string(gr.attention ? "attention: QK^T " : gr.leftover ? "leftover " : "anchor ") + fg.anchor;
+                if (gr.attention) {
+                    std::vector<ir::NodeId> core;
+                    for (ir::NodeId m : gr.members)
+                        if (m != gr.anchor && std::find(gr.prologue.begin(), gr.prologue.end(), m) == gr.prologue.end() &&
+                            std::find(gr.epilogue.begin(), gr.epilogue.end(), m) == gr.epilogue.end())
+                            core.push_back(m);
+                    fg.reason += " -> " + joinNames(g, core) + " (online softmax, one kernel)";
+                }
                 if (!gr.prologue.empty()) fg.reason += "; prologue " + joinNames(g, gr.prologue);
                 if (!gr.epilogue.empty()) fg.reason += "; epilogue " + joinNames(g, gr.epilogue);
                 if (!gr.note.empty()) fg.reason += "; " + gr.note;

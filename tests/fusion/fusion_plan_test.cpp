@@ -335,7 +335,7 @@ std::string firstError(const std::string& text) {
 TEST(FusionPlanJson, Errors) {
     const std::string head = R"({"format": "tessera-fusion-plan", "version": 1, "planner": "user", "groups": )";
     EXPECT_EQ(firstError(head + R"([{"name": "g0", "kind": "fused", "ops": ["A"], "anchor": "A"}]})"),
-              "groups[0].kind 'fused' is unknown (single, prologue-epilogue, dw-pw, pw-dw, pw-pw)");
+              "groups[0].kind 'fused' is unknown (single, prologue-epilogue, dw-pw, pw-dw, pw-pw, attention)");
     EXPECT_EQ(firstError(head + R"([{"name": "g0", "kind": "single", "anchor": "A"}]})"), "groups[0].ops is missing");
     EXPECT_EQ(firstError(head + R"([{"name": "g0", "kind": "single", "ops": [1], "anchor": "A"}]})"),
               "groups[0].ops must be an array of node names");

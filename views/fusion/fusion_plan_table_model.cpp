@@ -22,6 +22,8 @@ QString memberList(const FusionPlanRow& r)
             role = QStringLiteral(" (epilogue)");
         else if (r.kind.contains(QLatin1Char('w')) && r.kind != QLatin1String("prologue-epilogue"))
             role = QStringLiteral(" (in chain)");
+        else if (r.kind == QLatin1String("attention"))
+            role = QStringLiteral(" (attention core)");
         lines << op + role;
     }
     return lines.join(QLatin1Char('\n'));

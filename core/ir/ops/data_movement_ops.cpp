@@ -1,6 +1,10 @@
 // Data-movement and shape operators: Flatten, Reshape, Transpose, Concat, Split, Slice, Gather,
-// Squeeze, Unsqueeze, Pad, Expand, Tile, Constant, ConstantOfShape, Shape, Size, and the generator
-// Range.
+// Squeeze, Unsqueeze, Pad, Expand, Tile, Trilu, Constant, ConstantOfShape, Shape, Size, and the
+// generator Range.
+//
+// Trilu (opset 14): keeps the upper (upper = 1, default) or lower triangle of the last two dims
+// of a rank >= 2 tensor, relative to diagonal k (input 1, an int64 scalar, default 0): element
+// (..., i, j) is kept when j - i >= k (upper) or j - i <= k (lower), else 0. Same shape and type.
 //
 // FLOP formula: 0 for all of them (pure data movement or metadata), except Range: 2 per output
 // element (start + i * delta, a multiply-add).
@@ -714,6 +718,21 @@ InferResult inferRange(const InferContext& c) {
     return single(makeType(dt, Shape::ofKnown({n})));
 }
 
+InferResult inferTrilu(const InferContext& c) {
+    if (!hasInput(c, 0)) return fail("input is required");
+    const TensorType& x = inputType(c, 0);
+    if (x.shape.rankKnown() && x.shape.rank() < 2) return fail("input must have rank >= 2, got " + x.shape.str());
+    if (hasInput(c, 1)) {
+        const TensorType& k = inputType(c, 1);
+        if (k.dtype != DType::Undefined && k.dtype != DType::I64) return fail("k must be an int64 scalar");
+        if (k.shape.rankKnown() && k.shape.rank() > 0) {
+            const auto n = k.shape.numElements();
+            if (n && *n != 1) return fail("k must be a scalar, got " + k.shape.str());
+        }
+    }
+    return single(x);
+}
+
 OpSchema base(std::string op, OpCategory cat, int minIn, int maxIn, bool injective, std::string summary) {
     OpSchema s;
     s.opType = std::move(op);
@@ -799,6 +818,13 @@ void registerDataMovementOps(std::vector<OpSchema>& out) {
     {
         OpSchema s = base("Tile", DM, 2, 2, true, "repeat along each axis");
         s.inferShapes = inferTile;
+        out.push_back(std::move(s));
+    }
+    {
+        // Injective like Pad: each output element is its input element or the constant 0.
+        OpSchema s = base("Trilu", DM, 1, 2, true, "upper/lower triangle of the last two dims (diagonal k)");
+        s.attributes = {attrDefault("upper", Attribute::ofInt(1))};
+        s.inferShapes = inferTrilu;
         out.push_back(std::move(s));
     }
     {
