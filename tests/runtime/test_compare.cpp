@@ -78,9 +78,17 @@ TEST(CompareTensors, NaNAndInfinities) {
     EXPECT_EQ(r.beyondTolerance, 2);
     EXPECT_EQ(r.firstBadIndex, 0);
     EXPECT_TRUE(std::isnan(r.firstBadExpected));
-    // Non-finite pairs stay out of the norms.
-    EXPECT_EQ(r.maxAbs, 0);
-    EXPECT_EQ(r.relL2, 0);
+    // A NaN or inf against anything else is an unbounded error: counted, and the norms say so
+    // (the finite pairs alone would give 0 and read as a match).
+    EXPECT_EQ(r.nonFiniteMismatches, 2);
+    EXPECT_TRUE(std::isinf(r.maxAbs));
+    EXPECT_TRUE(std::isinf(r.relL2));
+    EXPECT_NE(r.summary().find("2 of 3 elements beyond tolerance (2 non-finite)"), std::string::npos) << r.summary();
+    // The same non-finite value at the same index is a match and no error.
+    const auto same = compareTensors(f64({kNaN, kInf, 1}, {3}), f64({kNaN, kInf, 1}, {3}));
+    EXPECT_TRUE(same.ok);
+    EXPECT_EQ(same.nonFiniteMismatches, 0);
+    EXPECT_EQ(same.relL2, 0);
     EXPECT_FALSE(compareTensors(f64({kNaN}, {1}), f64({0}, {1})).ok);
 }
 
