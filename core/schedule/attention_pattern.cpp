@@ -15,23 +15,6 @@ bool isOp(const ir::Graph& g, ir::NodeId n, const char* op) {
     return n != ir::kNoNode && g.node(n).domain.empty() && g.node(n).opType == op;
 }
 
-/// True when `v` is produced by one of `members` or computed (transitively) from their outputs.
-bool dependsOn(const ir::Graph& g, ir::ValueId v, const std::set<ir::NodeId>& members) {
-    std::vector<ir::NodeId> stack;
-    std::set<ir::NodeId> seen;
-    if (const ir::NodeId p = g.producer(v); p != ir::kNoNode) stack.push_back(p);
-    while (!stack.empty()) {
-        const ir::NodeId n = stack.back();
-        stack.pop_back();
-        if (!seen.insert(n).second) continue;
-        if (members.count(n)) return true;
-        for (ir::ValueId in : g.node(n).inputs)
-            if (in != ir::kNoValue)
-                if (const ir::NodeId p = g.producer(in); p != ir::kNoNode) stack.push_back(p);
-    }
-    return false;
-}
-
 /// "" when `v` (an intermediate of the core) may stay inside the kernel: one use, not a graph
 /// output.
 std::string intermediateRefusal(const ir::Graph& g, ir::ValueId v, const std::string& producer) {
@@ -113,7 +96,7 @@ AttentionPattern matchAttention(const ir::Graph& g, ir::NodeId qk, std::string* 
         pvn.outputs[0] == ir::kNoValue)
         return fail(pvn.name + " does not multiply the probabilities (its first input) by a second tensor");
     if (!rankAtLeast2(g, pvn.inputs[1])) return fail(pvn.name + "'s V is not a matrix (rank >= 2) of known rank");
-    if (dependsOn(g, pvn.inputs[1], members))
+    if (detail::dependsOnMembers(g, pvn.inputs[1], members))
         return fail(pvn.name + "'s V '" + g.value(pvn.inputs[1]).name + "' depends on the attention scores");
     p.pv = pv;
     return p;

@@ -136,6 +136,22 @@ GroupTraffic groupTraffic(const ir::Graph& g, const std::vector<ir::NodeId>& mem
     return t;
 }
 
+bool dependsOnMembers(const ir::Graph& g, ir::ValueId v, const std::set<ir::NodeId>& members) {
+    std::vector<ir::NodeId> stack;
+    std::set<ir::NodeId> seen;
+    if (const ir::NodeId p = g.producer(v); p != ir::kNoNode) stack.push_back(p);
+    while (!stack.empty()) {
+        const ir::NodeId n = stack.back();
+        stack.pop_back();
+        if (!seen.insert(n).second) continue;
+        if (members.count(n)) return true;
+        for (ir::ValueId in : g.node(n).inputs)
+            if (in != ir::kNoValue)
+                if (const ir::NodeId p = g.producer(in); p != ir::kNoNode) stack.push_back(p);
+    }
+    return false;
+}
+
 }  // namespace detail
 
 // ------------------------------------------------------------------------------------ names
@@ -188,22 +204,6 @@ struct Refusal {
 bool validNode(const ir::Graph& g, ir::NodeId n) { return n >= 0 && static_cast<std::size_t>(n) < g.numNodes(); }
 bool validValue(const ir::Graph& g, ir::ValueId v) { return v >= 0 && static_cast<std::size_t>(v) < g.numValues(); }
 
-/// True when `v` is produced by a member or (transitively) computed from a member's output.
-bool dependsOnMembers(const ir::Graph& g, ir::ValueId v, const NodeSet& members) {
-    std::vector<ir::NodeId> stack;
-    std::set<ir::NodeId> seen;
-    if (const ir::NodeId p = g.producer(v); p != ir::kNoNode) stack.push_back(p);
-    while (!stack.empty()) {
-        const ir::NodeId n = stack.back();
-        stack.pop_back();
-        if (!seen.insert(n).second) continue;
-        if (members.count(n)) return true;
-        for (ir::ValueId in : g.node(n).inputs)
-            if (in != ir::kNoValue)
-                if (const ir::NodeId p = g.producer(in); p != ir::kNoNode) stack.push_back(p);
-    }
-    return false;
-}
 
 std::string squote(const std::string& s) { return "'" + s + "'"; }
 
@@ -253,7 +253,7 @@ Refusal epilogueCheck(const ir::Graph& g, ir::ValueId value, ir::NodeId consumer
         if (other == ir::kNoValue || other == value) continue;
         if (members.count(g.producer(other)))
             return {"reads-group-output", c.name + "'s other input " + squote(g.value(other).name) + " is an output of the group"};
-        if (dependsOnMembers(g, other, members))
+        if (detail::dependsOnMembers(g, other, members))
             return {"reads-group-output",
                     c.name + "'s other input " + squote(g.value(other).name) + " depends on the group's outputs"};
     }
@@ -294,7 +294,7 @@ Refusal prologueCheck(const ir::Graph& g, ir::NodeId producer, const NodeSet& me
                         p.name + "'s output " + squote(vname) + " is also read by " + g.node(c).name + " outside the group"};
     }
     for (ir::ValueId in : p.inputs)
-        if (in != ir::kNoValue && dependsOnMembers(g, in, members))
+        if (in != ir::kNoValue && detail::dependsOnMembers(g, in, members))
             return {"cycle", p.name + "'s input " + squote(g.value(in).name) +
                                  " depends on the group: as a prologue it would form a cycle"};
     return {};

@@ -6,6 +6,7 @@
 /// Thread rules: pure functions over a graph that is only read.
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ bool isConstantNode(const ir::Graph& g, ir::NodeId n);
 std::int64_t valueBytes(const ir::Graph& g, ir::ValueId v);
 /// Uses of `v`: input slots reading it over all nodes (Mul(x, x) counts 2).
 int useCount(const ir::Graph& g, ir::ValueId v);
+/// True when `v` is produced by one of `members` or (transitively) computed from their outputs.
+bool dependsOnMembers(const ir::Graph& g, ir::ValueId v, const std::set<ir::NodeId>& members);
 
 /// Global-traffic prediction of a group with these members (fusion_plan.h): `bytes` = external
 /// inputs (each distinct value once, initializers included) + outputs (graph outputs or read
