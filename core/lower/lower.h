@@ -62,6 +62,11 @@ struct LowerOptions {
     /// blocks on a 132-SM H200). 0 = always when the template applies. pipeline::CompileOptions
     /// sets 16.
     std::int64_t gpuGemmMinBlocks = 0;
+    /// CUDA: a dense convolution that is not a plain pointwise one takes the implicit-GEMM form
+    /// (lower_heavy.h: convGemmTile) when one of its tiles launches at least this many blocks (one
+    /// per SM of a 132-SM H200); else it keeps the direct form (one output per thread), which
+    /// fills the GPU better on small layers. 0 = the largest tile whenever the form applies.
+    std::int64_t convGemmMinBlocks = 132;
 };
 
 /// A lowered kernel and which graph values its parameters are.

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "core/lower/lower_heavy.h"
@@ -338,6 +339,39 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     // weights of one co are a broadcast within a warp and the accumulator is one register.
     const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
                                               ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    if (ctx.options.target == Target::Cuda && !userMapping && G == 1) {
+        // Dense conv as an implicit GEMM (lower_conv_gpu.cpp) when a tile gives the GPU enough blocks.
+        std::int64_t taps = 1, P = 1, Pin = 1;
+        for (std::size_t d = 0; d < r; ++d) {
+            taps *= w.k[d];
+            P *= w.out[d];
+            Pin *= w.in[d];
+        }
+        std::vector<DType> types{xT, wT, outT};
+        if (hasBias) types.push_back(bT);
+        const bool fits = P > 0 && N <= std::numeric_limits<std::int32_t>::max() / P &&
+                          C <= std::numeric_limits<std::int32_t>::max() / taps;
+        std::optional<GpuGemmSpec::Tile> tile;
+        if (fits && useGpuGemm(ctx, {}, M, N * P, types)) tile = convGemmTile(M, N * P, C * taps, ctx.options.convGemmMinBlocks);
+        if (tile) {
+            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, Pin};
+            k.buffers[static_cast<std::size_t>(W)].shape = {M, C * taps};
+            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, P};
+            if (hasBias) k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
+            ConvGemmSpec cs;
+            cs.x = X, cs.w = W, cs.y = Y, cs.bias = hasBias ? Bi : -1;
+            cs.batch = N, cs.channels = C, cs.filters = M;
+            cs.geom = w;
+            cs.tile = *tile;
+            k.body = emitConvImplicitGemm(k, cs);
+            k.notes.push_back("conv as implicit GEMM: M = Co, N = batch x output pixels, K = Ci x taps (" +
+                              std::to_string(M) + ", " + std::to_string(N) + " x " + std::to_string(P) + ", " +
+                              std::to_string(C) + " x " + std::to_string(taps) +
+                              "); B's im2col elements read from X as they are staged, 0 in the padding; X, W, Y "
+                              "declared [N, Ci, pixels], [Co, Ci x taps], [N, Co, pixels]");
+            return lk;
+        }
+    }
     if (ctx.options.target == Target::Cuda && !userMapping) {
         auto gplan = resolveMappings(ctx, outShape, defaultCpuMapping(outShape, 1));  // untiled: one output per thread
         if (!gplan) return gplan.diagnostics();

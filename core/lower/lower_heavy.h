@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/lower/lower_util.h"
@@ -166,7 +167,10 @@ struct GpuGemmSpec {
     /// bRunElements(k, j0, sink) is a statement that calls sink(r, value) once for each r in
     /// [0, bRun) with the value of element (k, j0 + r), which must equal bElement(k, j0 + r); the
     /// template runs it only for runs inside [0, K) x [0, N) (zero elsewhere), so it may load
-    /// unguarded (e.g. bind loads to Lets). Otherwise (bRun 1, or it does not apply) bElement.
+    /// unguarded (e.g. bind loads to Lets). bRun 1 with bRunElements set: every element through
+    /// bRunElements (its statement form, e.g. a load bound to a Let and then selected, which
+    /// static counts need not decide), consecutive threads taking consecutive columns. Otherwise
+    /// (bRunElements unset, or the run does not apply) bElement.
     std::int64_t bRun = 1;
     std::function<Stmt(const Expr& k, const Expr& j0, const std::function<Stmt(std::int64_t r, const Expr& v)>& sink)>
         bRunElements;
@@ -220,6 +224,34 @@ struct WindowGeom {
 /// Errors: wrong attribute lengths, extents < 1, unknown auto_pad, window larger than the input.
 support::Expected<WindowGeom> windowGeometry(const LowerContext& ctx, const std::vector<std::int64_t>& in,
                                              const std::vector<std::int64_t>& kernel, bool ceilMode);
+
+/// A dense (group 1) N-D convolution as an implicit GEMM on the CUDA target (lower_conv_gpu.cpp):
+/// M = filters (C_out), N = batch x output pixels (images flattened into the columns,
+/// GpuGemmSpec::colGroup = pixels), K = C_in x taps. Buffers as the kernel declares them:
+/// x [batch, C_in, input pixels] (spatial dims flattened), w [C_out, C_in x taps] (W's own
+/// layout), y [batch, C_out, output pixels], bias [C_out, 1] or -1. The im2col matrix is never
+/// stored: B's elements are read from x while the template stages them, 0 in the padding.
+struct ConvGemmSpec {
+    int x = -1, w = -1, y = -1, bias = -1;
+    std::int64_t batch = 1, channels = 1, filters = 1;
+    WindowGeom geom;
+    GpuGemmSpec::Tile tile;
+};
+
+/// The tile of the implicit-GEMM convolution for `filters` x `columns` outputs and a reduction
+/// of `reduction` (C_in x taps), or nullopt when the direct GPU form should be kept: the largest
+/// of 128x128, 128x64, 64x128, 64x64, 64x32, 32x64, 32x32 (rows at most the filters rounded up
+/// to a power of two, >= 32) whose grid has at least `minBlocks` blocks, BK 16 (8 when 16 does
+/// not fit); nullopt when even 32x32 gives fewer blocks, when filters or columns
+/// are below kGpuGemmMinExtent or the reduction below 8. TESSERA_CONV_GEMM=off forbids the form,
+/// TESSERA_CONV_GEMM=rows,cols,bk[,mma] forces a tile (3xTF32 tensor-core MMAs with ",mma";
+/// ignored when invalid) - for benchmarks.
+std::optional<GpuGemmSpec::Tile> convGemmTile(std::int64_t filters, std::int64_t columns, std::int64_t reduction,
+                                               std::int64_t minBlocks);
+
+/// The kernel body of the implicit-GEMM convolution (the caller added the parameters with the
+/// shapes ConvGemmSpec describes); emitGpuGemm's notes and mappings.
+Stmt emitConvImplicitGemm(Kernel& k, const ConvGemmSpec& spec);
 
 /// Callback of emitWindowNest for one kernel tap: `kIdx` the kernel offsets (one per spatial dim),
 /// `localOuter` the tile-local output coordinates of the spatial dims before the last, `inOuter`

@@ -11,6 +11,7 @@
 // the 16 lanes), summed at the end with the k tail.
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/lower/lower_heavy.h"
@@ -301,6 +302,26 @@ support::Expected<LoweredKernel> lowerMatMul(const LowerContext& ctx) {
     const int Y = addOutput(ctx, lk, node.outputs[0]);
     Kernel& k = lk.kernel;
     const DType aT = k.buffers[static_cast<std::size_t>(A)].dtype, bT = k.buffers[static_cast<std::size_t>(B)].dtype;
+    // CUDA: a batch of matrices times one matrix (a Linear layer on [.., rows, K], e.g. ConvNeXt's
+    // [1, 56, 56, 96] x [96, 384]) is one GEMM with the batch folded into the rows: A and Y are
+    // declared [batch x M, K] and [batch x M, N] (row-major, so the same memory), one grid of
+    // 3136-row tiles instead of 56 GEMMs of 56 rows.
+    std::int64_t folded = 1;
+    for (std::int64_t d : batch) folded = folded <= std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(d, 1) ? folded * d : 0;
+    const bool bShared = std::all_of(bBatch.begin(), bBatch.end(), [](std::int64_t d) { return d == 1; });
+    if (!aVec && !bVec && nb > 0 && bShared && folded > 1 && M <= std::numeric_limits<std::int64_t>::max() / folded &&
+        useGpuGemm(ctx, {}, folded * M, N, {aT, bT, outT})) {
+        k.buffers[static_cast<std::size_t>(A)].shape = {folded * M, K};
+        k.buffers[static_cast<std::size_t>(B)].shape = {K, N};
+        k.buffers[static_cast<std::size_t>(Y)].shape = {folded * M, N};
+        GpuGemmSpec g;
+        g.a = A, g.b = B, g.y = Y, g.M = folded * M, g.N = N, g.K = K;
+        k.body = emitGpuGemm(k, g);
+        k.notes.push_back("batch of " + std::to_string(folded) + " matrices x one matrix folded into one GEMM of " +
+                          std::to_string(folded * M) + " rows; A and Y declared [" + std::to_string(folded * M) + ", " +
+                          std::to_string(K) + "] and [" + std::to_string(folded * M) + ", " + std::to_string(N) + "]");
+        return lk;
+    }
     if (!aVec && !bVec && useGpuGemm(ctx, batch, M, N, {aT, bT, outT})) {  // CUDA: lower_matmul_gpu.cpp
         GpuGemmSpec g;
         g.a = A, g.b = B, g.y = Y, g.M = M, g.N = N, g.K = K;

@@ -199,9 +199,11 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     // Raw B prefetch (GpuGemmSpec::bRawCount): raw values per B element kept in registers.
     const bool rawB = s.prefetch && s.bElement && s.bRawCount > 0 && s.bRaw && s.bCombine;
     const std::int64_t kRaw = rawB ? s.bRawCount : 1;
-    // B runs (GpuGemmSpec::bRun): a thread's B elements in runs of kRun columns of one k.
-    const std::int64_t kRun =
-        (s.bElement && s.bRunElements && !rawB && gpuGemmBRunApplies(tl, s.N, s.bRun)) ? s.bRun : 1;
+    // B runs (GpuGemmSpec::bRun): a thread's B elements in runs of kRun columns of one k; runs of
+    // 1 (bRun 1 with bRunElements) give each element through the producer's statement form.
+    const bool kRuns = s.bElement && s.bRunElements && !rawB &&
+                       (s.bRun == 1 ? (tl.cols() * tl.bk) % kThreads == 0 : gpuGemmBRunApplies(tl, s.N, s.bRun));
+    const std::int64_t kRun = kRuns ? s.bRun : 1;
 
     MappingPlan plan;
     plan.target = Target::Cuda;
@@ -410,7 +412,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
             return seq(st);
         };
         auto stageB = [&](const Expr& t, const Expr& g, const Expr& kBase) {
-            if (kRun > 1)
+            if (kRuns)
                 return stageRuns(t, kBase, [&](const Expr&, const Expr& kk, const Expr& col, const Expr& v) {
                     return store(Bs, {sRow(g, kk), col}, v);
                 });
@@ -503,7 +505,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                         }
                         return seq(st);
                     });
-                } else if (kRun > 1) {
+                } else if (kRuns) {
                     bPart = stageRuns(t, kB, [&](const Expr& e, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, e}, v); });
                 } else {
                     bPart = stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
@@ -539,7 +541,7 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
                 Stmt bPut;
                 if (rawB) {
                     bPut = combineToShared(ta, g, t);
-                } else if (kRun > 1) {
+                } else if (kRuns) {
                     std::vector<Stmt> st;
                     for (std::int64_t e = 0; e < kBPer; ++e) {
                         Expr col0, kk;

@@ -19,6 +19,7 @@
 #include "core/lower/counts.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
+#include "core/lower/lower_heavy.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"
@@ -62,7 +63,7 @@ struct Lowered {
 
 /// A one-node Conv graph lowered for `target` (no schedule unless given).
 Lowered lowerConv(const std::vector<ir::test::In>& ins, const Attrs& attrs = {}, Target target = Target::Cuda,
-                  const ir::KernelScheduleDecl* schedule = nullptr) {
+                  const ir::KernelScheduleDecl* schedule = nullptr, std::int64_t convGemmMinBlocks = 132) {
     Lowered r;
     auto one = runOne("Conv", ins, attrs);
     if (!one.error().empty()) {
@@ -72,6 +73,7 @@ Lowered lowerConv(const std::vector<ir::test::In>& ins, const Attrs& attrs = {},
     r.g = std::move(one.g);
     LowerOptions lo;
     lo.target = target;
+    lo.convGemmMinBlocks = convGemmMinBlocks;
     auto lk = lowerNode(r.g, 0, schedule, lo);
     if (!lk) {
         r.error = "lowering: " + lk.diagnostics().firstError()->format();
@@ -81,15 +83,22 @@ Lowered lowerConv(const std::vector<ir::test::In>& ins, const Attrs& attrs = {},
     return r;
 }
 
-enum class Path { Template, Default };
+enum class Path { Template, Default, Implicit };
+
+constexpr const char* kImplicitNote = "conv as implicit GEMM: M = Co, N = batch x output pixels, K = Ci x taps";
+bool usesImplicit(const Kernel& k) { return hasNote(k, kImplicitNote); }
 
 /// Lowers the conv for CUDA, checks which path it took, runs the kernel with the interpreter and
 /// compares with the reference interpreter. Returns "" when everything matches, else the problems.
 /// *stats and *kernel receive the interpreter's counts and the kernel.
 std::string convCheck(const std::vector<ir::test::In>& ins, const Attrs& attrs, Path path, EvalStats* stats = nullptr,
                       Kernel* kernel = nullptr) {
-    Lowered l = lowerConv(ins, attrs);
+    // The implicit-GEMM cases are small (the interpreter's speed): any block count takes the form.
+    Lowered l = lowerConv(ins, attrs, Target::Cuda, nullptr, path == Path::Implicit ? 0 : 132);
     if (!l.error.empty()) return l.error;
+    if (usesImplicit(l.lk.kernel) != (path == Path::Implicit))
+        return std::string(path == Path::Implicit ? "the implicit GEMM was not used" : "the implicit GEMM was used") +
+               ":\n" + printKernel(l.lk.kernel);
     if (usesTemplate(l.lk.kernel) != (path == Path::Template))
         return std::string(path == Path::Template ? "the GEMM template was not used" : "the GEMM template was used") +
                ":\n" + printKernel(l.lk.kernel);
@@ -244,6 +253,94 @@ TEST(LowerGpuConv, StaticCountsMatchTheInterpreterAndFormulas) {
     // W read once per column tile, X once (one row tile), the bias once per stored element, Y written once.
     EXPECT_EQ(kc.loadBytes, (M * K * 2 + K * N * 1 + M * N) * 4);
     EXPECT_EQ(kc.storeBytes, M * N * 4);
+}
+
+// ---- implicit GEMM (lower_conv_gpu.cpp) ----------------------------------------------------
+
+TEST(LowerGpuConv, ImplicitGemmAgainstReference) {
+    const Attrs pad1{{"pads", Is({1, 1, 1, 1})}};
+    // ResNet-like 3x3 (M = 64, 2 x 81 columns, K = 8 x 9 = 72: a ragged last k step).
+    EXPECT_EQ(convCheck({in("f32[2,8,9,9]"), in("f32[64,8,3,3]"), in("f32[64]")}, pad1, Path::Implicit), "");
+    // Stride 2 with padding; more filters than one row tile (M = 130: a ragged row tile).
+    EXPECT_EQ(convCheck({in("f32[4,16,10,10]"), in("f32[130,16,3,3]")}, {{"pads", Is({1, 1, 1, 1})}, {"strides", Is({2, 2})}},
+                        Path::Implicit), "");
+    // The stem: 3 channels, 7x7, stride 2, pad 3 (K = 147).
+    EXPECT_EQ(convCheck({in("f32[1,3,32,32]"), in("f32[64,3,7,7]"), in("f32[64]")},
+                        {{"pads", Is({3, 3, 3, 3})}, {"strides", Is({2, 2})}}, Path::Implicit), "");
+    // Dilation 2 with asymmetric pads; a 1x1 stride-2 projection (ResNet's downsample).
+    EXPECT_EQ(convCheck({in("f32[2,8,12,12]"), in("f32[64,8,3,3]")}, {{"dilations", Is({2, 2})}, {"pads", Is({1, 0, 2, 1})}},
+                        Path::Implicit), "");
+    EXPECT_EQ(convCheck({in("f32[2,8,16,16]"), in("f32[64,8,1,1]"), in("f32[64]")}, {{"strides", Is({2, 2})}}, Path::Implicit), "");
+    // SAME_UPPER, stride 2 on an odd size; a non-square kernel.
+    EXPECT_EQ(convCheck({in("f32[2,6,11,11]"), in("f32[64,6,3,2]")}, {{"auto_pad", Attribute::ofString("SAME_UPPER")}, {"strides", Is({2, 2})}},
+                        Path::Implicit), "");
+    // 1-D and 3-D convs.
+    EXPECT_EQ(convCheck({in("f32[4,8,40]"), in("f32[64,8,5]"), in("f32[64]")}, {{"pads", Is({2, 2})}}, Path::Implicit), "");
+    EXPECT_EQ(convCheck({in("f32[2,4,6,6,6]"), in("f32[64,4,3,3,3]")}, {{"pads", Is({1, 1, 1, 1, 1, 1})}}, Path::Implicit), "");
+    // Half types (staged and accumulated as f32).
+    EXPECT_EQ(convCheck({in("f16[2,8,9,9]"), in("f16[64,8,3,3]"), in("f16[64]")}, pad1, Path::Implicit), "");
+}
+
+TEST(LowerGpuConv, ImplicitGemmTileRule) {
+    // ResNet-50 at batch 32: 3x3 layers take the form with the largest tile giving >= 132 blocks.
+    Lowered l = lowerConv({in("f32[32,64,56,56]"), in("f32[64,64,3,3]")}, {{"pads", Is({1, 1, 1, 1})}});
+    ASSERT_EQ(l.error, "");
+    ASSERT_TRUE(usesImplicit(l.lk.kernel)) << printKernel(l.lk.kernel);
+    // 64 filters: rows capped at 64; 64 x 128 tiles: 1 x 784 blocks.
+    EXPECT_EQ(l.lk.kernel.mappings.front(), "grid = spatial(1,784)");
+    EXPECT_EQ(l.lk.kernel.buffers[0].shape, (std::vector<std::int64_t>{32, 64, 56 * 56}));
+    EXPECT_EQ(l.lk.kernel.buffers[1].shape, (std::vector<std::int64_t>{64, 64 * 9}));
+    Lowered deep = lowerConv({in("f32[32,512,7,7]"), in("f32[512,512,3,3]")}, {{"pads", Is({1, 1, 1, 1})}});
+    ASSERT_EQ(deep.error, "");
+    ASSERT_TRUE(usesImplicit(deep.lk.kernel));
+    EXPECT_EQ(deep.lk.kernel.mappings.front(), "grid = spatial(8,25)");  // 64 x 64: 8 x 25 = 200 blocks
+    // Batch 1's 7x7 layer: even 32 x 32 tiles give 16 x 2 blocks, so the direct form stays.
+    Lowered small = lowerConv({in("f32[1,512,7,7]"), in("f32[512,512,3,3]")}, {{"pads", Is({1, 1, 1, 1})}});
+    ASSERT_EQ(small.error, "");
+    EXPECT_FALSE(usesImplicit(small.lk.kernel));
+    // Groups and the CPU target never take it.
+    Lowered grouped = lowerConv({in("f32[32,64,56,56]"), in("f32[64,32,3,3]")}, {{"pads", Is({1, 1, 1, 1})}, {"group", I(2)}});
+    ASSERT_EQ(grouped.error, "");
+    EXPECT_FALSE(usesImplicit(grouped.lk.kernel));
+    Lowered cpu = lowerConv({in("f32[32,64,56,56]"), in("f32[64,64,3,3]")}, {{"pads", Is({1, 1, 1, 1})}}, Target::Cpu);
+    ASSERT_EQ(cpu.error, "");
+    EXPECT_FALSE(usesImplicit(cpu.lk.kernel));
+    // The tile rule itself.
+    auto tile = [](std::int64_t m, std::int64_t n, std::int64_t k) {
+        auto t = detail::convGemmTile(m, n, k, 132);
+        return t ? std::to_string(t->rows()) + "x" + std::to_string(t->cols()) + "x" + std::to_string(t->bk) : std::string("none");
+    };
+    EXPECT_EQ(tile(256, 32 * 196, 2304), "128x64x16");  // 128 x 128: 2 x 49 blocks only
+    EXPECT_EQ(tile(64, 3136, 576), "32x32x16");  // batch 1, 56 x 56: 2 x 98 blocks
+    EXPECT_EQ(tile(512, 49, 4608), "none");
+    EXPECT_EQ(tile(32, 100000, 288), "none");    // fewer than 64 filters
+}
+
+TEST(LowerGpuConv, ImplicitGemmStaticCountsMatchTheInterpreter) {
+    EvalStats st;
+    Kernel k;
+    ASSERT_EQ(convCheck({in("f32[2,8,9,9]"), in("f32[64,8,3,3]"), in("f32[64]")}, {{"pads", Is({1, 1, 1, 1})}}, Path::Implicit,
+                        &st, &k), "");
+    const KernelCounts kc = countKernel(k);
+    EXPECT_EQ(kc.flops, st.flops);
+    EXPECT_EQ(kc.loadBytes, st.loadBytes);
+    EXPECT_EQ(kc.storeBytes, st.storeBytes);
+    EXPECT_EQ(kc.sharedLoadBytes, st.sharedLoadBytes);
+    EXPECT_EQ(kc.sharedStoreBytes, st.sharedStoreBytes);
+}
+
+TEST(LowerGpuConv, ImplicitGemmPtxForSm90) {
+    auto info = runtime::cuda::nvrtcInfo();
+    if (!info.ok()) GTEST_SKIP() << "NVRTC is not loadable: " << info.diagnostics().formatAll();
+    Lowered l = lowerConv({in("f32[32,64,56,56]"), in("f32[64,64,3,3]"), in("f32[64]")}, {{"pads", Is({1, 1, 1, 1})}});
+    ASSERT_EQ(l.error, "");
+    ASSERT_TRUE(usesImplicit(l.lk.kernel));
+    auto m = codegen::generateCuda({&l.lk.kernel});
+    ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
+    const NvrtcSm90 r = compileForSm90(m->source.source, "gpu-conv-implicit");
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_NE(r.log.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << r.log;
+    std::cout << "[ ptxas    ] implicit-GEMM conv 32x64x56x56 -> 64, 3x3: Used " << r.registers << " registers\n";
 }
 
 // ---- CUDA C and PTX ------------------------------------------------------------------------

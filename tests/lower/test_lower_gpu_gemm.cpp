@@ -122,6 +122,25 @@ TEST(LowerGpuGemm, MatMulAgainstReference) {
     EXPECT_EQ(gemmCheck("MatMul", {in("bf16[96,12]"), in("bf16[12,64]")}), "");
 }
 
+TEST(LowerGpuGemm, BatchTimesOneMatrixIsOneGemm) {
+    // A Linear layer on a 4-D activation (ConvNeXt's [1, 56, 56, 96] x [96, 384], cut down): the
+    // batch dims are folded into the rows, one grid over 2 x 3 x 20 = 120 rows.
+    EXPECT_EQ(gemmCheck("MatMul", {in("f32[2,3,20,16]"), in("f32[16,72]")}), "");
+    EXPECT_EQ(gemmCheck("MatMul", {in("f32[3,30,9]"), in("f32[1,9,64]")}), "");  // B's batch dims all 1
+    Lowered l = lowerOne("MatMul", {in("f32[1,56,56,96]"), in("f32[96,384]")});
+    ASSERT_EQ(l.error, "");
+    const Kernel& k = l.lk.kernel;
+    EXPECT_EQ(k.mappings.front(), "grid = spatial(25,3)") << printKernel(k);  // ceil(3136 / 128) x 384 / 128
+    EXPECT_EQ(k.buffers[0].shape, (std::vector<std::int64_t>{3136, 96}));
+    EXPECT_EQ(k.buffers[2].shape, (std::vector<std::int64_t>{3136, 384}));
+    EXPECT_EQ(k.notes.back(), "batch of 56 matrices x one matrix folded into one GEMM of 3136 rows; A and Y declared "
+                              "[3136, 96] and [3136, 384]");
+    // A B with a real batch keeps the batched grid.
+    Lowered b = lowerOne("MatMul", {in("f32[4,128,64]"), in("f32[4,64,128]")});
+    ASSERT_EQ(b.error, "");
+    EXPECT_EQ(b.lk.kernel.mappings.front(), "grid = spatial(4,1,1)") << printKernel(b.lk.kernel);
+}
+
 TEST(LowerGpuGemm, GemmAgainstReference) {
     EXPECT_EQ(gemmCheck("Gemm", {in("f32[128,16]"), in("f32[16,128]")}), "");
     EXPECT_EQ(gemmCheck("Gemm", {in("f32[130,33]"), in("f32[33,67]"), in("f32[67]")}, {{"alpha", F(0.5)}, {"beta", F(2.0)}}), "");
@@ -134,7 +153,7 @@ TEST(LowerGpuGemm, GemmAgainstReference) {
 }
 
 TEST(LowerGpuGemm, KernelStructureAndMappings) {
-    Lowered l = lowerOne("MatMul", {in("f32[2,130,16]"), in("f32[16,200]")});
+    Lowered l = lowerOne("MatMul", {in("f32[2,130,16]"), in("f32[2,16,200]")});
     ASSERT_EQ(l.error, "");
     const Kernel& k = l.lk.kernel;
     const std::string text = printKernel(k);
@@ -184,7 +203,7 @@ TEST(LowerGpuGemm, OtherFormsKeepTheDefaultPath) {
     // The template's default schedule written back selects the template again (same kernel);
     // the same grid with another block mapping does not.
     using Case = std::pair<std::vector<ir::test::In>, std::string>;  // inputs, another block mapping
-    for (const auto& [ins, otherBlock] : std::vector<Case>{{{in("f32[2,130,16]"), in("f32[16,200]")}, "spatial(1,16,16).repeat(1,8,8)"},
+    for (const auto& [ins, otherBlock] : std::vector<Case>{{{in("f32[2,130,16]"), in("f32[2,16,200]")}, "spatial(1,16,16).repeat(1,8,8)"},
                                                            {{in("f32[128,64]"), in("f32[64,128]")}, "spatial(16,16).repeat(8,8)"}}) {
         Lowered def = lowerOne("MatMul", ins);
         ASSERT_EQ(def.error, "");
