@@ -29,6 +29,10 @@ using detail::quoteName;
 using support::DiagnosticList;
 
 constexpr std::int64_t kMinIrVersion = 3, kMaxIrVersion = 10;
+// IR versions after kMaxIrVersion up to this one (onnx 1.23 writes 14 by default) are read with a
+// warning: their additions (new element types, fields) are reported where a model uses them;
+// protobuf skips fields it does not know.
+constexpr std::int64_t kNewestReadIrVersion = 14;
 constexpr std::int64_t kMaxOpset = 21;
 // What Debian's onnx 1.12 knows; beyond this its schemas, checker and inference are not used.
 constexpr std::int64_t kOnnxLibMaxIr = 8, kOnnxLibMaxOpset = 17;
@@ -628,11 +632,17 @@ support::Expected<ir::Model> Importer::run(const std::string& bytes, const suppo
     model.irVersion = proto.ir_version();
     model.producerName = proto.producer_name();
     model.producerVersion = proto.producer_version();
-    if (model.irVersion < kMinIrVersion || model.irVersion > kMaxIrVersion) {
+    if (model.irVersion < kMinIrVersion || model.irVersion > kNewestReadIrVersion) {
         error("ir_version", "unsupported IR version " + std::to_string(model.irVersion) + " (Tessera reads " +
-                                std::to_string(kMinIrVersion) + ".." + std::to_string(kMaxIrVersion) + ")");
+                                std::to_string(kMinIrVersion) + ".." + std::to_string(kMaxIrVersion) + ", and up to " +
+                                std::to_string(kNewestReadIrVersion) + " with a warning)");
         return m_diags;
     }
+    if (model.irVersion > kMaxIrVersion)
+        m_diags.warning(m_file, "ir_version",
+                        "IR version " + std::to_string(model.irVersion) + " is newer than " + std::to_string(kMaxIrVersion) +
+                            ", the newest Tessera was written for: read as far as it is understood (an element type "
+                            "or field Tessera does not know is reported where the model uses it)");
     for (const auto& op : proto.opset_import()) {
         const std::string domain = op.domain() == "ai.onnx" ? std::string() : op.domain();
         if (!detail::isValidUtf8(domain)) {
