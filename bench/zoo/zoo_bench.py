@@ -123,22 +123,28 @@ def perf(a):
             f = os.path.join(work, f"{name}.out.{n}.npy")
             np.save(f, t.numpy())
             files += ["--expect", f"{n}={f}"]
-        gm = model.cuda()
-        gin = tuple(t.cuda() for t in inputs)
-        with torch.no_grad():
-            eager = cuda_median(lambda: gm(*gin), a.reps)
-            t0 = time.time()
-            cm = torch.compile(gm)
-            cm(*gin)
-            torch.cuda.synchronize()
-            cold = time.time() - t0
-            comp = cuda_median(lambda: cm(*gin), a.reps)
-        del gm, cm
-        torch.cuda.empty_cache()
+        eager = comp = cold = float("nan")
+        if not a.no_peers:
+            gm = model.cuda()
+            gin = tuple(t.cuda() for t in inputs)
+            with torch.no_grad():
+                eager = cuda_median(lambda: gm(*gin), a.reps)
+                t0 = time.time()
+                cm = torch.compile(gm)
+                cm(*gin)
+                torch.cuda.synchronize()
+                cold = time.time() - t0
+                comp = cuda_median(lambda: cm(*gin), a.reps)
+            del gm, cm
+            torch.cuda.empty_cache()
         cells, best = [], None
         for plan in planners:
             rc, out, err, wall = run_cli(a.cli, ["run", path] + files + ["--target", "cuda", "--plan", plan, "--json"],
                                          a.timeout)
+            if a.save:
+                os.makedirs(a.save, exist_ok=True)
+                with open(os.path.join(a.save, f"{name}.b{a.batch}.{plan}.json"), "w") as f:
+                    f.write(out)
             try:
                 j = json.loads(out)
                 ms = j["total_time_s"] * 1e3
@@ -173,6 +179,8 @@ def main():
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--models", default="")
     p.add_argument("--reps", type=int, default=50)
+    p.add_argument("--save", default="", help="folder for tessera-cli's JSON report per model and planner")
+    p.add_argument("--no-peers", action="store_true", help="skip PyTorch eager and torch.compile")
     p.add_argument("--planners", default=",".join(PLANNERS))
     p.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args()
