@@ -40,6 +40,6 @@ for stage in "$@"; do
     b=${stage#perf}
     # shellcheck disable=SC2086
     timeout 560 python3 "$here/bench/zoo/zoo_bench.py" perf --cli "$cli" --batch "$b" --models "$models" \
-      --planners "$planners" --save "$out/json$tag" $extra 2>&1 | grep -v -i warning | tee "$out/perf$b$tag.log" ;;
+      --planners "$planners" --save "$out/json$tag" $extra 2>&1 | grep --line-buffered -v -i warning | tee "$out/perf$b$tag.log" ;;
   esac
 done

@@ -123,6 +123,55 @@ Stmt laneReduce(Kernel& k, std::int64_t len, DType t, const std::function<Expr(c
 
 std::vector<std::int64_t> nonEmpty(std::vector<std::int64_t> v) { return v.empty() ? std::vector<std::int64_t>{1} : v; }
 
+}  // namespace
+
+Stmt emitGpuBlockRowReduce(Kernel& k, std::int64_t rows, std::int64_t len, DType accT, const Expr& init,
+                           const std::function<Expr(const Expr& row, const Expr& j)>& elem,
+                           const std::function<Expr(const Expr&, const Expr&)>& comb,
+                           const std::function<Stmt(const Expr& row, const Expr& total)>& finish) {
+    constexpr std::int64_t T = kGpuBlockReduceThreads;
+    MappingPlan plan;
+    plan.target = Target::Cuda;
+    plan.grid = std::move(*schedule::TaskMapping::spatial({rows}));
+    const std::string blockText = "block = spatial(" + std::to_string(T) + ")";
+    return emitMappedLoops(k, plan, {rows}, [&](const std::vector<Expr>& o) {
+        const Expr row = o[0];
+        BufferDecl pd;
+        pd.name = "part";
+        pd.dtype = accT;
+        pd.scope = MemoryScope::Shared;
+        pd.shape = {T};
+        const int part = k.addBuffer(pd);
+        // Phase 1: thread t combines elements t, t + T, t + 2T ... of the row.
+        const Var t = k.newVar("t"), i = k.newVar("i");
+        const int acc = localBuffer(k, "acc", accT, {1});
+        const Expr j = varRef(t) + varRef(i) * intImm(T);
+        Stmt step = store(acc, {intImm(0)}, comb(load(acc, accT, {intImm(0)}), elem(row, j)));
+        if (len % T != 0) step = ifThen(j < intImm(len), step);
+        Stmt gather = forLoop(t, intImm(T),
+                              allocate(acc, seq({store(acc, {intImm(0)}, init), forLoop(i, intImm((len + T - 1) / T), step),
+                                                 store(part, {varRef(t)}, load(acc, accT, {intImm(0)}))})),
+                              ForKind::Threads, 0, blockText);
+        std::vector<Stmt> body{gather, barrier()};
+        // Phase 2: a tree over the partial results, halving the active threads per step.
+        for (std::int64_t h = T / 2; h >= 1; h /= 2) {
+            const Var u = k.newVar("t");
+            body.push_back(forLoop(u, intImm(T),
+                                   ifThen(varRef(u) < intImm(h),
+                                          store(part, {varRef(u)}, comb(load(part, accT, {varRef(u)}),
+                                                                        load(part, accT, {varRef(u) + intImm(h)})))),
+                                   ForKind::Threads, 0, blockText));
+            body.push_back(barrier());
+        }
+        const Var f = k.newVar("t");
+        body.push_back(forLoop(f, intImm(T), ifThen(varRef(f) < intImm(1), finish(row, load(part, accT, {intImm(0)}))),
+                               ForKind::Threads, 0, blockText));
+        return allocate(part, seq(std::move(body)));
+    });
+}
+
+namespace {
+
 /// Core of every Reduce* and the global pools. `red[d]`: input dim d is reduced.
 support::Expected<LoweredKernel> reduceCore(const LowerContext& ctx, Red kind, const std::vector<bool>& red, bool keep) {
     const ir::Node& node = ctx.node;
@@ -165,6 +214,30 @@ support::Expected<LoweredKernel> reduceCore(const LowerContext& ctx, Red kind, c
     };
     auto comb = [&](const Expr& a, const Expr& b) { return combine(kind, a, b); };
     const Expr init = constant(initOf(kind), accT);
+
+    // CUDA, few long rows (a global pool of a large feature map, a mean over a long axis): one block
+    // per output element instead of one thread, so that 256 threads share each row.
+    bool trailing = !redDims.empty();
+    for (std::size_t i = 0; i < redDims.size(); ++i) trailing = trailing && redDims[i] == R - redDims.size() + i;
+    std::int64_t outputs = 1;
+    for (auto e : outExt) outputs *= e;
+    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
+                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    if (ctx.options.target == Target::Cuda && !userMapping && trailing && count >= kGpuBlockReduceMinLength &&
+        outputs <= kGpuBlockReduceMaxOutputs) {
+        k.buffers[static_cast<std::size_t>(X)].shape = {outputs, count};
+        k.buffers[static_cast<std::size_t>(Y)].shape = {outputs};
+        k.body = emitGpuBlockRowReduce(k, outputs, count, accT, init,
+                                       [&](const Expr& row, const Expr& j) { return mapOf(kind, cast(load(X, xT, {row, j}), accT)); },
+                                       comb, [&](const Expr& row, const Expr& total) {
+                                           return store(Y, {row}, cast(finish(kind, total, count), outT));
+                                       });
+        k.notes.push_back("GPU block reduction: one block of " + std::to_string(kGpuBlockReduceThreads) +
+                          " threads per output, each thread combining every " + std::to_string(kGpuBlockReduceThreads) +
+                          "th element of the row, then a tree in shared memory; X and Y declared [" +
+                          std::to_string(outputs) + ", " + std::to_string(count) + "] and [" + std::to_string(outputs) + "]");
+        return lk;
+    }
 
     if (R == 0 || red[R - 1]) {
         // Innermost dim reduced: one output element per task.
