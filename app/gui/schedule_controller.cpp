@@ -193,6 +193,7 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
     lopts.target = o.target;
     lopts.cpuThreads = o.cpuThreads;
     lopts.gpuGemmMinBlocks = o.gpuGemmMinBlocks;
+    lopts.gpuGemmFillBlocks = o.gpuGemmFillBlocks;
     lopts.opset = spec->defaultOpset();
     ir::KernelScheduleDecl decl;
     decl.mappings = lower::defaultSchedule(spec->graph, sid, lopts);

@@ -67,6 +67,10 @@ struct LowerOptions {
     /// per SM of a 132-SM H200); else it keeps the direct form (one output per thread), which
     /// fills the GPU better on small layers. 0 = the largest tile whenever the form applies.
     std::int64_t convGemmMinBlocks = 132;
+    /// CUDA: a MatMul/Gemm whose default 128 x 128 tile launches fewer blocks than this takes
+    /// smaller tiles (lower_heavy.h: gpuGemmTileFor) to reach it; 0 = always the default tile.
+    /// pipeline::CompileOptions sets 132 (one block per SM of an H200).
+    std::int64_t gpuGemmFillBlocks = 0;
 };
 
 /// A lowered kernel and which graph values its parameters are.

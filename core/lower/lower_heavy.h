@@ -185,8 +185,19 @@ bool gpuGemmBRunApplies(const GpuGemmSpec::Tile& t, std::int64_t N, std::int64_t
 /// and output) takes the CUDA GEMM template: the target is Cuda, M and N are >= kGpuGemmMinExtent,
 /// every type is f32, f16 or bf16, and the node has no user mapping (grid, block, warp or thread
 /// level) or exactly the template's grid and block mappings (its default schedule written back).
+/// K > 0 (MatMul, Gemm): the tile compared with a written-back schedule is gpuGemmTileFor's.
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
-                const std::vector<DType>& types);
+                const std::vector<DType>& types, std::int64_t K = 0);
+
+/// The tile of a MatMul/Gemm of batch x M x N outputs and reduction K: the default 128 x 128 x 8
+/// tile when it launches at least LowerOptions::gpuGemmFillBlocks blocks (or that option is 0);
+/// otherwise the largest of 128x64, 64x128, 64x64, 64x32, 32x64, 32x32 (rows / columns at most
+/// M / N rounded up to a power of two, >= 32) that does, BK 16, and when none does the 32 x 32
+/// tile with its reduction split over 2 or 4 groups (GpuGemmSpec::Tile::splitK) for K >= 256 /
+/// 1024 - small products (a Linear layer on 49 or 196 rows at batch 1) then still spread over
+/// the SMs instead of 24 blocks of mostly empty 128-row tiles.
+GpuGemmSpec::Tile gpuGemmTileFor(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M,
+                                 std::int64_t N, std::int64_t K);
 
 /// True when `t` is a tile emitGpuGemm supports: splitK 1, 2 or 4; ty * tx = 256; rm and rn each 1, 2, 4 or a
 /// multiple of 4 (a thread's results come in groups of up to 4 consecutive rows / columns, the

@@ -310,22 +310,24 @@ support::Expected<LoweredKernel> lowerMatMul(const LowerContext& ctx) {
     for (std::int64_t d : batch) folded = folded <= std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(d, 1) ? folded * d : 0;
     const bool bShared = std::all_of(bBatch.begin(), bBatch.end(), [](std::int64_t d) { return d == 1; });
     if (!aVec && !bVec && nb > 0 && bShared && folded > 1 && M <= std::numeric_limits<std::int64_t>::max() / folded &&
-        useGpuGemm(ctx, {}, folded * M, N, {aT, bT, outT})) {
+        useGpuGemm(ctx, {}, folded * M, N, {aT, bT, outT}, K)) {
         k.buffers[static_cast<std::size_t>(A)].shape = {folded * M, K};
         k.buffers[static_cast<std::size_t>(B)].shape = {K, N};
         k.buffers[static_cast<std::size_t>(Y)].shape = {folded * M, N};
         GpuGemmSpec g;
         g.a = A, g.b = B, g.y = Y, g.M = folded * M, g.N = N, g.K = K;
+        g.tile = gpuGemmTileFor(ctx, {}, folded * M, N, K);
         k.body = emitGpuGemm(k, g);
         k.notes.push_back("batch of " + std::to_string(folded) + " matrices x one matrix folded into one GEMM of " +
                           std::to_string(folded * M) + " rows; A and Y declared [" + std::to_string(folded * M) + ", " +
                           std::to_string(K) + "] and [" + std::to_string(folded * M) + ", " + std::to_string(N) + "]");
         return lk;
     }
-    if (!aVec && !bVec && useGpuGemm(ctx, batch, M, N, {aT, bT, outT})) {  // CUDA: lower_matmul_gpu.cpp
+    if (!aVec && !bVec && useGpuGemm(ctx, batch, M, N, {aT, bT, outT}, K)) {  // CUDA: lower_matmul_gpu.cpp
         GpuGemmSpec g;
         g.a = A, g.b = B, g.y = Y, g.M = M, g.N = N, g.K = K;
         g.batch = batch, g.aBatch = aBatch, g.bBatch = bBatch;
+        g.tile = gpuGemmTileFor(ctx, batch, M, N, K);
         k.body = emitGpuGemm(k, g);
         return lk;
     }
@@ -419,9 +421,10 @@ support::Expected<LoweredKernel> lowerGemm(const LowerContext& ctx) {
     Kernel& k = lk.kernel;
     const DType aT = k.buffers[static_cast<std::size_t>(A)].dtype, bT = k.buffers[static_cast<std::size_t>(B)].dtype;
     const DType cT = hasC ? k.buffers[static_cast<std::size_t>(C)].dtype : outT;
-    if (useGpuGemm(ctx, {}, M, N, {aT, bT, cT, outT})) {  // CUDA: lower_matmul_gpu.cpp
+    if (useGpuGemm(ctx, {}, M, N, {aT, bT, cT, outT}, K)) {  // CUDA: lower_matmul_gpu.cpp
         GpuGemmSpec g;
         g.a = A, g.b = B, g.c = C, g.y = Y, g.M = M, g.N = N, g.K = K;
+        g.tile = gpuGemmTileFor(ctx, {}, M, N, K);
         g.transA = tA, g.transB = tB, g.alpha = alpha, g.beta = beta, g.cShape = cShape;
         k.body = emitGpuGemm(k, g);
         return lk;

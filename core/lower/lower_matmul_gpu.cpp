@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/lower/lower_fused_conv_gpu.h"
 #include "core/lower/lower_heavy.h"
 #include "core/schedule/mapping_parser.h"
 
@@ -154,14 +155,44 @@ bool gpuGemmBRunApplies(const GpuGemmSpec::Tile& t, std::int64_t N, std::int64_t
     return run > 1 && t.cols() % run == 0 && (t.cols() * t.bk / kThreads) % run == 0 && N % run == 0;
 }
 
+GpuGemmSpec::Tile gpuGemmTileFor(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M,
+                                 std::int64_t N, std::int64_t K) {
+    const GpuGemmSpec::Tile def;
+    const std::int64_t want = ctx.options.gpuGemmFillBlocks;
+    std::int64_t nb = 1;
+    for (std::int64_t d : batch) nb *= std::max<std::int64_t>(d, 1);
+    auto blocksOf = [&](std::int64_t r, std::int64_t c) { return nb * ceilDiv(M, r) * ceilDiv(N, c); };
+    if (want <= 0 || blocksOf(def.rows(), def.cols()) >= want) return def;
+    auto cap = [](std::int64_t v) {
+        std::int64_t p = 32;
+        while (p < v && p < 128) p *= 2;
+        return p;
+    };
+    const std::int64_t rowCap = cap(M), colCap = cap(N);
+    static const std::int64_t shapes[][2] = {{128, 64}, {64, 128}, {64, 64}, {64, 32}, {32, 64}, {32, 32}};
+    for (const auto& sh : shapes) {
+        if (sh[0] > rowCap || sh[1] > colCap || blocksOf(sh[0], sh[1]) < want) continue;
+        if (auto t = gpuGemmTileOf(sh[0], sh[1], 16)) return *t;
+    }
+    GpuGemmSpec::Tile t = *gpuGemmTileOf(32, 32, 16);
+    if (K >= 256) {
+        t.splitK = K >= 1024 ? 4 : 2;
+        if (!gpuGemmTileValid(t)) t.splitK = 1;
+    }
+    return t;
+}
+
 bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch, std::int64_t M, std::int64_t N,
-                const std::vector<DType>& types) {
+                const std::vector<DType>& types, std::int64_t K) {
     if (ctx.options.target != Target::Cuda) return false;
-    if (M < kGpuGemmMinExtent || N < kGpuGemmMinExtent) return false;
+    // With the fill rule (K known) 32-row and 32-column tiles exist, so extents from 32 fit.
+    const bool fill = K > 0 && ctx.options.gpuGemmFillBlocks > 0;
+    const std::int64_t minExtent = fill ? 32 : kGpuGemmMinExtent;
+    if (M < minExtent || N < minExtent) return false;
     if (!std::all_of(types.begin(), types.end(), isGemmFloat)) return false;
     // Mapping limits (task_mapping.h); beyond them the generic path reports the error.
     if (batch.size() + 2 > static_cast<std::size_t>(schedule::kMaxRank)) return false;
-    const GpuGemmSpec::Tile tile;
+    const GpuGemmSpec::Tile tile = K > 0 ? gpuGemmTileFor(ctx, batch, M, N, K) : GpuGemmSpec::Tile{};
     std::int64_t blocks = ceilDiv(M, tile.rows()) * ceilDiv(N, tile.cols());
     for (std::int64_t d : batch) {
         if (d < 1 || blocks > schedule::kMaxTasks / d) return false;
@@ -169,7 +200,7 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
     }
     const ir::KernelScheduleDecl* s = ctx.schedule;
     if (!s || (!s->mapping("grid") && !s->mapping("block") && !s->mapping("warp") && !s->mapping("thread")))
-        return blocks >= ctx.options.gpuGemmMinBlocks;
+        return blocks * tile.splitK >= ctx.options.gpuGemmMinBlocks;
     // The template's own mappings written back as a schedule (defaultSchedule) select it again.
     return !s->mapping("warp") && !s->mapping("thread") && levelIs(*s, "grid", gridMapping(batch, M, N, tile)) &&
            levelIs(*s, "block", blockMapping(batch.size(), tile));

@@ -125,50 +125,78 @@ std::vector<std::int64_t> nonEmpty(std::vector<std::int64_t> v) { return v.empty
 
 }  // namespace
 
+namespace {
+
+/// A Threads loop of T threads (one phase of a block) running body(t).
+Stmt blockPhase(Kernel& k, std::int64_t T, const std::function<Stmt(const Expr&)>& body) {
+    const Var t = k.newVar("t");
+    return forLoop(t, intImm(T), body(varRef(t)), ForKind::Threads, 0, "block = spatial(" + std::to_string(T) + ")");
+}
+
+/// Phase: thread t combines elem(j) for j = t, t + T, ... < len (from init) and stores it to part[t].
+Stmt blockGather(Kernel& k, std::int64_t T, std::int64_t len, DType accT, const Expr& init,
+                 const std::function<Expr(const Expr& j)>& elem, const std::function<Expr(const Expr&, const Expr&)>& comb,
+                 int part) {
+    return blockPhase(k, T, [&](const Expr& t) {
+        const Var i = k.newVar("i");
+        const int acc = localBuffer(k, "acc", accT, {1});
+        const Expr j = t + varRef(i) * intImm(T);
+        Stmt step = store(acc, {intImm(0)}, comb(load(acc, accT, {intImm(0)}), elem(j)));
+        if (len % T != 0) step = ifThen(j < intImm(len), step);
+        return allocate(acc, seq({store(acc, {intImm(0)}, init), forLoop(i, intImm((len + T - 1) / T), step),
+                                  store(part, {t}, load(acc, accT, {intImm(0)}))}));
+    });
+}
+
+/// The halving tree over part[0..T) (T a power of two), each step followed by a barrier: part[0]
+/// then holds the combination of all T values.
+std::vector<Stmt> blockTree(Kernel& k, std::int64_t T, DType accT, const std::function<Expr(const Expr&, const Expr&)>& comb,
+                            int part) {
+    std::vector<Stmt> st;
+    for (std::int64_t h = T / 2; h >= 1; h /= 2) {
+        st.push_back(blockPhase(k, T, [&](const Expr& u) {
+            return ifThen(u < intImm(h), store(part, {u}, comb(load(part, accT, {u}), load(part, accT, {u + intImm(h)}))));
+        }));
+        st.push_back(barrier());
+    }
+    return st;
+}
+
+int sharedBuffer(Kernel& k, const std::string& name, DType t, std::int64_t n) {
+    BufferDecl b;
+    b.name = name;
+    b.dtype = t;
+    b.scope = MemoryScope::Shared;
+    b.shape = {n};
+    return k.addBuffer(b);
+}
+
+MappingPlan rowGrid(std::int64_t rows) {
+    MappingPlan plan;
+    plan.target = Target::Cuda;
+    plan.grid = std::move(*schedule::TaskMapping::spatial({rows}));
+    return plan;
+}
+
+}  // namespace
+
 Stmt emitGpuBlockRowReduce(Kernel& k, std::int64_t rows, std::int64_t len, DType accT, const Expr& init,
                            const std::function<Expr(const Expr& row, const Expr& j)>& elem,
                            const std::function<Expr(const Expr&, const Expr&)>& comb,
                            const std::function<Stmt(const Expr& row, const Expr& total)>& finish) {
     constexpr std::int64_t T = kGpuBlockReduceThreads;
-    MappingPlan plan;
-    plan.target = Target::Cuda;
-    plan.grid = std::move(*schedule::TaskMapping::spatial({rows}));
-    const std::string blockText = "block = spatial(" + std::to_string(T) + ")";
-    return emitMappedLoops(k, plan, {rows}, [&](const std::vector<Expr>& o) {
+    return emitMappedLoops(k, rowGrid(rows), {rows}, [&](const std::vector<Expr>& o) {
         const Expr row = o[0];
-        BufferDecl pd;
-        pd.name = "part";
-        pd.dtype = accT;
-        pd.scope = MemoryScope::Shared;
-        pd.shape = {T};
-        const int part = k.addBuffer(pd);
-        // Phase 1: thread t combines elements t, t + T, t + 2T ... of the row.
-        const Var t = k.newVar("t"), i = k.newVar("i");
-        const int acc = localBuffer(k, "acc", accT, {1});
-        const Expr j = varRef(t) + varRef(i) * intImm(T);
-        Stmt step = store(acc, {intImm(0)}, comb(load(acc, accT, {intImm(0)}), elem(row, j)));
-        if (len % T != 0) step = ifThen(j < intImm(len), step);
-        Stmt gather = forLoop(t, intImm(T),
-                              allocate(acc, seq({store(acc, {intImm(0)}, init), forLoop(i, intImm((len + T - 1) / T), step),
-                                                 store(part, {varRef(t)}, load(acc, accT, {intImm(0)}))})),
-                              ForKind::Threads, 0, blockText);
-        std::vector<Stmt> body{gather, barrier()};
-        // Phase 2: a tree over the partial results, halving the active threads per step.
-        for (std::int64_t h = T / 2; h >= 1; h /= 2) {
-            const Var u = k.newVar("t");
-            body.push_back(forLoop(u, intImm(T),
-                                   ifThen(varRef(u) < intImm(h),
-                                          store(part, {varRef(u)}, comb(load(part, accT, {varRef(u)}),
-                                                                        load(part, accT, {varRef(u) + intImm(h)})))),
-                                   ForKind::Threads, 0, blockText));
-            body.push_back(barrier());
-        }
-        const Var f = k.newVar("t");
-        body.push_back(forLoop(f, intImm(T), ifThen(varRef(f) < intImm(1), finish(row, load(part, accT, {intImm(0)}))),
-                               ForKind::Threads, 0, blockText));
+        const int part = sharedBuffer(k, "part", accT, T);
+        std::vector<Stmt> body{blockGather(k, T, len, accT, init, [&](const Expr& j) { return elem(row, j); }, comb, part),
+                               barrier()};
+        for (auto& st : blockTree(k, T, accT, comb, part)) body.push_back(std::move(st));
+        body.push_back(blockPhase(k, T, [&](const Expr& t) { return ifThen(t < intImm(1), finish(row, load(part, accT, {intImm(0)}))); }));
         return allocate(part, seq(std::move(body)));
     });
 }
+
+std::int64_t gpuLayerNormThreads(std::int64_t len) { return len <= 256 ? 32 : len <= 2048 ? 128 : 256; }
 
 namespace {
 
@@ -576,6 +604,59 @@ support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx) {
     const DType xT = bufs[static_cast<std::size_t>(X)].dtype, sT = bufs[static_cast<std::size_t>(S)].dtype;
     const DType bT = hasB ? bufs[static_cast<std::size_t>(B)].dtype : outT;
     const std::vector<std::int64_t> ext{outer};
+    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
+                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    if (ctx.options.target == Target::Cuda && !userMapping && len >= 32) {
+        // One block per row: the sums of the two passes over the block's threads (a tree in shared
+        // memory), mean and 1/sigma in shared memory, then every thread writes its elements.
+        const std::int64_t T = gpuLayerNormThreads(len);
+        auto add = [](const Expr& a, const Expr& b) { return a + b; };
+        const Expr n = constant(static_cast<double>(len), accT);
+        k.body = emitMappedLoops(k, rowGrid(outer), ext, [&](const std::vector<Expr>& o) {
+            const Expr row = o[0];
+            auto xat = [&](const Expr& j) { return cast(load(X, xT, {row, j}), accT); };
+            const int part = sharedBuffer(k, "part", accT, T), stat = sharedBuffer(k, "stat", accT, 2);
+            const Expr mu = load(stat, accT, {intImm(0)}), inv = load(stat, accT, {intImm(1)});
+            std::vector<Stmt> body{blockGather(k, T, len, accT, constant(0.0, accT), xat, add, part), barrier()};
+            for (auto& st : blockTree(k, T, accT, add, part)) body.push_back(std::move(st));
+            body.push_back(blockPhase(k, T, [&](const Expr& t) {
+                return ifThen(t < intImm(1), store(stat, {intImm(0)}, load(part, accT, {intImm(0)}) / n));
+            }));
+            body.push_back(barrier());
+            body.push_back(blockGather(k, T, len, accT, constant(0.0, accT), [&](const Expr& j) {
+                const Expr d = xat(j) - mu;
+                return d * d;
+            }, add, part));
+            body.push_back(barrier());
+            for (auto& st : blockTree(k, T, accT, add, part)) body.push_back(std::move(st));
+            body.push_back(blockPhase(k, T, [&](const Expr& t) {
+                std::vector<Stmt> st{store(stat, {intImm(1)}, constant(1.0, accT) /
+                                                                   call(Intrinsic::Sqrt, {load(part, accT, {intImm(0)}) / n +
+                                                                                          constant(eps, accT)}))};
+                return ifThen(t < intImm(1), seq(std::move(st)));
+            }));
+            body.push_back(barrier());
+            body.push_back(blockPhase(k, T, [&](const Expr& t) {
+                const Var i = k.newVar("i");
+                const Expr j = t + varRef(i) * intImm(T);
+                Expr y = (xat(j) - mu) * inv * cast(load(S, sT, {j}), accT);
+                if (hasB) y = y + cast(load(B, bT, {j}), accT);
+                Stmt w = store(Y, {row, j}, cast(y, outT));
+                if (len % T != 0) w = ifThen(j < intImm(len), w);
+                std::vector<Stmt> st{forLoop(i, intImm((len + T - 1) / T), w)};
+                std::vector<Stmt> first;
+                if (hasMean) first.push_back(store(Mo, {row}, cast(mu, bufs[static_cast<std::size_t>(Mo)].dtype)));
+                if (hasInv) first.push_back(store(Io, {row}, cast(inv, bufs[static_cast<std::size_t>(Io)].dtype)));
+                if (!first.empty()) st.push_back(ifThen(t < intImm(1), seq(std::move(first))));
+                return seq(std::move(st));
+            }));
+            return allocate(part, allocate(stat, seq(std::move(body))));
+        });
+        k.notes.push_back("GPU form: one block of " + std::to_string(T) +
+                          " threads per row of the [outer, normalised] view; two-pass mean and variance as block "
+                          "reductions in shared memory");
+        return lk;
+    }
     auto plan = resolveMappings(ctx, ext, defaultCpuMapping(ext, ctx.options.cpuThreads));
     if (!plan) return plan.diagnostics();
     k.body = emitMappedLoops(k, *plan, ext, [&](const std::vector<Expr>& o) {

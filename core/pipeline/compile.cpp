@@ -352,6 +352,7 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     lopts.target = options.target;
     lopts.cpuThreads = options.cpuThreads;
     lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
+    lopts.gpuGemmFillBlocks = options.gpuGemmFillBlocks;
     lopts.opset = cm.model.defaultOpset();
 
     auto noteCudaGaps = [&](const lower::Kernel& k, const std::string& where) {

@@ -68,6 +68,7 @@ struct CompileOptions {
     int cpuThreads = 2;              ///< workers the default schedules aim for
     bool fallbackReference = false;  ///< run ops without a generator in the reference interpreter
     std::int64_t gpuGemmMinBlocks = 16;  ///< lower::LowerOptions::gpuGemmMinBlocks for the CUDA target
+    std::int64_t gpuGemmFillBlocks = 132;  ///< lower::LowerOptions::gpuGemmFillBlocks for the CUDA target
     /// An explicit fusion plan (takes precedence over `planner`).
     std::optional<schedule::FusionPlan> plan;
     /// "none", "hidet" or "fuseplanner" (schedule::makePlan), run on the specialised graph; empty =

@@ -93,6 +93,7 @@ support::Expected<ScheduleCheck> checkUserSchedule(const ir::Model& specialised,
     lopts.target = options.target;
     lopts.cpuThreads = options.cpuThreads;
     lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
+    lopts.gpuGemmFillBlocks = options.gpuGemmFillBlocks;
     lopts.opset = specialised.defaultOpset();
     lopts.kernelName = n.name;
     // Checked as the compile will use it: merged into the program's schedule of the node.

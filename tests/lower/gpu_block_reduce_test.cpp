@@ -72,6 +72,28 @@ TEST(GpuBlockReduce, ReduceKindsOverTrailingAxesAgainstReference) {
     EXPECT_EQ(check("ReduceSum", {in("f32[4,100]"), ir::test::ints({1})}, {}, false), "");
 }
 
+TEST(GpuBlockReduce, LayerNormOneBlockPerRowAgainstReference) {
+    constexpr const char* kNote = "GPU form: one block of";
+    auto lnCheck = [&](const std::vector<ir::test::In>& ins, const Attrs& attrs, int outputs, const std::string& threads) -> std::string {
+        auto one = runOne("LayerNormalization", ins, attrs, outputs);
+        if (!one.error().empty()) return "shape inference: " + one.error();
+        LowerOptions cuda;
+        cuda.target = Target::Cuda;
+        auto lk = lowerNode(one.g, 0, nullptr, cuda);
+        if (!lk) return "lowering: " + lk.diagnostics().firstError()->format();
+        if (!hasNote(lk->kernel, std::string(kNote) + " " + threads + " threads per row"))
+            return "not the block form of " + threads + " threads:\n" + printKernel(lk->kernel);
+        return checkAgainstReference(one.g, makeInputs(one.g, 5));
+    };
+    // ConvNeXt's channels-last LayerNorm (96 channels: 32 threads, 3 values each), a ragged row,
+    // BERT's 768 (128 threads) without B, a long row (256 threads), Mean and InvStdDev outputs.
+    EXPECT_EQ(lnCheck({in("f32[2,3,4,96]"), in("f32[96]"), in("f32[96]")}, {{"epsilon", ir::Attribute::ofFloat(1e-6)}}, 1, "32"), "");
+    EXPECT_EQ(lnCheck({in("f32[3,40]"), in("f32[40]"), in("f32[40]")}, {}, 1, "32"), "");
+    EXPECT_EQ(lnCheck({in("f32[3,768]"), in("f32[768]")}, {}, 1, "128"), "");
+    EXPECT_EQ(lnCheck({in("f32[2,3000]"), in("f32[3000]"), in("f32[3000]")}, {}, 1, "256"), "");
+    EXPECT_EQ(lnCheck({in("f32[4,5,50]"), in("f32[5,50]"), in("f32[5,50]")}, {{"axis", I(1)}}, 3, "32"), "");
+}
+
 TEST(GpuBlockReduce, KernelShape) {
     auto one = runOne("GlobalAveragePool", {in("f32[32,32,112,112]")});
     ASSERT_EQ(one.error(), "");

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
@@ -139,6 +140,45 @@ TEST(LowerGpuGemm, BatchTimesOneMatrixIsOneGemm) {
     Lowered b = lowerOne("MatMul", {in("f32[4,128,64]"), in("f32[4,64,128]")});
     ASSERT_EQ(b.error, "");
     EXPECT_EQ(b.lk.kernel.mappings.front(), "grid = spatial(4,1,1)") << printKernel(b.lk.kernel);
+}
+
+TEST(LowerGpuGemm, SmallProductsTakeTilesThatFillTheGpu) {
+    LowerOptions fill;
+    fill.target = Target::Cuda;
+    fill.gpuGemmFillBlocks = 132;
+    fill.gpuGemmMinBlocks = 16;
+    auto lowered = [&](const std::string& op, const std::vector<ir::test::In>& ins, const Attrs& attrs = {}) {
+        auto one = runOne(op, ins, attrs);
+        EXPECT_EQ(one.error(), "");
+        auto lk = lowerNode(one.g, 0, nullptr, fill);
+        EXPECT_TRUE(lk.ok());
+        return lk.ok() ? lk->kernel : Kernel{};
+    };
+    // ConvNeXt's last-stage Linear at batch 1: 49 rows (folded from [1, 7, 7, 768]) x 3072; the
+    // default tile gives 24 blocks, 32 x 32 tiles 2 x 96.
+    Kernel k = lowered("MatMul", {in("f32[1,7,7,768]"), in("f32[768,3072]")});
+    EXPECT_EQ(k.mappings.front(), "grid = spatial(2,96)") << printKernel(k);
+    // 196 rows x 1536: 64 x 64 tiles, 4 x 24 = 96 blocks, are too few; 64 x 32 give 4 x 48.
+    k = lowered("MatMul", {in("f32[1,14,14,384]"), in("f32[384,1536]")});
+    EXPECT_EQ(k.mappings.front(), "grid = spatial(4,48)") << printKernel(k);
+    // A classifier at batch 32 (32 x 1280 x 1000, transB): 32 x 32 tiles, 32 blocks, the 1280-long
+    // reduction split over 4 groups.
+    k = lowered("Gemm", {in("f32[32,1280]"), in("f32[1000,1280]"), in("f32[1000]")}, {{"transB", I(1)}});
+    EXPECT_EQ(k.mappings.front(), "grid = spatial(1,32)") << printKernel(k);
+    EXPECT_NE(printKernel(k).find("reduction split over 4 groups"), std::string::npos) << printKernel(k);
+    // Large products keep the 128 x 128 tile.
+    k = lowered("MatMul", {in("f32[2048,1024]"), in("f32[1024,2048]")});
+    EXPECT_EQ(k.mappings.front(), "grid = spatial(16,16)");
+    // Values: the split reduction, a ragged 32-row tile, the folded batch, Gemm's C.
+    for (const auto& [op, ins, attrs] : std::vector<std::tuple<std::string, std::vector<ir::test::In>, Attrs>>{
+             {"MatMul", {in("f32[2,40,300]"), in("f32[300,64]")}, {}},
+             {"MatMul", {in("f32[33,1100]"), in("f32[1100,40]")}, {}},
+             {"Gemm", {in("f32[32,260]"), in("f32[70,260]"), in("f32[70]")}, {{"transB", I(1)}}}}) {
+        auto one = runOne(op, ins, attrs);
+        ASSERT_EQ(one.error(), "");
+        // f32 sums of up to 1100 products of values in [-2, 2) in another order: absolute 2.5e-7 per term.
+        EXPECT_EQ(checkAgainstReference(one.g, makeInputs(one.g, 7), nullptr, fill, runtime::CompareOptions{1e-5, 3e-4}), "") << op;
+    }
 }
 
 TEST(LowerGpuGemm, GemmAgainstReference) {
