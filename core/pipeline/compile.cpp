@@ -1,6 +1,8 @@
 #include "core/pipeline/compile.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstring>
 #include <map>
 #include <set>
@@ -14,6 +16,7 @@
 #include "core/pipeline/user_schedule.h"
 #include "core/schedule/fusion_rules.h"
 #include "core/schedule/planners.h"
+#include "core/runtime/host_jit.h"
 #include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
@@ -375,6 +378,8 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
                                     "', whose kernel is scheduled by its anchor '" + grp.anchor + "'");
     }
 
+    // Steps whose static counts are still to be computed (after lowering, in parallel).
+    std::vector<std::size_t> countsPending;
     // Lower one node alone (a single group, or a member of a group that could not be fused).
     auto lowerSingle = [&](ir::NodeId id, const std::string& groupName) {
         const ir::Node& n = g.node(id);
@@ -412,7 +417,7 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         step.kernel = std::move(lk->kernel);
         step.inputs = std::move(lk->inputs);
         step.outputs = std::move(lk->outputs);
-        step.counts = lower::countKernel(step.kernel);
+        countsPending.push_back(cm.steps.size());
         cm.steps.push_back(std::move(step));
     };
 
@@ -501,12 +506,29 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
         step.kernel = std::move(lk->kernel);
         step.inputs = std::move(lk->inputs);
         step.outputs = std::move(lk->outputs);
-        step.counts = lower::countKernel(step.kernel);
+        countsPending.push_back(cm.steps.size());
         cm.steps.push_back(std::move(step));
         applied.groups.push_back(group);
     }
     cm.plan = std::move(applied);
     if (diags.hasErrors()) return diags;
+    // Static counts (lower::countKernel: a pure function of each kernel) on every usable core;
+    // each worker takes the next pending step.
+    {
+        std::atomic<std::size_t> next{0};
+        auto worker = [&] {
+            for (std::size_t i; (i = next.fetch_add(1)) < countsPending.size();) {
+                CompiledStep& st = cm.steps[countsPending[i]];
+                st.counts = lower::countKernel(st.kernel);
+            }
+        };
+        const std::size_t workers =
+            std::min<std::size_t>(static_cast<std::size_t>(runtime::availableCores()), countsPending.size());
+        std::vector<std::thread> pool;
+        for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(worker);
+        worker();
+        for (auto& t : pool) t.join();
+    }
     if (options.kernelProgress) options.kernelProgress(groupCount, groupCount, kPhaseLowering);
 
     if (progress) progress(0.85, "generating code");

@@ -520,14 +520,6 @@ std::vector<std::string> objectFlags(const std::vector<std::string>& flags, cons
     return out;
 }
 
-/// The cores this process may run on (its affinity mask: taskset, cpusets), else
-/// hardware_concurrency(), at least 1.
-int availableCores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 /// One unit ready to compile.
 struct UnitJob {
@@ -788,6 +780,13 @@ support::Expected<std::int64_t> clearKernelCache(const std::string& dir) {
     }
     if (ec) return errorList("cannot list the kernel cache directory '" + dir + "': " + ec.message());
     return removed;
+}
+
+int availableCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 }  // namespace tessera::runtime

@@ -58,6 +58,10 @@
 
 namespace tessera::runtime {
 
+/// The cores this process may run on (its affinity mask: taskset, cpusets), else
+/// std::thread::hardware_concurrency(); at least 1. Thread rules: any thread.
+int availableCores();
+
 /// $TESSERA_CXX when set and non-empty, else "c++".
 std::string defaultHostCompiler();
 
