@@ -28,7 +28,9 @@
 // CUDA, no user mapping: a pointwise conv (f32/f16/bf16, C_out >= 64, N*H*W >= 64) is the GEMM
 // template's product Y[n] = W X[n] with the images flattened into its columns, j = n * HW + p
 // (GpuGemmSpec::colGroup = HW), and the bias as a per-row C of shape [C_out, 1]; its own grid and
-// block mappings written back as a schedule select it again.
+// block mappings written back as a schedule select it again. Other dense (group 1) convs are an
+// implicit GEMM (lower_conv_gpu.cpp) when convGemmTile finds a tile giving enough blocks; the rest
+// (groups, depthwise, small batch-1 layers) compute one output per thread with the taps unrolled.
 
 #include <algorithm>
 #include <limits>
