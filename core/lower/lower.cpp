@@ -60,6 +60,27 @@ support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId id, co
         const std::string op = node.domain.empty() ? node.opType : node.domain + "::" + node.opType;
         return detail::lowerError(ctx, "no code generator for op '" + op + "'");
     }
+    // Every output empty (a batch of 0, a slice of nothing): nothing to compute, and the templates'
+    // task mappings need extents >= 1. The kernel takes the node's parameters and has no body.
+    bool allEmpty = !node.outputs.empty();
+    for (ir::ValueId v : node.outputs) {
+        if (v == ir::kNoValue) continue;
+        const ir::TensorType& t = g.value(v).type;
+        bool empty = false;
+        if (t.shape.rankKnown())
+            for (const auto& d : t.shape.dims()) empty = empty || (d.isKnown() && d.value == 0);
+        allEmpty = allEmpty && empty;
+    }
+    if (allEmpty) {
+        LoweredKernel lk = detail::beginKernel(ctx);
+        for (ir::ValueId v : node.inputs)
+            if (v != ir::kNoValue) detail::addInput(ctx, lk, v);
+        for (ir::ValueId v : node.outputs)
+            if (v != ir::kNoValue) detail::addOutput(ctx, lk, v);
+        lk.kernel.body = seq({});
+        lk.kernel.notes.push_back("every output has no elements: nothing to compute");
+        return lk;
+    }
     return (*fn)(ctx);
 }
 
