@@ -134,10 +134,30 @@ inline std::int64_t product(const Dims& d, std::size_t from, std::size_t to) {
 }
 
 /// Value after a conversion to `t`: integers truncate toward zero, bool is 0/1, f32 rounds.
+/// x rounded to nearest-even with `bits` significand bits (implicit bit included), normal
+/// exponents from `minExp` (frexp's convention: values in [2^(minExp - 1), ...) are normal; below,
+/// the quantum stays 2^(minExp - bits)), values whose magnitude rounds to `overflow` or beyond
+/// becoming infinite: IEEE binary16 (11, -13, 65520) and bfloat16 (8, -125, 2^128).
+inline double roundToFormat(double x, int bits, int minExp, double overflow) {
+    if (!std::isfinite(x) || x == 0.0) return x;
+    const double a = std::fabs(x);
+    int e = 0;
+    std::frexp(a, &e);
+    const double quantum = std::ldexp(1.0, std::max(e, minExp) - bits);
+    const double q = std::nearbyint(a / quantum) * quantum;  // the default rounding mode: to even
+    if (q >= overflow) return std::copysign(std::numeric_limits<double>::infinity(), x);
+    return std::copysign(q, x);
+}
+
 inline double roundTo(DType t, double x) {
     if (t == DType::Bool) return x != 0.0 ? 1.0 : 0.0;
     if (ir::isInteger(t)) return std::isfinite(x) ? std::trunc(x) : 0.0;
-    if (t == DType::F32 || t == DType::F16 || t == DType::BF16) return static_cast<double>(static_cast<float>(x));
+    if (t == DType::F32) return static_cast<double>(static_cast<float>(x));
+    // f16 and bf16 hold fewer bits than float: a Cast to them (and every value stored in them)
+    // loses what a kernel's conversion loses (1000.7 -> 1000.5 in f16).
+    if (t == DType::F16) return roundToFormat(x, 11, -13, 65520.0);
+    if (t == DType::BF16)
+        return roundToFormat(x, 8, -125, std::ldexp(1.0, 128));
     return x;
 }
 

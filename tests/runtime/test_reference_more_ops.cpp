@@ -108,6 +108,28 @@ TEST(ReferenceEvaluateAll, F32IntermediatesAreStoredAsF32) {
     EXPECT_EQ(all->outputs[0].elementAsDouble(0), 0.0);
 }
 
+TEST(ReferenceEvaluateAll, CastsThroughHalfTypesRoundToThem) {
+    // f32 -> f16 -> f32 as numpy's float16 (round to nearest even, subnormals, overflow to inf);
+    // a newcomer's model once failed --check because the reference kept 1000.7.
+    ir::test::Builder b;
+    b.input("x", "f32[8]");
+    b.node("Cast", "h", {"x"}, {"h"}, {{"to", Attribute::ofInt(10)}});
+    b.node("Cast", "f", {"h"}, {"y"}, {{"to", Attribute::ofInt(1)}});
+    b.node("Cast", "bh", {"x"}, {"bh"}, {{"to", Attribute::ofInt(16)}});
+    b.node("Cast", "bf", {"bh"}, {"z"}, {{"to", Attribute::ofInt(1)}});
+    b.output("y");
+    b.output("z");
+    ir::inferShapes(b.g);
+    auto r = runtime::evaluate(b.g, {f32({13.0038357f, 0.1f, 1.0f / 3.0f, 1000.7f, 65519.0f, 65520.0f, 1e-7f, -2.5e-5f}, {8})});
+    ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
+    const std::vector<double> want{13.0, 0.0999755859375, 0.333251953125, 1000.5, 65504.0,
+                                   std::numeric_limits<double>::infinity(), 1.1920928955078125e-07, -2.4974346160888672e-05};
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ((*r)[0].elementAsDouble(static_cast<std::int64_t>(i)), want[i]) << i;
+    // bfloat16: 8 significand bits (1000.7 -> 1000, 0.1 -> 205 / 2048).
+    EXPECT_EQ((*r)[1].elementAsDouble(3), 1000.0);
+    EXPECT_EQ((*r)[1].elementAsDouble(1), 205.0 / 2048.0);
+}
+
 TEST(ReferenceEvaluateAll, MissingOpNamesTheNode) {
     ir::test::Builder b;
     b.input("x", "f32[2]");
