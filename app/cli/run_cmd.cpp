@@ -124,6 +124,18 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             return kExitBadInput;
         }
     }
+    // Symbolic extents of inputs Tessera fills itself are taken as 1: say so, once per input.
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        if (given[i].dtype != ir::DType::Undefined) continue;
+        const ir::TensorType& t = g.value(rin[i]).type;
+        if (!t.shape.rankKnown()) continue;
+        bool symbolic = false;
+        for (const auto& d : t.shape.dims()) symbolic = symbolic || !d.isKnown();
+        if (symbolic)
+            err << "note: input '" << g.value(rin[i]).name << "' " << t.str()
+                << ": its symbolic extents are taken as 1; --input " << g.value(rin[i]).name
+                << "=FILE.npy runs other sizes\n";
+    }
     inputs = pipeline::defaultInputs(g, 42, given);
     return kExitOk;
 }
