@@ -131,10 +131,16 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
         if (!t.shape.rankKnown()) continue;
         bool symbolic = false;
         for (const auto& d : t.shape.dims()) symbolic = symbolic || !d.isKnown();
-        if (symbolic)
-            err << "note: input '" << g.value(rin[i]).name << "' " << t.str()
-                << ": its symbolic extents are taken as 1; --input " << g.value(rin[i]).name
-                << "=FILE.npy runs other sizes\n";
+        if (!symbolic) continue;
+        const std::string& name = g.value(rin[i]).name;
+        std::string arg = name + "=FILE.npy";
+        if (arg.find_first_of(" \t'\"$`\\*?[]()<>|&;#~") != std::string::npos) {  // quoted for a shell
+            std::string q = "'";
+            for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            arg = q + "'";
+        }
+        err << "note: input '" << name << "' " << t.str() << ": its symbolic extents are taken as 1; --input " << arg
+            << " runs other sizes\n";
     }
     inputs = pipeline::defaultInputs(g, 42, given);
     return kExitOk;
