@@ -1,5 +1,6 @@
 // tessera: the desktop IDE. `tessera [FILE] [--screenshot PNG] [--geometry WxH] [--find TEXT] [--run] [--planner none|hidet|fuseplanner]
-// [--target cpu|cuda|cuda:N|cuda-compile] [--screenshot-dock NAME] [--runs N] [--pin]
+// [--target cpu|cuda|cuda:N|cuda-compile] [--input NAME=FILE.npy]... [--expect NAME=FILE.npy]...
+// [--screenshot-dock NAME] [--runs N] [--pin]
 // [--mapping EXPR [--mapping-block EXPR] [--mapping-level L] [--mapping-step S] [--mapping-worker W]
 // [--mapping-tensor DIMS]]`.
 #include <cstdio>
@@ -95,6 +96,14 @@ int main(int argc, char** argv)
         QStringLiteral("PNG"));
     const QCommandLineOption geometryOpt(QStringLiteral("geometry"), QStringLiteral("Window size, e.g. 1600x1000."),
                                          QStringLiteral("WxH"));
+    const QCommandLineOption inputOpt(QStringLiteral("input"),
+                                      QStringLiteral("Feed a runtime input from a .npy file in every run (as Run > Inputs... "
+                                                     "does); repeatable."),
+                                      QStringLiteral("NAME=FILE.npy"));
+    const QCommandLineOption expectOpt(QStringLiteral("expect"),
+                                       QStringLiteral("Compare a graph output with a .npy file after every run (as Run > "
+                                                      "Inputs... does); repeatable."),
+                                       QStringLiteral("NAME=FILE.npy"));
     const QCommandLineOption findOpt(QStringLiteral("find"),
                                      QStringLiteral("After loading, select and centre the first node whose name or op "
                                                     "type contains TEXT."),
@@ -152,6 +161,8 @@ int main(int argc, char** argv)
     parser.addOption(mappingTensorOpt);
     parser.addOption(screenshotOpt);
     parser.addOption(geometryOpt);
+    parser.addOption(inputOpt);
+    parser.addOption(expectOpt);
     tessera::app::addScreenshotOptions(parser);
     parser.process(app);
     QString extrasError;
@@ -210,6 +221,31 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "tessera: bad --target '%s' (expected cpu, cuda, cuda:N or cuda-compile)\n",
                      qPrintable(target));
         return 2;
+    }
+    // --input / --expect: read once the model is shown, before the run the command line asks for.
+    tessera::app::RunInputFiles runFiles;
+    for (const auto& [opt, list] : {std::pair{&inputOpt, &runFiles.inputs}, std::pair{&expectOpt, &runFiles.expected}}) {
+        for (const QString& spec : parser.values(*opt)) {
+            const qsizetype eq = spec.indexOf(QLatin1Char('='));
+            if (eq <= 0 || eq + 1 >= spec.size()) {
+                std::fprintf(stderr, "tessera: bad --%s '%s' (expected NAME=FILE.npy)\n", qPrintable(opt->names().first()),
+                             qPrintable(spec));
+                return 2;
+            }
+            list->emplace_back(spec.left(eq).toStdString(), spec.mid(eq + 1).toStdString());
+        }
+    }
+    if (!runFiles.empty()) {
+        QObject::connect(
+            &window, &tessera::app::MainWindow::modelShown, &window,
+            [&window, runFiles] {
+                const std::vector<std::string> errors = window.setRunInputFiles(runFiles);
+                for (const std::string& e : errors)
+                    std::fprintf(stderr, "tessera: %s\n", e.c_str());
+                if (!errors.empty())
+                    QApplication::exit(2);
+            },
+            Qt::SingleShotConnection);
     }
     if (!findText.isEmpty()) {
         QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window,

@@ -11,6 +11,7 @@
 
 #include "app/gui/compare_controller.h"
 #include "app/gui/main_window.h"
+#include "app/gui/run_inputs_dialog.h"
 #include "app/gui/settings_dialog.h"
 #include "app/gui/help_windows.h"
 
@@ -45,7 +46,7 @@ void addScreenshotOptions(QCommandLineParser& parser)
 {
     parser.addOption(QCommandLineOption(
         QStringLiteral("screenshot-dock"),
-        QStringLiteral("With --screenshot: photograph one dock (its title, e.g. Timings) or the preferences / about "
+        QStringLiteral("With --screenshot: photograph one dock (its title, e.g. Timings) or the preferences / about / inputs "
                        "dialog instead of the whole window."),
         QStringLiteral("NAME")));
     parser.addOption(QCommandLineOption(
@@ -94,6 +95,19 @@ QPixmap grabScreenshot(MainWindow& window, const ScreenshotExtras& extras, QStri
         settle();
         return window.preferencesDialog() ? window.preferencesDialog()->grab() : QPixmap();
     }
+    if (want == QLatin1String("inputs")) {
+        // Run > Inputs... as it opens, with the files of --input / --expect filled in.
+        if (!window.model()) {
+            *error = QStringLiteral("no model is open for the Run > Inputs dialog");
+            return QPixmap();
+        }
+        RunInputsDialog dialog(window.model()->graph, window.runInputFiles(), &window);
+        dialog.show();
+        settle();
+        QPixmap pm = dialog.grab();
+        dialog.close();
+        return pm;
+    }
     if (want == QLatin1String("about")) {
         window.showAbout();
         settle();
@@ -117,7 +131,7 @@ QPixmap grabScreenshot(MainWindow& window, const ScreenshotExtras& extras, QStri
         return dock->grab();
     }
     names.sort(Qt::CaseInsensitive);
-    *error = QStringLiteral("no dock named '%1' (docks: %2; dialogs: preferences, about)")
+    *error = QStringLiteral("no dock named '%1' (docks: %2; dialogs: preferences, about, inputs)")
                  .arg(extras.part, names.join(QLatin1String(", ")));
     return QPixmap();
 }
