@@ -339,8 +339,7 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     // The CPU forms below vectorise along output rows with a Local accumulator row per tile; on the
     // GPU neighbouring threads take neighbouring outputs instead, so input loads coalesce, the
     // weights of one co are a broadcast within a warp and the accumulator is one register.
-    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
-                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    const bool userMapping = hasUserMapping(ctx);
     if (ctx.options.target == Target::Cuda && !userMapping && G == 1) {
         // Dense conv as an implicit GEMM (lower_conv_gpu.cpp) when a tile gives the GPU enough blocks.
         std::int64_t taps = 1, P = 1, Pin = 1;

@@ -123,10 +123,6 @@ Stmt laneReduce(Kernel& k, std::int64_t len, DType t, const std::function<Expr(c
 
 std::vector<std::int64_t> nonEmpty(std::vector<std::int64_t> v) { return v.empty() ? std::vector<std::int64_t>{1} : v; }
 
-}  // namespace
-
-namespace {
-
 /// A Threads loop of T threads (one phase of a block) running body(t).
 Stmt blockPhase(Kernel& k, std::int64_t T, const std::function<Stmt(const Expr&)>& body) {
     const Var t = k.newVar("t");
@@ -178,6 +174,9 @@ MappingPlan rowGrid(std::int64_t rows) {
     return plan;
 }
 
+/// Threads per row of the GPU LayerNorm: a warp for rows up to 256 values, else 128 or 256.
+std::int64_t gpuLayerNormThreads(std::int64_t len) { return len <= 256 ? 32 : len <= 2048 ? 128 : 256; }
+
 }  // namespace
 
 Stmt emitGpuBlockRowReduce(Kernel& k, std::int64_t rows, std::int64_t len, DType accT, const Expr& init,
@@ -195,8 +194,6 @@ Stmt emitGpuBlockRowReduce(Kernel& k, std::int64_t rows, std::int64_t len, DType
         return allocate(part, seq(std::move(body)));
     });
 }
-
-std::int64_t gpuLayerNormThreads(std::int64_t len) { return len <= 256 ? 32 : len <= 2048 ? 128 : 256; }
 
 namespace {
 
@@ -249,8 +246,7 @@ support::Expected<LoweredKernel> reduceCore(const LowerContext& ctx, Red kind, c
     for (std::size_t i = 0; i < redDims.size(); ++i) trailing = trailing && redDims[i] == R - redDims.size() + i;
     std::int64_t outputs = 1;
     for (auto e : outExt) outputs *= e;
-    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
-                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    const bool userMapping = hasUserMapping(ctx);
     if (ctx.options.target == Target::Cuda && !userMapping && trailing && count >= kGpuBlockReduceMinLength &&
         outputs <= kGpuBlockReduceMaxOutputs) {
         k.buffers[static_cast<std::size_t>(X)].shape = {outputs, count};
@@ -604,8 +600,7 @@ support::Expected<LoweredKernel> lowerLayerNorm(const LowerContext& ctx) {
     const DType xT = bufs[static_cast<std::size_t>(X)].dtype, sT = bufs[static_cast<std::size_t>(S)].dtype;
     const DType bT = hasB ? bufs[static_cast<std::size_t>(B)].dtype : outT;
     const std::vector<std::int64_t> ext{outer};
-    const bool userMapping = ctx.schedule && (ctx.schedule->mapping("grid") || ctx.schedule->mapping("block") ||
-                                              ctx.schedule->mapping("warp") || ctx.schedule->mapping("thread"));
+    const bool userMapping = hasUserMapping(ctx);
     if (ctx.options.target == Target::Cuda && !userMapping && len >= 32) {
         // One block per row: the sums of the two passes over the block's threads (a tree in shared
         // memory), mean and 1/sigma in shared memory, then every thread writes its elements.

@@ -133,6 +133,11 @@ int addOutput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v) {
     return addParam(ctx, lk, v, BufferRole::Output);
 }
 
+bool hasUserMapping(const LowerContext& ctx) {
+    const ir::KernelScheduleDecl* s = ctx.schedule;
+    return s && (s->mapping("grid") || s->mapping("block") || s->mapping("warp") || s->mapping("thread"));
+}
+
 LoweredKernel beginKernel(const LowerContext& ctx) {
     LoweredKernel lk;
     lk.kernel.name = !ctx.options.kernelName.empty()

@@ -54,6 +54,10 @@ int addOutput(const LowerContext& ctx, LoweredKernel& lk, ir::ValueId v);
 /// Starts a kernel: name (options.kernelName or the sanitised node name), sourceOps, opType.
 LoweredKernel beginKernel(const LowerContext& ctx);
 
+/// True when the node's schedule maps any level (grid, block, warp or thread): the templates'
+/// own GPU forms (GEMM tiles, block reductions) then give way to the user's mapping.
+bool hasUserMapping(const LowerContext& ctx);
+
 /// Task mappings of a kernel: the grid (parallel workers) and optional block level, parsed from
 /// the schedule (levels "grid", "block"; "warp"/"thread" are treated as inner block levels and
 /// composed) or given by the template's default.
