@@ -24,12 +24,6 @@ using ir::test::runOne;
 
 constexpr const char* kBlockNote = "GPU block reduction: one block of 256 threads per output";
 
-bool hasNote(const Kernel& k, const std::string& prefix) {
-    for (const auto& n : k.notes)
-        if (n.rfind(prefix, 0) == 0) return true;
-    return false;
-}
-
 /// "" when `op` on `ins` lowers for CUDA with (or without) the block form as `block` says and
 /// matches the reference on both targets.
 std::string check(const std::string& op, const std::vector<ir::test::In>& ins, const Attrs& attrs, bool block) {

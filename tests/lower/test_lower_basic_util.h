@@ -18,6 +18,20 @@
 
 namespace tessera::lower::test {
 
+/// True when one of k's notes starts with `prefix` (which form a template chose).
+inline bool hasNote(const Kernel& k, const std::string& prefix) {
+    for (const auto& n : k.notes)
+        if (n.rfind(prefix, 0) == 0) return true;
+    return false;
+}
+
+/// Occurrences of `what` in `text` (e.g. in printKernel's output).
+inline std::size_t countOf(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+
 /// Deterministic test data of `dtype` and `dims`: floats in [-2, 2) with a few exact zeros and
 /// halves, integers in [-5, 5] (non-negative for unsigned), bools alternating.
 inline ir::TensorData makeData(ir::DType dtype, const std::vector<std::int64_t>& dims, std::uint32_t seed = 1) {

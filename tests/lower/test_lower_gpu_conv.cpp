@@ -41,19 +41,7 @@ Attribute Is(std::vector<std::int64_t> v) { return Attribute::ofInts(std::move(v
 constexpr const char* kTemplateNote = "A/B tiles staged in shared memory, BK = 8";
 constexpr const char* kPointwiseNote = "pointwise conv as GEMM: M = Co, N = batch x spatial, K = Ci";
 
-bool hasNote(const Kernel& k, const std::string& prefix) {
-    for (const auto& n : k.notes)
-        if (n.rfind(prefix, 0) == 0) return true;
-    return false;
-}
-
 bool usesTemplate(const Kernel& k) { return hasNote(k, kTemplateNote) && hasNote(k, kPointwiseNote); }
-
-std::size_t countOf(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
-}
 
 struct Lowered {
     ir::Graph g;

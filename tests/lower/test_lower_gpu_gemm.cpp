@@ -106,12 +106,6 @@ std::string gemmCheck(const std::string& op, const std::vector<ir::test::In>& in
     return cmp.ok ? std::string() : cmp.summary();
 }
 
-std::size_t countOf(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-    return n;
-}
-
 TEST(LowerGpuGemm, MatMulAgainstReference) {
     EXPECT_EQ(gemmCheck("MatMul", {in("f32[128,64]"), in("f32[64,128]")}), "");   // one full block
     EXPECT_EQ(gemmCheck("MatMul", {in("f32[130,33]"), in("f32[33,67]")}), "");    // M, N, K edges
