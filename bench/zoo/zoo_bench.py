@@ -5,8 +5,10 @@
          (cpu or cuda), fed torch's inputs, every graph output compared with torch's (--expect);
          one line per model and planner: verdict, relative L2 of each output, wall seconds.
   perf:  the large zoo (bench/zoo/export_zoo.py --size large) at --batch, on the GPU: PyTorch eager
-         and torch.compile (TF32 off, CUDA-event medians) and Tessera's end-to-end median per
-         planner (`tessera-cli run --target cuda --json`), with its compile wall time, as ratios.
+         and torch.compile (TF32 off, CUDA-event medians; --peers eager skips torch.compile) and
+         Tessera's end-to-end median per planner (`tessera-cli run --target cuda --json`), with its
+         compile wall time, as ratios. With --target cpu: ONNX Runtime's CPU provider against
+         Tessera's CPU target, both on --threads threads.
 
 Usage (on the GPU machine, with the binaries bench/device_pack.sh carries):
   python3 bench/zoo/zoo_bench.py check --cli .devcarry/bin/tessera-cli --manifest tests/zoo/manifest.json --target cuda
@@ -101,9 +103,23 @@ def perf(a):
             times.append(s.elapsed_time(e))
         return float(np.median(times))
 
+    def wall_median(fn, reps):
+        for _ in range(2):
+            fn()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return float(np.median(times))
+
+    peers = "none" if a.no_peers else a.peers
     planners = a.planners.split(",")
-    print("| model | batch | eager ms | compile ms (cold s) | " + " | ".join(f"tessera {p} ms (wall s)" for p in planners)
-          + " | best vs eager | best vs compile |", flush=True)
+    if a.target == "cpu":
+        print(f"CPU, {a.threads} threads for ONNX Runtime (intra-op) and Tessera (--threads)", flush=True)
+    head = "onnxruntime ms | - | " if a.target == "cpu" else "eager ms | compile ms (cold s) | "
+    tail = " | best vs onnxruntime | - |" if a.target == "cpu" else " | best vs eager | best vs compile |"
+    print("| model | batch | " + head + " | ".join(f"tessera {p} ms (wall s)" for p in planners) + tail, flush=True)
     for name, make, inputs, in_names, out_names in export_zoo.zoo("large", a.batch):
         if only and name not in only:
             continue
@@ -124,22 +140,34 @@ def perf(a):
             np.save(f, t.numpy())
             files += ["--expect", f"{n}={f}"]
         eager = comp = cold = float("nan")
-        if not a.no_peers:
+        if a.target == "cpu" and peers != "none":
+            # ONNX Runtime on the same model file with the same thread count (wall-clock median).
+            import onnxruntime as ort
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = a.threads
+            so.inter_op_num_threads = 1
+            sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+            feed = {n: t.numpy() for n, t in zip(in_names, inputs)}
+            eager = wall_median(lambda: sess.run(None, feed), a.reps)
+        elif peers != "none":
             gm = model.cuda()
             gin = tuple(t.cuda() for t in inputs)
             with torch.no_grad():
                 eager = cuda_median(lambda: gm(*gin), a.reps)
-                t0 = time.time()
-                cm = torch.compile(gm)
-                cm(*gin)
-                torch.cuda.synchronize()
-                cold = time.time() - t0
-                comp = cuda_median(lambda: cm(*gin), a.reps)
-            del gm, cm
+                if peers == "all":
+                    t0 = time.time()
+                    cm = torch.compile(gm)
+                    cm(*gin)
+                    torch.cuda.synchronize()
+                    cold = time.time() - t0
+                    comp = cuda_median(lambda: cm(*gin), a.reps)
+                    del cm
+            del gm
             torch.cuda.empty_cache()
         cells, best = [], None
         for plan in planners:
-            rc, out, err, wall = run_cli(a.cli, ["run", path] + files + ["--target", "cuda", "--plan", plan, "--json"],
+            rc, out, err, wall = run_cli(a.cli, ["run", path] + files + ["--target", a.target, "--plan", plan, "--json"]
+                                         + (["--threads", str(a.threads)] if a.target == "cpu" else []),
                                          a.timeout)
             if a.save:
                 os.makedirs(a.save, exist_ok=True)
@@ -180,7 +208,12 @@ def main():
     p.add_argument("--models", default="")
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--save", default="", help="folder for tessera-cli's JSON report per model and planner")
-    p.add_argument("--no-peers", action="store_true", help="skip PyTorch eager and torch.compile")
+    p.add_argument("--no-peers", action="store_true", help="skip the peers (same as --peers none)")
+    p.add_argument("--peers", default="all", choices=["all", "eager", "none"],
+                   help="cuda: eager and torch.compile (all), eager only, or none; cpu: ONNX Runtime unless none")
+    p.add_argument("--target", default="cuda", choices=["cuda", "cpu"],
+                   help="cpu: Tessera's CPU target against ONNX Runtime's CPU provider with --threads each")
+    p.add_argument("--threads", type=int, default=2, help="cpu: threads for both ONNX Runtime and Tessera")
     p.add_argument("--planners", default=",".join(PLANNERS))
     p.add_argument("--timeout", type=float, default=600)
     a = ap.parse_args()

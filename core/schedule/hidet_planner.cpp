@@ -5,7 +5,8 @@
 //      Transpose and the head-split index maps become prologues);
 //   1. anchors = non-injective fusible ops, in topological order; each grows epilogues (consumers
 //      of its outputs, epilogueRefusal == "") and then prologues (producers of its inputs,
-//      prologueRefusal == ""), taking only unassigned ops;
+//      prologueRefusal == ""), taking only unassigned ops; a MatMul/Gemm anchor keeps no prologue
+//      chain holding an expensive op (Erf, Exp, Tanh ...: it would run once per column tile);
 //   2. ops that cannot be fused at all (unknown, control flow, Compute with a reduction) are
 //      single groups;
 //   3. injective ops that cannot be inlined into loads (Slice, Pad, Gather ...: never a
@@ -17,6 +18,7 @@
 // are never inlined, but may anchor a group with elementwise epilogues.
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "core/schedule/attention_pattern.h"
 #include "core/schedule/fusion_rules.h"
@@ -102,7 +104,45 @@ struct HidetPlanner {
         }
     }
 
+    /// Ops costing many instructions per element (transcendental functions, Pow, Sqrt).
+    static bool isExpensiveElementwise(const ir::Node& n) {
+        static const std::set<std::string> kExpensive = {
+            "Erf",  "Exp",   "Log",  "Tanh", "Sigmoid", "Softplus", "Gelu",  "Pow",   "Sqrt",  "Sin",
+            "Cos",  "Tan",   "Asin", "Acos", "Atan",    "Sinh",     "Cosh",  "Asinh", "Acosh", "Atanh",
+            "Elu",  "Selu",  "Celu", "Mish", "Softsign"};
+        return n.domain.empty() && kExpensive.count(n.opType) > 0;
+    }
+
+    /// GEMM anchors (MatMul, Gemm) read each element of A once per column tile of the output: a
+    /// prologue inlined into A's loads runs N / tile-width times per element. With an expensive
+    /// op in it (the Erf of an exported GELU between a transformer's two MLP Linears) the GEMM
+    /// ran at half its speed on the H200 (ViT-B/16's second MLP Linear: 11.8 TFLOP/s fused, the
+    /// other Linears ~20), so such a prologue is left to its own elementwise kernel, where each
+    /// element is computed once (XLA's fusion declines expensive producers into consumers that
+    /// reuse operand elements, for the same reason). Cheap prologues (scaling, Clip, index maps)
+    /// stay fused.
     void growPrologues(int gi) {
+        growProloguesAll(gi, false);
+        Growing& gr = grown[static_cast<std::size_t>(gi)];
+        const std::string& op = g.node(gr.anchor).opType;
+        if (gr.attention || gr.leftover || (op != "MatMul" && op != "Gemm") || !g.node(gr.anchor).domain.empty()) return;
+        const auto costly = std::find_if(gr.prologue.begin(), gr.prologue.end(),
+                                         [&](ir::NodeId m) { return isExpensiveElementwise(g.node(m)); });
+        if (costly == gr.prologue.end()) return;
+        const ir::Node& c = g.node(*costly);
+        std::string why = "prologue " + c.name + " (" + c.opType + ") left to its own kernel: " + op +
+                          " would recompute it for every column tile";
+        for (ir::NodeId m : gr.prologue) {
+            assigned[static_cast<std::size_t>(m)] = -1;
+            gr.members.erase(std::find(gr.members.begin(), gr.members.end(), m));
+        }
+        gr.prologue.clear();
+        growProloguesAll(gi, true);
+        gr.note = gr.note.empty() ? why : gr.note + "; " + why;
+    }
+
+    /// Grows prologues by Hidet's rule; indexMapsOnly: Transpose and the Reshape family only.
+    void growProloguesAll(int gi, bool indexMapsOnly) {
         for (bool changed = true; changed;) {
             changed = false;
             const std::vector<ir::NodeId> members = grown[static_cast<std::size_t>(gi)].members;
@@ -111,6 +151,7 @@ struct HidetPlanner {
                     if (v == ir::kNoValue) continue;
                     const ir::NodeId p = g.producer(v);
                     if (!free(p) || !prologueRefusal(g, p, members).empty()) continue;
+                    if (indexMapsOnly && !detail::isIndexMapNode(g, p)) continue;
                     absorb(gi, p, false);
                     changed = true;
                     break;
@@ -128,13 +169,13 @@ struct HidetPlanner {
         if (a.outputs.empty() || a.outputs[0] == ir::kNoValue) return;
         const ir::ValueId v = a.outputs[0];
         if (g.value(v).isGraphOutput) {
-            gr.note = "no epilogue: '" + g.value(v).name + "' is a graph output";
+            gr.note = (gr.note.empty() ? "" : gr.note + "; ") + "no epilogue: '" + g.value(v).name + "' is a graph output";
             return;
         }
         for (ir::NodeId c : g.consumers(v)) {
             const std::string r = epilogueRefusal(g, v, c, gr.members);
             if (!r.empty()) {
-                gr.note = "no epilogue: " + r;
+                gr.note = (gr.note.empty() ? "" : gr.note + "; ") + "no epilogue: " + r;
                 return;
             }
         }

@@ -82,6 +82,31 @@ inline ir::Graph reduceBroadcastAdd() {
     return b.g;
 }
 
+/// A transformer MLP as torch.onnx.export writes it: x f32[4,32] -> MatMul_0 (w1 [32,64]) -> Add_1
+/// (bias) -> h, then the exact GELU 0.5 * h * (1 + erf(h / sqrt 2)) (Div_2, Erf_3, Add_4, Mul_5,
+/// Mul_6) -> MatMul_7 (w2 [64,16]) -> y (output).
+inline ir::Graph mlpGelu() {
+    Builder b;
+    b.input("x", "f32[4,32]");
+    b.init("w1", ramp({32, 64}));
+    b.init("bias", ramp({64}));
+    b.init("w2", ramp({64, 16}));
+    b.init("sqrt2", ir::TensorData::fromFloats({1.4142135f}, {}));
+    b.init("one", ir::TensorData::fromFloats({1.0f}, {}));
+    b.init("half", ir::TensorData::fromFloats({0.5f}, {}));
+    b.node("MatMul", "MatMul_0", {"x", "w1"}, {"m"});
+    b.node("Add", "Add_1", {"m", "bias"}, {"h"});
+    b.node("Div", "Div_2", {"h", "sqrt2"}, {"d"});
+    b.node("Erf", "Erf_3", {"d"}, {"e"});
+    b.node("Add", "Add_4", {"e", "one"}, {"e1"});
+    b.node("Mul", "Mul_5", {"h", "e1"}, {"p"});
+    b.node("Mul", "Mul_6", {"p", "half"}, {"gl"});
+    b.node("MatMul", "MatMul_7", {"gl", "w2"}, {"y"});
+    b.output("y");
+    ok(b.g);
+    return b.g;
+}
+
 /// x f32[4,32] -> Relu_0 -> r -> MatMul_1 (w [32,16]) -> y (output). `reluAlsoFeeds`: Tanh_2
 /// reads r too (output t).
 inline ir::Graph reluMatmul(bool reluAlsoFeeds = false) {

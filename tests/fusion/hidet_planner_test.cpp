@@ -159,6 +159,25 @@ TEST(HidetPlanner, PrologueOfAGraphInputFuses) {
     EXPECT_TRUE(checkPlan(g, p).empty());
 }
 
+TEST(HidetPlanner, ExpensivePrologueOfAGemmGetsItsOwnKernel) {
+    // The GELU's Erf would run once per column tile of MatMul_7 as its prologue: the chain is a
+    // kernel of its own (computed once per element); MatMul_0 keeps its bias epilogue.
+    const ir::Graph g = ft::mlpGelu();
+    const FusionPlan p = planHidet(g);
+    EXPECT_EQ(summary(p), "g0:prologue-epilogue:MatMul_0,Add_1 | g1:prologue-epilogue:Div_2,Erf_3,Add_4,Mul_5,Mul_6 | "
+                          "g2:single:MatMul_7");
+    EXPECT_EQ(p.groups[0].reason, "anchor MatMul_0; epilogue Add_1");
+    EXPECT_EQ(p.groups[1].reason, "leftover Mul_6; prologue Div_2, Erf_3, Add_4, Mul_5");
+    EXPECT_EQ(p.groups[2].reason,
+              "anchor MatMul_7; prologue Erf_3 (Erf) left to its own kernel: MatMul would recompute it for every "
+              "column tile; no epilogue: 'y' is a graph output");
+    // The rule is the planner's preference, not a legality rule: a user may still fuse it.
+    EXPECT_EQ(prologueRefusal(g, g.findNode("Mul_6"), ids(g, {"MatMul_7"})), "");
+    EXPECT_TRUE(checkPlan(g, p).empty());
+    // Cheap prologues still fuse into a GEMM (Relu above; a Tanh would not).
+    EXPECT_EQ(summary(planHidet(ft::reluMatmul())), "g0:prologue-epilogue:Relu_0,MatMul_1");
+}
+
 TEST(HidetPlanner, PrologueWhoseOutputEscapesIsNotFused) {
     const ir::Graph g = ft::reluMatmul(true);
     const FusionPlan p = planHidet(g);
