@@ -19,6 +19,7 @@
 #include "app/cli/report_cmd.h"
 #include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
+#include "core/runtime/host_jit.h"
 
 int main(int argc, char** argv) {
     using namespace tessera::cli;
@@ -72,7 +73,11 @@ int main(int argc, char** argv) {
         auto* checkCmd = app.add_subcommand("check", "Parse and type-check a DSL program; print every diagnostic with a caret");
         checkCmd->add_option("FILE", check.path, "Tessera DSL program (.tsr)")->required();
 
+        // Thread counts follow the machine: every core this process may use (taskset/cpusets honoured).
+        const int cores = tessera::runtime::availableCores();
+        const std::string coresText = std::to_string(cores) + " here";
         RunCmdOptions run;
+        run.threads = cores;
         auto* runCmd = app.add_subcommand("run", "Compile every kernel, run and time it in tessera-runner, optionally check it against the reference interpreter");
         runCmd->add_option("MODEL", run.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         runCmd->add_option("--target", run.target, "cpu (default), cuda or cuda:N (NVRTC + the CUDA driver, in tessera-runner)");
@@ -90,7 +95,7 @@ int main(int argc, char** argv) {
         runCmd->add_flag("--no-timing", run.noTiming, "run once, do not time");
         runCmd->add_flag("--progress", run.progress, "print per-kernel progress on stderr (compiling kernels, running kernels N/M, checking N/M)");
         runCmd->add_flag("--json", run.json, "print one JSON object");
-        runCmd->add_option("--threads", run.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
+        runCmd->add_option("--threads", run.threads, "OpenMP threads (default: the cores this process may use, " + coresText + ")")->check(CLI::Range(1, 1024));
         runCmd->add_flag("--fallback-reference", run.fallbackReference, "run ops without a code generator in the reference interpreter");
         runCmd->add_option("--cxx", run.cxx, "host C++ compiler (default $TESSERA_CXX or c++)");
         runCmd->add_option("--cxx-flags", run.cxxFlags, "compiler flags, replacing the default \"-O3 -march=native -fopenmp -shared -fPIC\" (keep -shared -fPIC)");
@@ -120,6 +125,7 @@ int main(int argc, char** argv) {
         planCmd->add_option("--input", plan.inputs, "NAME=FILE.npy: specialise shapes to this input");
 
         CompileCmdOptions compile;
+        compile.threads = cores;
         auto* compileCmd = app.add_subcommand("compile", "Generate the code of every kernel and print it");
         compileCmd->add_option("MODEL", compile.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
         compileCmd->add_option("--target", compile.target, "cpu (default) or cuda");
@@ -128,7 +134,7 @@ int main(int argc, char** argv) {
         compileCmd->add_option("--arch", compile.arch, "cuda: NVRTC architecture, sm_XX (PTX + CUBIN) or compute_XX (PTX); default sm_90");
         compileCmd->add_option("--output-dir", compile.outputDir, "cuda: write one file per kernel into DIR");
         compileCmd->add_option("--input", compile.inputs, "NAME=FILE.npy: specialise shapes to this input");
-        compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default 2)")
+        compileCmd->add_option("--threads", compile.threads, "workers the default schedules aim for (default: the usable cores, " + coresText + ")")
             ->check(CLI::Range(1, 1024));
         compileCmd->add_flag("--fallback-reference", compile.fallbackReference, "leave ops without a code generator to the reference interpreter");
         compileCmd->add_option("--plan", compile.fusion.plan, "fusion plan: none, hidet, fuseplanner or a plan file");
@@ -147,6 +153,7 @@ int main(int argc, char** argv) {
         confCmd->add_option("--cxx-flags", conf.cxxFlags, "host compiler flags (default \"-O1 -fopenmp -shared -fPIC\")");
 
         ReportCmdOptions report;
+        report.threads = cores;
         auto* reportCmd = app.add_subcommand(
             "report", "Run a model and place every kernel on a roofline: per-kernel table (AI, GFLOP/s, bound, binding roof) and the chart as PNG/SVG/PDF (headless)");
         reportCmd->add_option("MODEL", report.modelPath, "ONNX model (.onnx) or DSL program (.tsr)")->required();
@@ -160,7 +167,7 @@ int main(int argc, char** argv) {
         reportCmd->add_option("--input", report.inputs, "NAME=FILE.npy (repeatable); missing inputs are filled from a fixed seed");
         reportCmd->add_option("--plan", report.plan, "fusion plan: none, hidet, fuseplanner or a plan file (dots coloured by group)");
         reportCmd->add_option("--hw", report.hw, "hardware profile for the planner (default: host for cpu, h200 for cuda)");
-        reportCmd->add_option("--threads", report.threads, "OpenMP threads (default 2)")->check(CLI::Range(1, 1024));
+        reportCmd->add_option("--threads", report.threads, "OpenMP threads (default: the usable cores, " + coresText + ")")->check(CLI::Range(1, 1024));
         reportCmd->add_option("--reps", report.reps, "timed repetitions per kernel (default: until 0.1 s, at least 3)")
             ->check(CLI::Range(1, 1000000));
         reportCmd->add_flag("--fallback-reference", report.fallbackReference, "run ops without a code generator in the reference interpreter");

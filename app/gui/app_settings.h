@@ -27,7 +27,7 @@ struct AppSettings {
     enum class DefaultTarget { LastUsed, Cpu, FirstCuda };
     enum class Theme { System, Light, Dark };
 
-    static constexpr int kDefaultThreads = 2;
+    static constexpr int kDefaultThreads = 0;  ///< every core of the user's machine
 
     QString compiler;    ///< empty = runtime::defaultHostCompiler()
     QString extraFlags;  ///< appended to runtime::HostCompilerOptions' default flags

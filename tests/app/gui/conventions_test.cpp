@@ -82,7 +82,8 @@ private slots:
     void settingsPersist()
     {
         AppSettings a;
-        QCOMPARE(a.threads, 2);  // the CLI's default
+        QCOMPARE(a.threads, 0);  // every core, as the CLI's default
+        QCOMPARE(a.effectiveThreads(), std::max(1, QThread::idealThreadCount()));
         a.compiler = QStringLiteral("g++");
         a.extraFlags = QStringLiteral("-ffast-math -DNAME=\"a b\"");
         a.threads = 1;
@@ -110,14 +111,14 @@ private slots:
         QCOMPARE(app::formatBytes(45200000), QStringLiteral("43.1 MiB"));
         // A bad stored value falls back to the default.
         QSettings().setValue(QStringLiteral("settings/threads"), -4);
-        QCOMPARE(AppSettings::load().threads, 2);
+        QCOMPARE(AppSettings::load().threads, 0);
     }
 
     void preferencesReachRunSettings()
     {
         MainWindow w;
         app::RunSettings before = w.currentRunSettings();
-        QCOMPARE(before.run.threads, 2);
+        QCOMPARE(before.run.threads, std::max(1, QThread::idealThreadCount()));
         const std::vector<std::string> defaults = runtime::HostCompilerOptions().flags;
         QCOMPARE(before.run.compiler.flags, defaults);
 
