@@ -23,6 +23,7 @@
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
 #include "core/pipeline/user_schedule.h"
+#include "core/pipeline/prepare.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/codegen/cuda/cuda_codegen.h"
@@ -58,7 +59,7 @@ constexpr double kMaxGeneratedInputBytes = 4.0 * (1 << 30);
 /// Loads the model and builds its runtime inputs from NAME=FILE.npy options plus seeded defaults.
 /// Returns an exit code (0 = ok).
 int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
-                  std::vector<ir::TensorData>& inputs, std::ostream& err) {
+                  std::vector<ir::TensorData>& inputs, std::ostream& err, bool shapesOnly) {
     auto m = pipeline::loadModel(modelPath);
     if (!m.ok()) {
         // A DSL program's errors are shown with the source line and a caret, as `check` does.
@@ -83,6 +84,17 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     const ir::Graph& g = model.graph;
     const auto rin = g.runtimeInputs();
     std::vector<ir::TensorData> given(rin.size());
+    // With shapesOnly, inputs whose values decide no shape are needed for their shapes only.
+    std::vector<bool> shapeOnly(rin.size(), false);
+    for (std::size_t i = 0; shapesOnly && i < rin.size(); ++i) {
+        bool operand = false;
+        for (ir::NodeId c : g.consumers(rin[i])) {
+            const ir::Node& n = g.node(c);
+            for (std::size_t s = 0; s < n.inputs.size(); ++s)
+                operand = operand || (n.inputs[s] == rin[i] && pipeline::isShapeOperand(n.opType, s));
+        }
+        shapeOnly[i] = !operand;
+    }
     for (const auto& spec : specs) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
@@ -103,7 +115,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             err << ")\n";
             return kExitBadInput;
         }
-        auto t = runtime::readNpy(path);
+        auto t = shapeOnly[idx] ? runtime::readNpyShape(path) : runtime::readNpy(path);
         if (!t.ok()) {
             printDiagnostics(t.diagnostics(), err);
             return kExitBadInput;
@@ -112,7 +124,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     }
     // Inputs Tessera must fill itself: refuse sizes no machine of ours holds before allocating.
     for (std::size_t i = 0; i < rin.size(); ++i) {
-        if (given[i].dtype != ir::DType::Undefined) continue;
+        if (given[i].dtype != ir::DType::Undefined || shapeOnly[i]) continue;
         const ir::TensorType& t = g.value(rin[i]).type;
         double bytes = static_cast<double>(ir::dtypeSize(t.dtype == ir::DType::Undefined ? ir::DType::F32 : t.dtype));
         if (t.shape.rankKnown())
@@ -141,6 +153,17 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
         }
         err << "note: input '" << name << "' " << t.str() << ": its symbolic extents are taken as 1; --input " << arg
             << " runs other sizes\n";
+    }
+    // Shape-only stand-ins for the inputs a compile-only caller needs no values of (symbolic
+    // extents 1, as defaultInputs takes them); the others are generated from the seed.
+    for (std::size_t i = 0; i < rin.size(); ++i) {
+        if (!shapeOnly[i] || given[i].dtype != ir::DType::Undefined) continue;
+        const ir::TensorType& t = g.value(rin[i]).type;
+        if (!t.shape.rankKnown() || t.dtype == ir::DType::String) continue;
+        ir::TensorData d;
+        d.dtype = t.dtype == ir::DType::Undefined ? ir::DType::F32 : t.dtype;
+        for (const auto& dim : t.shape.dims()) d.dims.push_back(dim.isKnown() ? dim.value : 1);
+        if (d.isShapeOnly()) given[i] = std::move(d);
     }
     inputs = pipeline::defaultInputs(g, 42, given);
     return kExitOk;
@@ -195,9 +218,9 @@ int applyFusionChoice(const FusionChoice& fusion, pipeline::CompileOptions& copt
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
                    std::optional<pipeline::CompiledModel>& compiled, std::ostream& err,
-                   lower::Target target, const FusionChoice& fusion) {
+                   lower::Target target, const FusionChoice& fusion, bool shapesOnly) {
     ir::Model model;
-    if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err); rc != kExitOk) return rc;
+    if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err, shapesOnly); rc != kExitOk) return rc;
     pipeline::CompileOptions copts;
     if (int rc = applyFusionChoice(fusion, copts, err); rc != kExitOk) return rc;
     copts.target = target;
@@ -709,7 +732,7 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, lower::Target::Cuda, options.fusion);
+                                cm, err, lower::Target::Cuda, options.fusion, /*shapesOnly=*/true);
         rc != kExitOk)
         return rc;
     // What to compile: the whole module (stdout), or one module per kernel (--output-dir).
@@ -821,7 +844,7 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
     std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
     if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, lower::Target::Cpu, options.fusion);
+                                cm, err, lower::Target::Cpu, options.fusion, /*shapesOnly=*/true);
         rc != kExitOk)
         return rc;
     if (emit == "cpp") {

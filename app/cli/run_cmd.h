@@ -118,15 +118,18 @@ int withJsonFailureObject(bool json, std::ostream& out, std::ostream& err,
 /// specs plus seeded defaults, and compiles it for `target` (compile warnings go to `err`).
 /// `fusion` picks the fusion plan (an unknown planner, unreadable plan file or unknown profile is
 /// bad input). Returns an exit code: 0 ok (`inputs` and `compiled` set), 2 bad input (errors on `err`).
+/// shapesOnly: for a compile that runs nothing, inputs whose values decide no shape are read as
+/// shapes only (.npy headers; none generated), so a batch-32 input costs no more than batch 1.
 int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
                    bool fallbackReference, std::vector<ir::TensorData>& inputs,
                    std::optional<pipeline::CompiledModel>& compiled, std::ostream& err, lower::Target target,
-                   const FusionChoice& fusion = {});
+                   const FusionChoice& fusion = {}, bool shapesOnly = false);
 
 /// Loads a model or program and builds its runtime inputs (NAME=FILE.npy specs plus seeded
-/// defaults), printing errors as `run` does. Returns an exit code (0 = ok).
+/// defaults), printing errors as `run` does. Returns an exit code (0 = ok). shapesOnly: as in
+/// loadAndCompile (ir::TensorData::isShapeOnly inputs where values are not needed).
 int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
-                  std::vector<ir::TensorData>& inputs, std::ostream& err);
+                  std::vector<ir::TensorData>& inputs, std::ostream& err, bool shapesOnly = false);
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
 
 /// Bytes in binary units, as the GUI writes them: "512 B", "227.0 KiB", "1.65 MiB", "2.00 GiB"

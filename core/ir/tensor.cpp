@@ -51,6 +51,12 @@ std::int64_t TensorData::numElements() const {
     return n;
 }
 
+bool TensorData::isShapeOnly() const {
+    for (auto d : dims)
+        if (d < 0) return false;
+    return dtype != DType::Undefined && bytes.empty() && strings.empty() && numElements() > 0;
+}
+
 bool TensorData::sizeConsistent() const {
     for (auto d : dims)
         if (d < 0) return false;

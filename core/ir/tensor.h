@@ -40,6 +40,10 @@ struct TensorData {
     std::vector<std::int64_t> toInts() const;
     /// True when bytes.size() == numElements() * dtypeSize(dtype) (or strings.size() matches).
     bool sizeConsistent() const;
+    /// A tensor that carries its type but none of its elements (no bytes, no strings, at least
+    /// one element by its dims): what compile-only callers bind an input's shape with
+    /// (pipeline::specialiseModel accepts it for inputs whose values decide no shape).
+    bool isShapeOnly() const;
     TensorType type() const;
 
     static TensorData fromFloats(const std::vector<float>& v, std::vector<std::int64_t> dims);

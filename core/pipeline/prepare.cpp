@@ -136,7 +136,7 @@ support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const i
     const std::string where = "input '" + val.name + "'";
     const ir::TensorType& t = val.type;
     const std::string got = std::string(ir::dtypeName(fed.dtype)) + dimsStr(fed.dims);
-    if (!fed.sizeConsistent()) {
+    if (!fed.sizeConsistent() && !fed.isShapeOnly()) {
         diags.error(file, where, "data size does not match its shape " + got);
         return diags;
     }
@@ -309,6 +309,11 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
                 if (n.inputs[s] == rin[i] && isShapeOperand(n.opType, s)) shapeOperand = true;
         }
         if (!shapeOperand) continue;
+        if (runtimeInputs[i].isShapeOnly()) {
+            diags.error(file, "input '" + g.value(rin[i]).name + "'",
+                        "its values decide shapes (a shape operand), but only its shape was given");
+            return diags;
+        }
         ir::Value& v = g.value(rin[i]);
         v.data = std::make_shared<const ir::TensorData>(runtimeInputs[i]);
         v.isInitializer = true;

@@ -24,6 +24,9 @@
 ///   to the value fed for it: it becomes an initializer, and the compiled kernels are specialised
 ///   to that value (as they are to the fed shapes). `keptInputs` receives, for each runtime input
 ///   of the result, its index in `runtimeInputs`.
+/// - A fed tensor may be shape-only (ir::TensorData::isShapeOnly: dims, no elements) when only
+///   the compile needs it: it binds the shape; as a shape operand it is an error (its values are
+///   needed). Running the compiled model needs every input's elements.
 /// - Value ids are preserved (the result's graph has the same values in the same order); node
 ///   ids are not (folded nodes are gone). Node names are preserved.
 /// - `singleNodeGraph` makes a graph of one node of `g`: its non-constant inputs become runtime

@@ -3,6 +3,7 @@
 
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/prepare.h"
+#include "core/test_ir_helpers.h"
 
 namespace pipeline = tessera::pipeline;
 namespace ir = tessera::ir;
@@ -56,4 +57,57 @@ TEST(PipelinePrepare, WrongShapeNamesTheInputAndBothShapes) {
     auto few = pipeline::specialiseModel(*m, {});
     ASSERT_FALSE(few.ok());
     EXPECT_NE(few.diagnostics().formatAll().find("1 runtime inputs, 0 were given"), std::string::npos);
+}
+
+TEST(PipelinePrepare, ShapeOnlyInputBindsTheShape) {
+    auto m = pipeline::loadModel(std::string(TESSERA_SAMPLES) + "/symbolic_batch.onnx");
+    ASSERT_TRUE(m.ok());
+    const auto& in = m->graph.value(m->graph.runtimeInputs()[0]);
+    std::vector<std::int64_t> dims;
+    for (const auto& d : in.type.shape.dims()) dims.push_back(d.isKnown() ? d.value : 32);
+    ir::TensorData shapeOnly;
+    shapeOnly.dtype = in.type.dtype;
+    shapeOnly.dims = dims;
+    ASSERT_TRUE(shapeOnly.isShapeOnly());
+    auto a = pipeline::specialiseModel(*m, {shapeOnly});
+    auto b = pipeline::specialiseModel(*m, {zeros(dims)});
+    ASSERT_TRUE(a.ok()) << a.diagnostics().formatAll();
+    ASSERT_TRUE(b.ok());
+    ASSERT_EQ(a->graph.numValues(), b->graph.numValues());
+    for (std::size_t v = 0; v < a->graph.numValues(); ++v)
+        EXPECT_EQ(a->graph.values()[v].type.str(), b->graph.values()[v].type.str()) << a->graph.values()[v].name;
+    EXPECT_EQ(a->graph.value(a->graph.outputs()[0]).type.shape[0].value, 32);
+    // A wrong shape is still refused; so is data that does not match its dims.
+    ir::TensorData bad = shapeOnly;
+    bad.dims.back() += 1;
+    EXPECT_FALSE(pipeline::specialiseModel(*m, {bad}).ok());
+    ir::TensorData torn = zeros(dims);
+    torn.bytes.resize(4);
+    ASSERT_FALSE(torn.isShapeOnly());
+    EXPECT_NE(pipeline::specialiseModel(*m, {torn}).diagnostics().formatAll().find("data size does not match"),
+              std::string::npos);
+}
+
+TEST(PipelinePrepare, ShapeOnlyShapeOperandIsRefused) {
+    // x f32[2,6] reshaped by a runtime i64[2] input: its values decide the output's shape.
+    ir::test::Builder b;
+    b.input("x", "f32[2,6]");
+    b.input("shape", "i64[2]");
+    b.node("Reshape", "Reshape_0", {"x", "shape"}, {"y"});
+    b.output("y");
+    ir::Model m;
+    m.graph = b.g;
+    m.opsets[""] = 17;
+    ir::TensorData shape;
+    shape.dtype = ir::DType::I64;
+    shape.dims = {2};
+    auto s = pipeline::specialiseModel(m, {zeros({2, 6}), shape});
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.diagnostics().formatAll().find(
+                  "input 'shape': its values decide shapes (a shape operand), but only its shape was given"),
+              std::string::npos)
+        << s.diagnostics().formatAll();
+    auto full = pipeline::specialiseModel(m, {zeros({2, 6}), ir::TensorData::fromInts({3, 4}, {2})});
+    ASSERT_TRUE(full.ok()) << full.diagnostics().formatAll();
+    EXPECT_EQ(full->graph.value(full->graph.findValue("y")).type.str(), "f32[3,4]");
 }

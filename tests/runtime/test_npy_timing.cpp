@@ -108,6 +108,49 @@ TEST(Npy, ReadsMobilenetSampleAndWritesItBackIdentically) {
     EXPECT_TRUE(*enc == fileBytes(path));
 }
 
+TEST(Npy, ShapeOnlyReadsTheHeader) {
+    const auto dir = std::filesystem::temp_directory_path() / ("tessera_npy_shape_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    // The sample input: dims and dtype, no elements, the same type readNpy gives.
+    const std::string sample = std::string(TESSERA_SAMPLES) + "/mobilenet_v2_input.npy";
+    auto t = readNpyShape(sample);
+    ASSERT_TRUE(t.ok()) << firstError(t.diagnostics());
+    EXPECT_EQ(t->dtype, DType::F32);
+    EXPECT_EQ(t->dims, (std::vector<std::int64_t>{1, 3, 224, 224}));
+    EXPECT_TRUE(t->bytes.empty());
+    EXPECT_TRUE(t->isShapeOnly());
+    EXPECT_FALSE(t->sizeConsistent());
+    EXPECT_FALSE(readNpy(sample)->isShapeOnly());
+    // Version 2 headers; a truncated or overlong file is refused as readNpy refuses it.
+    struct Case {
+        std::string bytes, error;
+    };
+    const std::vector<Case> cases = {
+        {npyWith("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 5), }\n", std::string(80, '\0'), 2), ""},
+        {npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", std::string(4, '\0')),
+         "truncated data: f32[2,2] needs 16 bytes but the file has 4"},
+        {npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", std::string(6, '\0')),
+         "2 unexpected bytes after the f32[1] data"},
+        {"PK\x03\x04 not npy at all", "not a .npy file (bad magic: expected \\x93NUMPY)"},
+    };
+    for (const auto& c : cases) {
+        const std::string path = (dir / "c.npy").string();
+        std::ofstream(path, std::ios::binary) << c.bytes;
+        auto r = readNpyShape(path);
+        if (c.error.empty()) {
+            ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
+            EXPECT_EQ(r->dtype, DType::I64);
+            EXPECT_EQ(r->dims, (std::vector<std::int64_t>{2, 5}));
+            EXPECT_TRUE(r->isShapeOnly());
+        } else {
+            ASSERT_FALSE(r.ok());
+            EXPECT_EQ(firstError(r.diagnostics()), c.error);
+        }
+    }
+    EXPECT_FALSE(readNpyShape((dir / "missing.npy").string()).ok());
+    std::filesystem::remove_all(dir);
+}
+
 TEST(Npy, Versions2And3) {
     const std::string data(8, '\x01');
     for (int major : {2, 3}) {
