@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ir/op_registry.h"
 #include "core/schedule/mapping_parser.h"
 
 namespace tessera::lower::detail {
@@ -69,6 +70,20 @@ std::string unknownShapeOrigin(const ir::Graph& g, ir::ValueId v) {
             v = unknownIn;
             continue;
         }
+        // An op Tessera has no shape rule for: its output extents are unknown for that reason
+        // alone (they may well follow from its input shapes), not because of data.
+        // Ops whose output extents follow from their input values (ONNX: NonZero's count ...).
+        static const char* const kValueDependent[] = {"NonZero", "Unique", "Compress", "NonMaxSuppression",
+                                                      "TopK", "Loop", "Scan", "If", "StringSplit"};
+        const bool valueDependent =
+            n.domain.empty() && std::find(std::begin(kValueDependent), std::end(kValueDependent), n.opType) !=
+                                    std::end(kValueDependent);
+        const ir::OpSchema* schema = ir::OpRegistry::instance().find(n.domain, n.opType);
+        if (!valueDependent && (!schema || !schema->inferShapes))
+            return "node '" + n.name + "' (" + n.opType + ") has no shape rule in Tessera" +
+                   (schema ? std::string() : " (an op it does not know)") +
+                   ", so its output's extents are unknown; declare them in the model (value_info) or "
+                   "replace the op (e.g. onnx-simplifier, or an export without it)";
         return "the extents are decided at run time by node '" + n.name + "' (" + n.opType + ")" +
                (dataInputs.empty() ? std::string() : ", from the values of " + dataInputs);
     }

@@ -187,3 +187,25 @@ TEST(ShapeFolding, DataDependentExtentNamesTheNodeThatDecidesIt) {
     const std::string msg = cm.diagnostics().formatAll();
     EXPECT_NE(msg.find("decided at run time by node 'nz' (NonZero), from the values of 'x'"), std::string::npos) << msg;
 }
+
+TEST(ShapeFolding, OpWithoutAShapeRuleIsNamedAsSuch) {
+    // Einsum has no shape rule in Tessera: its output's extents are unknown for that reason, not
+    // because of x's values, and the message says so (and what the user can do).
+    ir::test::Builder b;
+    b.input("x", "f32[2,6]");
+    b.node("Einsum", "ein", {"x", "x"}, {"e"}, {{"equation", ir::Attribute::ofString("ij,ij->i")}});
+    b.node("Relu", "relu", {"e"}, {"y"});
+    b.output("y");
+    ir::Model m = modelOf(b);
+    ir::inferShapes(m.graph, "test");
+    pipeline::CompileOptions options;
+    options.fallbackReference = true;
+    auto cm = pipeline::compileModel(m, pipeline::defaultInputs(m.graph), options);
+    ASSERT_FALSE(cm.ok());
+    const std::string msg = cm.diagnostics().formatAll();
+    EXPECT_NE(msg.find("node 'ein' (Einsum) has no shape rule in Tessera (an op it does not know), so its output's "
+                       "extents are unknown; declare them in the model (value_info)"),
+              std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("decided at run time"), std::string::npos) << msg;
+}
