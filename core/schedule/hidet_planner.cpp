@@ -142,11 +142,16 @@ struct HidetPlanner {
     }
 
     /// Grows prologues by Hidet's rule; indexMapsOnly: Transpose and the Reshape family only.
+    /// Prologues feed the anchor (or the attention core, or other prologues), never an epilogue:
+    /// an epilogue's other input must come from outside the group (epilogueRefusal's
+    /// reads-group-output rule), so a Not feeding the Where epilogue of a Slice stays outside.
     void growProloguesAll(int gi, bool indexMapsOnly) {
         for (bool changed = true; changed;) {
             changed = false;
-            const std::vector<ir::NodeId> members = grown[static_cast<std::size_t>(gi)].members;
+            const Growing& gr = grown[static_cast<std::size_t>(gi)];
+            const std::vector<ir::NodeId> members = gr.members;
             for (ir::NodeId m : members) {
+                if (std::find(gr.epilogue.begin(), gr.epilogue.end(), m) != gr.epilogue.end()) continue;
                 for (ir::ValueId v : g.node(m).inputs) {
                     if (v == ir::kNoValue) continue;
                     const ir::NodeId p = g.producer(v);

@@ -178,6 +178,27 @@ TEST(HidetPlanner, ExpensivePrologueOfAGemmGetsItsOwnKernel) {
     EXPECT_EQ(summary(planHidet(ft::reluMatmul())), "g0:prologue-epilogue:Relu_0,MatMul_1");
 }
 
+TEST(HidetPlanner, NoPrologueFeedsAnEpilogue) {
+    // x f32[4,8] -> Slice_0 -> s [4,4] -> Where_2(nb, s, z) -> y, nb = Not_1(b): Where is the
+    // Slice's epilogue; the Not feeds only that epilogue, so it is no prologue (its output would
+    // be an epilogue's other input computed inside the group) but a group of its own.
+    ir::test::Builder b;
+    b.input("x", "f32[4,8]");
+    b.input("b", "bool[4,4]");
+    b.init("st", ir::TensorData::fromInts({0}, {1}));
+    b.init("en", ir::TensorData::fromInts({4}, {1}));
+    b.init("ax", ir::TensorData::fromInts({1}, {1}));
+    b.init("z", ft::ramp({4, 4}));
+    b.node("Slice", "Slice_0", {"x", "st", "en", "ax"}, {"s"});
+    b.node("Not", "Not_1", {"b"}, {"nb"});
+    b.node("Where", "Where_2", {"nb", "s", "z"}, {"y"});
+    b.output("y");
+    ASSERT_TRUE(ft::ok(b.g));
+    const FusionPlan p = planHidet(b.g);
+    EXPECT_EQ(summary(p), "g0:single:Not_1 | g1:prologue-epilogue:Slice_0,Where_2");
+    EXPECT_TRUE(checkPlan(b.g, p).empty());
+}
+
 TEST(HidetPlanner, PrologueWhoseOutputEscapesIsNotFused) {
     const ir::Graph g = ft::reluMatmul(true);
     const FusionPlan p = planHidet(g);
