@@ -80,6 +80,9 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             printDiagnostics(m.diagnostics(), err);
         return kExitBadInput;
     }
+    // What loading did not like but could read (a declared shape that disagrees with inference,
+    // a newer IR version ...): shown as `inspect` shows it, once, before anything runs.
+    printDiagnostics(m.diagnostics(), err);
     model = std::move(*m);
     const ir::Graph& g = model.graph;
     const auto rin = g.runtimeInputs();
