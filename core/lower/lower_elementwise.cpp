@@ -291,11 +291,18 @@ void registerAll(BodyTable& t) {
     addUnary(t, "Sin", [](const Expr& x, const N&) { return call(Intrinsic::Sin, {x}); });
     addUnary(t, "Cos", [](const Expr& x, const N&) { return call(Intrinsic::Cos, {x}); });
     addUnary(t, "Tan", [](const Expr& x, const N&) { return call(Intrinsic::Tan, {x}); });
+    // sinh/cosh through e^(|x| - ln 2) = e^|x| / 2: finite up to the largest result the type holds
+    // (f32 cosh(89) = 2.2e38; e^89 itself overflows).
     addUnary(t, "Sinh", [](const Expr& x, const N&) {
-        return (exp(x) - exp(unary(UnaryOp::Neg, x))) * fimm(0.5, x.dtype());
+        const DType d = x.dtype();
+        const Expr ax = call(Intrinsic::Abs, {x});
+        const Expr mag = exp(ax - fimm(0.69314718055994530942, d)) - exp(unary(UnaryOp::Neg, ax)) * fimm(0.5, d);
+        return select(x < fimm(0, d), unary(UnaryOp::Neg, mag), mag);
     });
     addUnary(t, "Cosh", [](const Expr& x, const N&) {
-        return (exp(x) + exp(unary(UnaryOp::Neg, x))) * fimm(0.5, x.dtype());
+        const DType d = x.dtype();
+        const Expr ax = call(Intrinsic::Abs, {x});
+        return exp(ax - fimm(0.69314718055994530942, d)) + exp(unary(UnaryOp::Neg, ax)) * fimm(0.5, d);
     });
     addUnary(t, "Softplus", [](const Expr& x, const N&) {
         // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): no overflow for large x.
@@ -345,7 +352,9 @@ void registerAll(BodyTable& t) {
     });
     addUnary(t, "Sign", [](const Expr& x, const N&) {
         const DType d = x.dtype();
-        return select(x > constant(0, d), constant(1, d), select(x < constant(0, d), constant(-1, d), constant(0, d)));
+        // NaN stays NaN (x != x), as in NumPy and ONNX Runtime.
+        const Expr zeroOrNan = ir::isFloatingPoint(d) ? select(binary(BinaryOp::Ne, x, x), x, constant(0, d)) : constant(0, d);
+        return select(x > constant(0, d), constant(1, d), select(x < constant(0, d), constant(-1, d), zeroOrNan));
     });
     addUnary(t, "Not", [](const Expr& x, const N&) { return unary(UnaryOp::Not, x); });
     addUnary(t, "IsNaN", [](const Expr& x, const N&) { return x != x; });

@@ -45,7 +45,8 @@ enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp
 
 double initOf(Red k) {
     switch (k) {
-    case Red::Max: return -std::numeric_limits<double>::infinity();
+    case Red::Max:
+    case Red::LogSumExp: return -std::numeric_limits<double>::infinity();
     case Red::Min: return std::numeric_limits<double>::infinity();
     case Red::Prod: return 1.0;
     default: return 0.0;
@@ -57,12 +58,22 @@ Expr mapOf(Red k, const Expr& x) {
     case Red::L1: return call(Intrinsic::Abs, {x});
     case Red::L2:
     case Red::SumSquare: return x * x;
-    case Red::LogSumExp: return call(Intrinsic::Exp, {x});
     default: return x;
     }
 }
 Expr combine(Red k, const Expr& a, const Expr& b) {
     switch (k) {
+    case Red::LogSumExp: {
+        // The accumulator is itself a log-sum-exp: log(e^a + e^b) = m + log(1 + e^(n - m)) with
+        // m = max, n = min, so no exp overflows (log(sum(exp(x))) gave inf for any x > 88.7 in
+        // f32). Associative, so lanes and block trees combine in any order. n = -inf (the
+        // initial value, or -inf elements): m. m = n (both +inf too): m + log 2.
+        const DType d = a.dtype();
+        const Expr m = maxOf(a, b), n = minOf(a, b);
+        return select(binary(BinaryOp::Eq, n, constant(-std::numeric_limits<double>::infinity(), d)), m,
+                      select(binary(BinaryOp::Eq, m, n), m + constant(0.69314718055994530942, d),
+                             m + call(Intrinsic::Log, {constant(1.0, d) + call(Intrinsic::Exp, {n - m})})));
+    }
     case Red::Max: return maxOf(a, b);
     case Red::Min: return minOf(a, b);
     case Red::Prod: return a * b;
@@ -73,8 +84,7 @@ Expr finish(Red k, const Expr& a, std::int64_t count) {
     switch (k) {
     case Red::Mean: return a / constant(static_cast<double>(count), a.dtype());
     case Red::L2: return call(Intrinsic::Sqrt, {a});
-    case Red::LogSum:
-    case Red::LogSumExp: return call(Intrinsic::Log, {a});
+    case Red::LogSum: return call(Intrinsic::Log, {a});
     default: return a;
     }
 }

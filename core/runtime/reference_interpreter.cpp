@@ -820,7 +820,7 @@ std::vector<BufPtr> evalNode(Ctx& c) {
             return o == 'm' ? r / static_cast<double>(k) : r;
         })};
     }
-    if (op == "Relu") return un([](double x) { return x > 0 ? x : 0.0; });
+    if (op == "Relu") return un([](double x) { return x > 0 || std::isnan(x) ? x : 0.0; });  // NaN stays NaN
     if (op == "Sigmoid") return un(sigmoid);
     if (op == "Tanh") return un([](double x) { return std::tanh(x); });
     if (op == "Erf") return un([](double x) { return std::erf(x); });
@@ -834,7 +834,8 @@ std::vector<BufPtr> evalNode(Ctx& c) {
     if (op == "Ceil") return un([](double x) { return std::ceil(x); });
     if (op == "Sin") return un([](double x) { return std::sin(x); });
     if (op == "Cos") return un([](double x) { return std::cos(x); });
-    if (op == "Softplus") return un([](double x) { return std::log1p(std::exp(x)); });
+    // max(x, 0) + log1p(e^-|x|): log(1 + e^x) without overflow (Softplus(1000) = 1000, not inf).
+    if (op == "Softplus") return un([](double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); });
     if (op == "Gelu") {
         const std::string approx = n.attrString("approximate", "none");
         if (approx == "tanh")

@@ -1529,7 +1529,7 @@ bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs) {
     if (op == "Sinh") return un([](double x) { return std::sinh(x); });
     if (op == "Tan") return un([](double x) { return std::tan(x); });
     if (op == "Softsign") return un([](double x) { return x / (1.0 + std::fabs(x)); });
-    if (op == "Sign") return un([](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; });
+    if (op == "Sign") return un([](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : std::isnan(x) ? x : 0.0; });
     if (op == "Round") return un([](double x) { return std::nearbyint(x); });  // half to even
     if (op == "Mish") return un([](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
     if (op == "Selu") {
@@ -1538,7 +1538,10 @@ bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs) {
     }
     if (op == "Celu") {
         const double a = n.attrFloat("alpha", 1.0);
-        return un([a](double x) { return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0)); });
+        return un([a](double x) {
+            if (std::isnan(x)) return x;  // NaN stays NaN (std::max/min would drop it)
+            return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1.0));
+        });
     }
     if (op == "ThresholdedRelu") {
         const double a = n.attrFloat("alpha", 1.0);

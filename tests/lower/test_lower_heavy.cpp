@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ namespace {
 
 using ir::Attribute;
 using ir::test::Attrs;
+using ir::test::floats;
 using ir::test::in;
 using ir::test::ints;
 using ir::test::runOne;
@@ -282,6 +285,54 @@ TEST(LowerHeavy, Reductions) {
     EXPECT_EQ(heavyCheck("ReduceSum", {in("f32[3,4]")}, {{"noop_with_empty_axes", I(1)}}), "");
     EXPECT_EQ(heavyCheck("ReduceMean", {in("f32[2,300]")}, {{"axes", Is({0})}}), "");
     EXPECT_EQ(heavyCheck("ReduceSum", {in("i32[3,4]")}, {{"axes", Is({1})}}), "");
+}
+
+TEST(LowerHeavy, LogSumExpDoesNotOverflow) {
+    // log(sum(exp(x))) in f32 overflowed for any x > 88.7: [100, 90, -5] gave inf, not 100.000046.
+    // Rows with -inf, +inf and equal values; short rows, 16-lane rows (40) and the kept-innermost
+    // form; both targets, against the reference interpreter (double).
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> rows = {100, 90, -5, -1e4f, 1, 2, 3, 4, -inf, -inf, -inf, -inf,
+                                     -inf, 7, -inf, 7,    inf, 1, -inf, 2, 500, 500, 500, 500};
+    EXPECT_EQ(heavyCheck("ReduceLogSumExp", {floats(rows, {6, 4})}, {{"axes", Is({-1})}}), "");
+    EXPECT_EQ(heavyCheck("ReduceLogSumExp", {floats(rows, {6, 4})}, {{"axes", Is({0})}}), "");
+    std::vector<float> big(3 * 40);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = 80.0f + static_cast<float>(i % 37);
+    EXPECT_EQ(heavyCheck("ReduceLogSumExp", {floats(big, {3, 40})}, {{"axes", Is({-1})}}), "");
+    // And the value itself (the reference, which the kernels matched above): 100 + log(1 + e^-10 + e^-105).
+    auto one = runOne("ReduceLogSumExp", {floats({100, 90, -5}, {1, 3})}, {{"axes", Is({-1})}});
+    ASSERT_EQ(one.error(), "");
+    one.g.outputs().push_back(one.g.node(0).outputs[0]);
+    const auto r = runtime::evaluate(one.g, {});
+    ASSERT_TRUE(r.ok());
+    EXPECT_NEAR((*r)[0].toDoubles()[0], 100.0000454, 1e-6);
+}
+
+TEST(LowerHeavy, ElementwiseAtTheEdgesOfTheRange) {
+    // f32 cosh(89) = 2.2e38 fits although e^89 does not; Softplus(1000) = 1000; NaN stays NaN
+    // through Sign, Relu and Celu (as in NumPy and ONNX Runtime). Kernel (both targets) against the
+    // reference, then the reference's own values.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const char* op : {"Cosh", "Sinh"}) {
+        SCOPED_TRACE(op);
+        EXPECT_EQ(heavyCheck(op, {floats({-89.0f, 89.0f, 88.8f, -0.3f, 0.0f, 1e-3f}, {6})}), "");
+    }
+    EXPECT_EQ(heavyCheck("Softplus", {floats({1000.0f, -1000.0f, 0.0f, 20.0f, -20.0f}, {5})}), "");
+    for (const char* op : {"Sign", "Relu", "Celu"}) {
+        SCOPED_TRACE(op);
+        EXPECT_EQ(heavyCheck(op, {floats({nan, -1.5f, 2.0f, 0.0f}, {4})}), "");
+    }
+    auto value = [](const char* op, float x) {
+        auto one = runOne(op, {floats({x}, {1})});
+        one.g.outputs().push_back(one.g.node(0).outputs[0]);
+        const auto r = runtime::evaluate(one.g, {});
+        return r.ok() ? (*r)[0].toDoubles()[0] : -12345.0;
+    };
+    EXPECT_NEAR(value("Softplus", 1000.0f), 1000.0, 1e-9);
+    EXPECT_NEAR(value("Cosh", 89.0f) / 2.2448064e38, 1.0, 1e-6);  // math.cosh(89)
+    EXPECT_TRUE(std::isnan(value("Sign", nan)));
+    EXPECT_TRUE(std::isnan(value("Relu", nan)));
+    EXPECT_TRUE(std::isnan(value("Celu", nan)));
 }
 
 TEST(LowerHeavy, ArgMinMax) {
