@@ -1,4 +1,5 @@
 #include "app/cli/plan_cmd.h"
+#include "app/cli/cli_output.h"
 
 #include <algorithm>
 #include <array>
@@ -27,10 +28,6 @@
 namespace tessera::cli {
 
 namespace {
-
-void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
-    for (const auto& x : d.items()) err << x.format() << "\n";
-}
 
 std::string flopsText(std::int64_t f) {
     char b[32];

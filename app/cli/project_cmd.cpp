@@ -1,4 +1,5 @@
 #include "app/cli/project_cmd.h"
+#include "app/cli/cli_output.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -24,13 +25,6 @@ namespace tessera::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
-    for (const auto& x : d.items()) {
-        err << x.format() << "\n";
-        for (const auto& n : x.notes) err << "  note: " << n << "\n";
-    }
-}
 
 /// "12.3 us", "4.560 ms", "1.200 s"; "-" for a missing value.
 std::string seconds(double s) {
@@ -58,12 +52,6 @@ bool validTarget(const std::string& t) {
     for (std::size_t i = 5; i < t.size(); ++i)
         if (t[i] < '0' || t[i] > '9') return false;
     return t.size() < 12;
-}
-
-bool isRunnerFault(const support::DiagnosticList& d) {
-    for (const auto& x : d.items())
-        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
-    return false;
 }
 
 std::string planLine(const project::Project& p) {

@@ -1,4 +1,5 @@
 #include "app/cli/report_cmd.h"
+#include "app/cli/cli_output.h"
 
 // Before any Qt header: Qt defines `emit` as a macro, and RunCmdOptions has a member of that name.
 #include "app/cli/run_cmd.h"
@@ -31,19 +32,6 @@
 namespace tessera::cli {
 
 namespace {
-
-void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
-    for (const auto& x : d.items()) {
-        err << x.format() << "\n";
-        for (const auto& n : x.notes) err << "  note: " << n << "\n";
-    }
-}
-
-bool isRunnerFault(const support::DiagnosticList& d) {
-    for (const auto& x : d.items())
-        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
-    return false;
-}
 
 /// A QApplication for drawing when there is none yet (destroyed by the caller before exit: a
 /// static one would outlive the platform plugin). Offscreen when there is no display (CI, ssh).

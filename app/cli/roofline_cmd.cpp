@@ -1,4 +1,5 @@
 #include "app/cli/roofline_cmd.h"
+#include "app/cli/cli_output.h"
 
 #include <algorithm>
 
@@ -19,13 +20,6 @@
 namespace tessera::cli {
 
 namespace {
-
-void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
-    for (const auto& x : d.items()) {
-        err << x.format() << "\n";
-        for (const auto& n : x.notes) err << "  note: " << n << "\n";
-    }
-}
 
 bool isCompileProblem(const support::DiagnosticList& d) {
     for (const auto& x : d.items()) {

@@ -1,4 +1,5 @@
 #include "app/cli/run_cmd.h"
+#include "app/cli/cli_output.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,19 +32,6 @@
 namespace tessera::cli {
 
 namespace {
-
-void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
-    for (const auto& x : d.items()) {
-        err << x.format() << "\n";
-        for (const auto& n : x.notes) err << "  note: " << n << "\n";
-    }
-}
-
-bool isRunnerFault(const support::DiagnosticList& d) {
-    for (const auto& x : d.items())
-        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
-    return false;
-}
 
 std::string dimsStr(const std::vector<std::int64_t>& d) {
     std::string s = "[";
