@@ -77,15 +77,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     std::vector<ir::TensorData> given(rin.size());
     // With shapesOnly, inputs whose values decide no shape are needed for their shapes only.
     std::vector<bool> shapeOnly(rin.size(), false);
-    for (std::size_t i = 0; shapesOnly && i < rin.size(); ++i) {
-        bool operand = false;
-        for (ir::NodeId c : g.consumers(rin[i])) {
-            const ir::Node& n = g.node(c);
-            for (std::size_t s = 0; s < n.inputs.size(); ++s)
-                operand = operand || (n.inputs[s] == rin[i] && pipeline::isShapeOperand(n.opType, s));
-        }
-        shapeOnly[i] = !operand;
-    }
+    for (std::size_t i = 0; shapesOnly && i < rin.size(); ++i) shapeOnly[i] = !pipeline::feedsShapeOperand(g, rin[i]);
     for (const auto& spec : specs) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {

@@ -128,6 +128,15 @@ bool isShapeOperand(const std::string& op, std::size_t slot) {
     return false;
 }
 
+bool feedsShapeOperand(const ir::Graph& g, ir::ValueId v) {
+    for (ir::NodeId c : g.consumers(v)) {
+        const ir::Node& n = g.node(c);
+        for (std::size_t s = 0; s < n.inputs.size(); ++s)
+            if (n.inputs[s] == v && isShapeOperand(n.opType, s)) return true;
+    }
+    return false;
+}
+
 support::DiagnosticList checkFedInput(const ir::Graph& g, ir::ValueId v, const ir::TensorData& fed,
                                       std::vector<std::pair<std::string, std::int64_t>>& bindings,
                                       const std::string& file) {
@@ -302,13 +311,7 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
     int bound = 0;
     std::vector<bool> isBound(rin.size(), false);
     for (std::size_t i = 0; i < rin.size(); ++i) {
-        bool shapeOperand = false;
-        for (ir::NodeId c : g.consumers(rin[i])) {
-            const ir::Node& n = g.node(c);
-            for (std::size_t s = 0; s < n.inputs.size(); ++s)
-                if (n.inputs[s] == rin[i] && isShapeOperand(n.opType, s)) shapeOperand = true;
-        }
-        if (!shapeOperand) continue;
+        if (!feedsShapeOperand(g, rin[i])) continue;
         if (runtimeInputs[i].isShapeOnly()) {
             diags.error(file, "input '" + g.value(rin[i]).name + "'",
                         "its values decide shapes (a shape operand), but only its shape was given");

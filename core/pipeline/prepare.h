@@ -60,6 +60,10 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
 /// True when input slot `slot` of an op of type `opType` decides shapes or indexing (see above).
 bool isShapeOperand(const std::string& opType, std::size_t slot);
 
+/// True when value `v` is read by some node at a shape operand (isShapeOperand): its values, not
+/// only its shape, decide the compiled kernels.
+bool feedsShapeOperand(const ir::Graph& g, ir::ValueId v);
+
 /// Checks a fed tensor against the declared type of graph input `v` (dtype and every known
 /// extent; symbolic extents are bound in `bindings`). Error text names the input and both shapes,
 /// e.g. "input 'x': expected f32[1,3,224,224], got f32[1,3,32,32]".

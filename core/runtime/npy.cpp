@@ -166,10 +166,10 @@ std::string npyDescr(DType dtype) {
 
 namespace {
 
-/// parseNpy's work; headerOnly: `bytes` is the header plus `dataBytes` standing for the data
-/// that follows it in the file (not read), and the result has no elements.
+/// parseNpy's work; headerOnly: `bytes` is the start of a file of `fileBytes` bytes (at least its
+/// whole header; the data is not read) and the result has no elements.
 support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std::string& name, bool headerOnly,
-                                               std::uint64_t dataBytes) {
+                                               std::uint64_t fileBytes) {
     if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
         return errorList(name, "not a .npy file (bad magic: expected \\x93NUMPY)");
     const unsigned major = static_cast<unsigned char>(bytes[6]);
@@ -227,7 +227,7 @@ support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std
         count *= static_cast<std::uint64_t>(d);
     }
     const std::uint64_t expected = count * ir::dtypeSize(dt);
-    const std::uint64_t available = headerOnly ? dataBytes : bytes.size() - pos;
+    const std::uint64_t available = (headerOnly ? fileBytes : bytes.size()) - pos;
     if (available < expected)
         return errorList(name, "truncated data: " + shapeText(dt, t.dims) + " needs " + std::to_string(expected) +
                                    " bytes but the file has " + std::to_string(available));
@@ -252,30 +252,14 @@ support::Expected<ir::TensorData> readNpyShape(const std::string& path) {
     std::error_code ec;
     const std::uintmax_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
     if (ec || size == 0) return readNpy(path);  // not a plain file (a pipe ...): read it all
-    // The preamble says how long the header is; read exactly that much.
-    char pre[12] = {};
-    f.read(pre, sizeof pre);
-    const std::size_t got = static_cast<std::size_t>(f.gcount());
-    std::size_t headerEnd = got;
-    if (got >= 10 && std::memcmp(pre, kMagic, kMagicLen) == 0) {
-        const unsigned major = static_cast<unsigned char>(pre[6]);
-        if (major == 1)
-            headerEnd = 10 + (static_cast<unsigned char>(pre[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(pre[9])) << 8));
-        else if ((major == 2 || major == 3) && got == 12) {
-            std::size_t len = 0;
-            for (int k = 3; k >= 0; --k) len = (len << 8) | static_cast<unsigned char>(pre[8 + k]);
-            headerEnd = 12 + len;
-        }
-    }
-    if (headerEnd > size || headerEnd > (1u << 24)) return readNpy(path);  // let the full reader say what is wrong
-    std::string bytes(pre, got);
-    if (headerEnd > got) {
-        bytes.resize(headerEnd);
-        f.read(bytes.data() + got, static_cast<std::streamsize>(headerEnd - got));
-        if (f.bad() || static_cast<std::size_t>(f.gcount()) != headerEnd - got) return errorList(path, "read error");
-    }
-    bytes.resize(std::min(bytes.size(), headerEnd));
-    return parseNpyImpl(bytes, path, true, static_cast<std::uint64_t>(size - headerEnd));
+    // The header (NumPy pads it to 64 bytes; a few hundred with long shapes) is in the first
+    // 64 KiB; what it claims for the data is checked against the file's size.
+    std::string prefix(static_cast<std::size_t>(std::min<std::uintmax_t>(size, 64 * 1024)), '\0');
+    f.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
+    if (f.bad() || static_cast<std::size_t>(f.gcount()) != prefix.size()) return errorList(path, "read error");
+    auto t = parseNpyImpl(prefix, path, true, static_cast<std::uint64_t>(size));
+    if (!t.ok() && prefix.size() < size) return readNpy(path);  // a longer header: the full reader decides
+    return t;
 }
 
 support::Expected<ir::TensorData> readNpy(const std::string& path) {
