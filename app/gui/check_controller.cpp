@@ -5,7 +5,9 @@
 #include <QDockWidget>
 #include <QMenu>
 
-#include "app/gui/main_window.h"
+#include <QMainWindow>
+
+#include "app/gui/document.h"
 #include "app/gui/run_session.h"
 #include "views/debug/error_heatmap_view.h"
 #include "views/timing/timing_panel.h"
@@ -17,8 +19,9 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), stati
 
 }  // namespace
 
-CheckController::CheckController(MainWindow* window, QMenu* viewMenu)
-    : QObject(window), m_window(window), m_dock(new QDockWidget(tr("Check"), window)),
+CheckController::CheckController(Document* doc, QMainWindow* window, QDockWidget* timings,
+                                 views::TimingPanel* timingPanel, QMenu* viewMenu)
+    : QObject(window), m_doc(doc), m_window(window), m_dock(new QDockWidget(tr("Check"), window)),
       m_view(new views::ErrorHeatmapView(m_dock))
 {
     m_pool.setMaxThreadCount(1);
@@ -27,7 +30,7 @@ CheckController::CheckController(MainWindow* window, QMenu* viewMenu)
     m_dock->setWidget(m_view);
     // Beside the Timings table: the failing row and its error map read together.
     window->addDockWidget(Qt::BottomDockWidgetArea, m_dock);
-    if (QDockWidget* timings = window->timingDock())
+    if (timings != nullptr)
         window->splitDockWidget(timings, m_dock, Qt::Horizontal);
     m_dock->hide();
     QAction* toggle = m_dock->toggleViewAction();
@@ -36,10 +39,10 @@ CheckController::CheckController(MainWindow* window, QMenu* viewMenu)
     if (viewMenu)
         viewMenu->addAction(toggle);
 
-    connect(window, &MainWindow::runFinished, this, &CheckController::onRunFinished);
+    connect(doc, &Document::runFinished, this, &CheckController::onRunFinished);
     connect(m_view, &views::ErrorHeatmapView::rerunRequested, this, &CheckController::onRerunRequested);
-    if (window->timingPanel())
-        connect(window->timingPanel(), &views::TimingPanel::checkDetailsRequested, this,
+    if (timingPanel != nullptr)
+        connect(timingPanel, &views::TimingPanel::checkDetailsRequested, this,
                 [this](const QString& name) { showKernel(name); });
 }
 
@@ -101,7 +104,7 @@ void CheckController::onRunFinished(bool ok)
     m_cancel.cancel();
     ++m_generation;
     m_busy = false;
-    const RunOutcome& out = m_window->runSession()->lastOutcome();
+    const RunOutcome& out = m_doc->runs()->lastOutcome();
     if (!ok || !out.report || !out.report->checked) {
         if (!out.compileOnly && (out.cancelled || !ok)) {
             m_report.reset();

@@ -26,22 +26,26 @@
 #include "views/debug/error_heatmap.h"
 
 class QDockWidget;
+class QMainWindow;
 class QMenu;
 
 namespace tessera::views {
 class ErrorHeatmapView;
+class TimingPanel;
 }
 
 namespace tessera::app {
 
-class MainWindow;
+class Document;
 
 class CheckController : public QObject {
     Q_OBJECT
 public:
     /// Creates the dock (objectName "checkDock", hidden) in `window`'s bottom area beside the
-    /// Timings dock and adds its toggle to `viewMenu`.
-    CheckController(MainWindow* window, QMenu* viewMenu);
+    /// `timings` dock, adds its toggle to `viewMenu`, shows `doc`'s runs' checks and opens a
+    /// kernel's when `timingPanel` asks for its check details.
+    CheckController(Document* doc, QMainWindow* window, QDockWidget* timings, views::TimingPanel* timingPanel,
+                    QMenu* viewMenu);
     ~CheckController() override;
 
     QDockWidget* dock() const { return m_dock; }
@@ -63,7 +67,8 @@ private:
     void onRunFinished(bool ok);
     void onRerunRequested(const QString& kernel);
 
-    MainWindow* m_window;
+    Document* m_doc;
+    QMainWindow* m_window;
     QDockWidget* m_dock;
     views::ErrorHeatmapView* m_view;
     std::shared_ptr<const pipeline::RunReport> m_report;

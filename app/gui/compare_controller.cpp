@@ -6,7 +6,7 @@
 #include <QMenu>
 #include <QStatusBar>
 
-#include "app/gui/main_window.h"
+#include "app/gui/document.h"
 #include "app/gui/run_results.h"
 #include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
@@ -40,8 +40,8 @@ std::string linesOf(const std::string& text, int first, int last)
 
 }  // namespace
 
-CompareController::CompareController(MainWindow* window, QMenu* runMenu)
-    : QObject(window), m_window(window), m_pinAction(new QAction(tr("&Pin Run"), this)),
+CompareController::CompareController(Document* doc, CompareViews views, QMenu* runMenu)
+    : QObject(doc), m_doc(doc), m_views(views), m_pinAction(new QAction(tr("&Pin Run"), this)),
       m_unpinAction(new QAction(tr("U&npin"), this))
 {
     m_pinAction->setObjectName(QStringLiteral("pinRunAction"));
@@ -57,14 +57,14 @@ CompareController::CompareController(MainWindow* window, QMenu* runMenu)
         runMenu->addAction(m_pinAction);
         runMenu->addAction(m_unpinAction);
     }
-    connect(window, &MainWindow::runFinished, this, &CompareController::onRunFinished);
-    connect(window, &MainWindow::modelShown, this, &CompareController::onModelShown);
-    connect(window->codePanel(), &views::CodePanel::diffToggled, this, [this](bool on) {
+    connect(doc, &Document::runFinished, this, &CompareController::onRunFinished);
+    connect(doc, &Document::modelChanged, this, &CompareController::onModelShown);
+    connect(m_views.code, &views::CodePanel::diffToggled, this, [this](bool on) {
         if (on)
             refreshDiff();
     });
-    connect(window->graphView(), &views::GraphView::nodeSelected, this, [this] {
-        if (m_window->codePanel()->isDiffShown())
+    connect(m_views.graph, &views::GraphView::nodeSelected, this, [this] {
+        if (m_views.code->isDiffShown())
             refreshDiff();
     });
     updateActions();
@@ -72,7 +72,7 @@ CompareController::CompareController(MainWindow* window, QMenu* runMenu)
 
 void CompareController::updateActions()
 {
-    const RunOutcome& last = m_window->runSession()->lastOutcome();
+    const RunOutcome& last = m_doc->runs()->lastOutcome();
     m_pinAction->setEnabled(last.ok && last.report != nullptr);
     m_unpinAction->setEnabled(m_pinned != nullptr);
 }
@@ -93,18 +93,18 @@ views::PinnedRun CompareController::pinnedRunOf(const pipeline::RunReport& repor
 
 bool CompareController::pin()
 {
-    const RunOutcome& last = m_window->runSession()->lastOutcome();
+    const RunOutcome& last = m_doc->runs()->lastOutcome();
     if (!last.ok || !last.report || !last.compiled) {
-        m_window->statusBar()->showMessage(tr("Nothing to pin: run the model first (Ctrl+R)"), 5000);
+        m_doc->showMessage(tr("Nothing to pin: run the model first (Ctrl+R)"), 5000);
         return false;
     }
     m_pinned = std::make_unique<RunOutcome>(last);
-    m_pinnedPath = m_window->currentPath();
+    m_pinnedPath = m_doc->path();
     const QString label = tr("pinned %1").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")));
-    m_window->timingPanel()->setPinned(std::make_shared<const views::PinnedRun>(pinnedRunOf(*last.report, label)));
-    m_window->rooflineView()->setPinnedPoints(pipeline::kernelSamples(*last.report, *last.compiled));
-    m_window->codePanel()->setDiffAvailable(true);
-    m_window->statusBar()->showMessage(
+    m_views.timings->setPinned(std::make_shared<const views::PinnedRun>(pinnedRunOf(*last.report, label)));
+    m_views.roofline->setPinnedPoints(pipeline::kernelSamples(*last.report, *last.compiled));
+    m_views.code->setDiffAvailable(true);
+    m_doc->showMessage(
         tr("Pinned the last run (%1 %2): the next runs are compared with it")
             .arg(last.report->kernels.size())
             .arg(last.report->kernels.size() == 1 ? tr("kernel") : tr("kernels")), 5000);
@@ -115,9 +115,9 @@ bool CompareController::pin()
 void CompareController::unpin()
 {
     m_pinned.reset();
-    m_window->timingPanel()->setPinned(nullptr);
-    m_window->rooflineView()->setPinnedPoints({});
-    m_window->codePanel()->setDiffAvailable(false);
+    m_views.timings->setPinned(nullptr);
+    m_views.roofline->setPinnedPoints({});
+    m_views.code->setDiffAvailable(false);
     updateActions();
 }
 
@@ -136,13 +136,13 @@ void CompareController::onModelShown(const QString& path)
     // end-to-end ratio would compare two different models.
     const QString name = m_pinnedPath.isEmpty() ? tr("an unsaved program") : QFileInfo(m_pinnedPath).fileName();
     unpin();
-    m_window->statusBar()->showMessage(tr("Pin cleared: it was a run of %1").arg(name), 8000);
+    m_doc->showMessage(tr("Pin cleared: it was a run of %1").arg(name), 8000);
 }
 
 void CompareController::onRunFinished(bool)
 {
     updateActions();
-    if (m_pinned && m_window->codePanel()->isDiffShown())
+    if (m_pinned && m_views.code->isDiffShown())
         refreshDiff();
 }
 
@@ -197,20 +197,20 @@ CompareController::KernelDiff CompareController::kernelDiff(const pipeline::Comp
 
 void CompareController::refreshDiff()
 {
-    views::CodePanel* code = m_window->codePanel();
-    const RunOutcome& last = m_window->runSession()->lastOutcome();
+    views::CodePanel* code = m_views.code;
+    const RunOutcome& last = m_doc->runs()->lastOutcome();
     if (!m_pinned || !m_pinned->compiled) {
         code->showCode();
         return;
     }
-    const auto current = last.compiled ? last.compiled : m_window->runSession()->currentCompiled();
+    const auto current = last.compiled ? last.compiled : m_doc->runs()->currentCompiled();
     if (!current) {
         code->showDiff(QString(), tr("Diff vs pinned"), tr("Run the model (Ctrl+R) to compare its code with the pinned run."));
         return;
     }
     std::string node;
-    const views::GraphSnapshot* snap = m_window->graphView()->snapshot();
-    const views::SnapshotNode* n = snap ? snap->find(m_window->graphView()->selectedNodeId()) : nullptr;
+    const views::GraphSnapshot* snap = m_views.graph->snapshot();
+    const views::SnapshotNode* n = snap ? snap->find(m_views.graph->selectedNodeId()) : nullptr;
     if (n && n->kind == views::SnapshotNodeKind::Operator)
         node = n->name;
     const KernelDiff d = kernelDiff(*m_pinned->compiled, *current, node);

@@ -29,15 +29,30 @@
 class QAction;
 class QMenu;
 
+namespace tessera::views {
+class CodePanel;
+class GraphView;
+class RooflineView;
+class TimingPanel;
+}  // namespace tessera::views
+
 namespace tessera::app {
 
-class MainWindow;
+class Document;
+
+/// The views a comparison with a pinned run draws into.
+struct CompareViews {
+    views::GraphView* graph = nullptr;      ///< its selection picks the kernel to diff
+    views::CodePanel* code = nullptr;       ///< the diff (Diff vs pinned)
+    views::TimingPanel* timings = nullptr;  ///< the pinned run's column
+    views::RooflineView* roofline = nullptr;  ///< the pinned run's dots
+};
 
 class CompareController : public QObject {
     Q_OBJECT
 public:
-    /// Adds Pin Run and Unpin to `runMenu` and connects to `window`'s run, views and selection.
-    CompareController(MainWindow* window, QMenu* runMenu);
+    /// Adds Pin Run and Unpin to `runMenu`, compares `doc`'s runs with the pinned one in `views`.
+    CompareController(Document* doc, CompareViews views, QMenu* runMenu);
 
     QAction* pinAction() const { return m_pinAction; }
     QAction* unpinAction() const { return m_unpinAction; }
@@ -68,7 +83,8 @@ private:
     void updateActions();
     void onModelShown(const QString& path);
 
-    MainWindow* m_window;
+    Document* m_doc;
+    CompareViews m_views;
     QAction* m_pinAction;
     QAction* m_unpinAction;
     std::unique_ptr<RunOutcome> m_pinned;

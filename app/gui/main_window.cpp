@@ -28,6 +28,7 @@
 
 #include "app/gui/check_controller.h"
 #include "app/gui/compare_controller.h"
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/project_controller.h"
 #include "app/gui/run_results.h"
@@ -39,6 +40,7 @@
 #include "core/pipeline/roofline_points.h"
 #include "views/code/code_panel.h"
 #include "views/code/code_view.h"
+#include "views/fusion/fusion_plan_panel.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/properties/properties_panel.h"
@@ -69,15 +71,13 @@ MainWindow::MainWindow(QWidget* parent)
     setWindowTitle(QStringLiteral("Tessera"));
     setAcceptDrops(true);
     setCentralWidget(m_view);
-    m_session = new Session([view = m_view](const views::GraphSnapshot& s) { return view->makeLayoutRequest(s); }, this);
-    m_run = new RunSession(this);
-
-    m_reportError = [this](const QString& title, const QStringList& lines) {
+    m_doc = new Document([view = m_view](const views::GraphSnapshot& s) { return view->makeLayoutRequest(s); }, this);
+    m_doc->setErrorReporter([this](const QString& title, const QStringList& lines) {
         QMessageBox box(QMessageBox::Critical, title, lines.value(0), QMessageBox::Ok, this);
         if (lines.size() > 1)
             box.setDetailedText(lines.join(QLatin1Char('\n')));
         box.exec();
-    };
+    });
 
     createActions();
     createDocks();
@@ -88,35 +88,53 @@ MainWindow::MainWindow(QWidget* parent)
     createScheduleController();
     createStatusBar();
     createRoofMeasurement();
-    m_check = new CheckController(this, m_viewMenu);
-    m_compare = new CompareController(this, m_runMenu);
+    m_check = new CheckController(m_doc, this, m_timingDock, m_timing, m_viewMenu);
+    m_compare = new CompareController(m_doc, {m_view, m_code, m_timing, m_roofline}, m_runMenu);
     createConventions();
-    m_project = new ProjectController(this, menuBar()->actions().constFirst()->menu());  // File is the first menu
+    m_project = new ProjectController(m_doc, this, menuBar()->actions().constFirst()->menu());  // File is the first menu
     createPolish();
 
-    connect(m_session, &Session::started, this, &MainWindow::onLoadStarted);
-    connect(m_session, &Session::stageChanged, this, &MainWindow::onStage);
-    connect(m_session, &Session::finished, this, &MainWindow::onLoadFinished);
+    connect(m_doc->loader(), &Session::started, this, &MainWindow::onLoadStarted);
+    connect(m_doc->loader(), &Session::stageChanged, this, &MainWindow::onStage);
+    connect(m_doc->loader(), &Session::finished, this, &MainWindow::onLoadFinished);
     connect(m_view, &views::GraphView::nodeSelected, this, &MainWindow::onNodeSelected);
-    connect(m_run, &RunSession::started, this, &MainWindow::onRunStarted);
-    connect(m_run, &RunSession::progress, this, &MainWindow::onRunProgress);
-    connect(m_run, &RunSession::compiled, this, &MainWindow::onRunCompiled);
-    connect(m_run, &RunSession::finished, this, &MainWindow::onRunFinished);
-    connect(m_run, &RunSession::cudaCompiled, this, &MainWindow::onCudaCompiled);
-    connect(m_run, &RunSession::devicesProbed, this, &MainWindow::onDevicesProbed);
-
-    // Until the probe answers only the CPU is selectable; a stored CUDA choice waits for it.
-    m_targets = runTargets(DeviceProbe{});
-    const QString stored = startupTargetId(QSettings().value(QLatin1String(kTargetKey)).toString());
-    if (stored.startsWith(QLatin1String("cuda")))
-        m_pendingTarget = stored;
-    rebuildTargets(0);
-    m_run->probeDevices();
+    connect(m_doc->runs(), &RunSession::started, this, &MainWindow::onRunStarted);
+    connect(m_doc->runs(), &RunSession::progress, this, &MainWindow::onRunProgress);
+    connect(m_doc->runs(), &RunSession::compiled, this, &MainWindow::onRunCompiled);
+    connect(m_doc, &Document::runFinished, this, &MainWindow::onRunFinished);
+    connect(m_doc->runs(), &RunSession::cudaCompiled, this, &MainWindow::onCudaCompiled);
+    connect(m_doc, &Document::targetChanged, this, &MainWindow::onTargetChanged);
+    connect(m_doc, &Document::problemsChanged, this, &MainWindow::showProblems);
+    connect(m_doc, &Document::historyChanged, this, [this] { m_timing->setHistory(m_doc->runHistory().snapshot()); });
+    connect(m_doc, &Document::recordShown, this, &MainWindow::showRecord);
+    connect(m_doc->plans(), &PlanSession::planChanged, this, &MainWindow::showRecordPlanTimes);
+    connect(m_doc, &Document::statusMessage, this, [this](const QString& text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(m_doc, &Document::recentFileUsed, this, &MainWindow::addRecent);
+    connect(m_checkAction, &QAction::toggled, m_doc, &Document::setCheck);
+    connect(m_fallbackAction, &QAction::toggled, m_doc, &Document::setFallbackReference);
+    connect(m_doc, &Document::runOptionsChanged, this, [this] {
+        m_checkAction->setChecked(m_doc->check());
+        m_fallbackAction->setChecked(m_doc->fallbackReference());
+    });
+    onTargetChanged();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // The document's jobs end (and its plan's undo stack emits its last signals) while every
+    // dock and controller is still alive.
+    delete m_doc;
+}
 
-void MainWindow::setErrorReporter(ErrorReporter reporter) { m_reportError = std::move(reporter); }
+Session* MainWindow::session() const { return m_doc->loader(); }
+RunSession* MainWindow::runSession() const { return m_doc->runs(); }
+PlanSession* MainWindow::planSession() const { return m_doc->plans(); }
+ScheduleController* MainWindow::scheduleController() const { return m_doc->schedules(); }
+const RunInputFiles& MainWindow::runInputFiles() const { return m_doc->runInputFiles(); }
+std::shared_ptr<const ir::Model> MainWindow::model() const { return m_doc->model(); }
+QString MainWindow::currentPath() const { return m_doc->path(); }
+
+void MainWindow::setErrorReporter(ErrorReporter reporter) { m_doc->setErrorReporter(std::move(reporter)); }
 
 void MainWindow::createActions()
 {
@@ -177,7 +195,7 @@ void MainWindow::createActions()
     m_targetCombo->setObjectName(QStringLiteral("targetCombo"));
     m_targetCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_targetCombo->setToolTip(tr("Where Run compiles and runs the model"));
-    connect(m_targetCombo, &QComboBox::activated, this, [this](int index) { setCurrentTarget(index, true); });
+    connect(m_targetCombo, &QComboBox::activated, m_doc, [this](int index) { m_doc->setCurrentTargetIndex(index, true); });
 
     QToolBar* tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolBar"));
@@ -236,6 +254,12 @@ void MainWindow::createDocks()
     toggleMapping->setText(tr("Task &Mapping"));
     toggleMapping->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
     m_viewMenu->addAction(toggleMapping);
+    // The expressions shown are the document's (a project keeps and restores them).
+    connect(m_mapping, &views::MappingPanel::mappingEdited, m_doc, &Document::setMapping);
+    connect(m_doc, &Document::mappingChanged, this, [this] {
+        if (m_mapping->gridExpression() != m_doc->mappingGrid() || m_mapping->blockExpression() != m_doc->mappingBlock())
+            m_mapping->setExpressions(m_doc->mappingGrid(), m_doc->mappingBlock());
+    });
 }
 
 void MainWindow::showMapping(const QString& grid, const QString& block)
@@ -306,7 +330,7 @@ void MainWindow::createStatusBar()
     m_cancelButton = new QToolButton(this);
     m_cancelButton->setText(tr("Cancel"));
     m_cancelButton->setObjectName(QStringLiteral("cancelLoad"));
-    connect(m_cancelButton, &QToolButton::clicked, m_session, &Session::cancel);
+    connect(m_cancelButton, &QToolButton::clicked, m_doc->loader(), &Session::cancel);
     m_nodesLabel = new QLabel(this);
     m_timeLabel = new QLabel(this);
     m_zoomLabel = new QLabel(this);
@@ -356,63 +380,60 @@ void MainWindow::createStatusBar()
     m_runLabel->hide();
 }
 
-RunTarget MainWindow::currentTarget() const
-{
-    return m_target >= 0 && m_target < static_cast<int>(m_targets.size()) ? m_targets[static_cast<std::size_t>(m_target)]
-                                                                          : RunTarget{};
-}
+RunTarget MainWindow::currentTarget() const { return m_doc->currentTarget(); }
 
-bool MainWindow::targetsProbed() const { return m_run->deviceProbe().answered; }
+bool MainWindow::targetsProbed() const { return m_doc->targetsProbed(); }
 
 QString MainWindow::targetStatusText() const { return tr("Target: %1").arg(currentTarget().label); }
 
-void MainWindow::rebuildTargets(int current)
+bool MainWindow::selectTarget(const QString& id, bool remember) { return m_doc->selectTarget(id, remember); }
+
+const std::vector<RunTarget>& MainWindow::targets() const { return m_doc->targets(); }
+
+void MainWindow::onTargetChanged()
 {
-    const QSignalBlocker block(m_targetCombo);
-    m_targetCombo->clear();
-    m_targetMenu->clear();
-    for (QAction* a : m_targetGroup->actions())
-        m_targetGroup->removeAction(a);
-    for (std::size_t i = 0; i < m_targets.size(); ++i) {
-        const RunTarget& t = m_targets[i];
-        const int index = static_cast<int>(i);
-        m_targetCombo->addItem(t.label, t.id);
-        m_targetCombo->setItemData(index, t.toolTip, Qt::ToolTipRole);
-        QAction* a = m_targetMenu->addAction(t.label);
-        a->setData(t.id);
-        a->setToolTip(t.toolTip);
-        a->setStatusTip(t.toolTip);
-        a->setCheckable(true);
-        a->setEnabled(t.selectable());
-        m_targetGroup->addAction(a);
-        connect(a, &QAction::triggered, this, [this, index] { setCurrentTarget(index, true); });
-        if (!t.selectable()) {
-            // Listed (so the user sees CUDA is on its way) but not choosable.
-            if (auto* model = qobject_cast<QStandardItemModel*>(m_targetCombo->model()))
-                model->item(index)->setEnabled(false);
+    const std::vector<RunTarget>& targets = m_doc->targets();
+    const int index = m_doc->currentTargetIndex();
+    // The list is rebuilt when the probe changed it; otherwise only the selection moves.
+    bool sameList = m_targetCombo->count() == static_cast<int>(targets.size());
+    for (int i = 0; sameList && i < m_targetCombo->count(); ++i)
+        sameList = m_targetCombo->itemData(i).toString() == targets[static_cast<std::size_t>(i)].id &&
+                   m_targetCombo->itemText(i) == targets[static_cast<std::size_t>(i)].label;
+    if (!sameList) {
+        const QSignalBlocker block(m_targetCombo);
+        m_targetCombo->clear();
+        m_targetMenu->clear();
+        for (QAction* a : m_targetGroup->actions())
+            m_targetGroup->removeAction(a);
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            const RunTarget& t = targets[i];
+            const int row = static_cast<int>(i);
+            m_targetCombo->addItem(t.label, t.id);
+            m_targetCombo->setItemData(row, t.toolTip, Qt::ToolTipRole);
+            QAction* a = m_targetMenu->addAction(t.label);
+            a->setData(t.id);
+            a->setToolTip(t.toolTip);
+            a->setStatusTip(t.toolTip);
+            a->setCheckable(true);
+            a->setEnabled(t.selectable());
+            m_targetGroup->addAction(a);
+            connect(a, &QAction::triggered, m_doc, [this, row] { m_doc->setCurrentTargetIndex(row, true); });
+            if (!t.selectable()) {
+                // Listed (so the user sees CUDA is on its way) but not choosable.
+                if (auto* model = qobject_cast<QStandardItemModel*>(m_targetCombo->model()))
+                    model->item(row)->setEnabled(false);
+            }
         }
     }
-    setCurrentTarget(current, false);
-}
-
-void MainWindow::setCurrentTarget(int index, bool remember)
-{
-    if (index < 0 || index >= static_cast<int>(m_targets.size()) || !m_targets[static_cast<std::size_t>(index)].selectable())
-        index = 0;
-    m_target = index;
-    const RunTarget& t = m_targets[static_cast<std::size_t>(index)];
+    const RunTarget t = m_doc->currentTarget();
     {
         const QSignalBlocker block(m_targetCombo);
         m_targetCombo->setCurrentIndex(index);
     }
     m_targetCombo->setToolTip(t.toolTip);
     const QList<QAction*> actions = m_targetGroup->actions();
-    if (index < actions.size())
+    if (index >= 0 && index < actions.size())
         actions[index]->setChecked(true);
-    if (remember) {
-        QSettings().setValue(QLatin1String(kTargetKey), t.id);
-        m_pendingTarget.clear();
-    }
     m_runAction->setText(tr("&Run (%1)").arg(t.shortName));
     m_runAction->setToolTip(t.kind == RunTarget::Kind::CudaCompileOnly
                                 ? tr("Compile every kernel to CUDA C and PTX (%1); nothing runs (Ctrl+R)").arg(t.arch)
@@ -425,33 +446,6 @@ void MainWindow::setCurrentTarget(int index, bool remember)
     emit targetChanged();
 }
 
-bool MainWindow::selectTarget(const QString& id, bool remember)
-{
-    const bool cuda = id == QLatin1String("cuda") || id == QLatin1String("cuda-compile") ||
-                      (id.startsWith(QLatin1String("cuda:")) && id.mid(5).toInt() >= 0 && !id.mid(5).isEmpty());
-    if (!cuda && id != QLatin1String("cpu"))
-        return false;
-    if (cuda && !targetsProbed()) {
-        m_pendingTarget = id;
-        if (remember)
-            QSettings().setValue(QLatin1String(kTargetKey), id);
-        return true;
-    }
-    m_pendingTarget.clear();
-    setCurrentTarget(targetIndexFor(m_targets, id), remember);
-    return true;
-}
-
-void MainWindow::onDevicesProbed()
-{
-    // Keep the selection the user made while the probe ran (the CPU), unless a CUDA target is
-    // waiting for the answer.
-    const QString wanted = m_pendingTarget.isEmpty() ? currentTarget().id : m_pendingTarget;
-    m_pendingTarget.clear();
-    m_targets = runTargets(m_run->deviceProbe());
-    rebuildTargets(targetIndexFor(m_targets, wanted));
-}
-
 void MainWindow::setBusy(bool busy)
 {
     setStatusWidgetVisible(m_progress, busy);
@@ -460,7 +454,7 @@ void MainWindow::setBusy(bool busy)
 
 void MainWindow::openDialog()
 {
-    const QString dir = m_path.isEmpty() ? QString() : QFileInfo(m_path).absolutePath();
+    const QString dir = m_doc->path().isEmpty() ? QString() : QFileInfo(m_doc->path()).absolutePath();
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open Model or Program"), dir,
                                      tr("Models, programs and projects (*.onnx *.tsr *.tessera);;ONNX models (*.onnx);;"
@@ -476,7 +470,7 @@ void MainWindow::openFile(const QString& path)
     // Projects open through the project controller, which also asks about unsaved changes.
     if (m_project && !m_project->interceptOpen(path))
         return;
-    m_session->load(path);
+    m_doc->loader()->load(path);
 }
 
 void MainWindow::onLoadStarted(quint64, const QString& path)
@@ -493,13 +487,7 @@ void MainWindow::onStage(quint64, const QString& stage)
 
 void MainWindow::showProblems()
 {
-    support::DiagnosticList diagnostics = m_loadDiagnostics;
-    diagnostics.append(m_runDiagnostics);
-    if (m_plans != nullptr)
-        diagnostics.append(m_plans->diagnostics());
-    if (m_schedules != nullptr)
-        diagnostics.append(m_schedules->diagnostics());
-    diagnostics.append(m_roofDiagnostics);
+    const support::DiagnosticList diagnostics = m_doc->problems();
     m_problems->clear();
     int warnings = 0, errors = 0, notes = 0;
     for (const support::Diagnostic& d : diagnostics.items()) {
@@ -547,33 +535,11 @@ void MainWindow::showProblems()
 void MainWindow::onLoadFinished(quint64, bool ok)
 {
     setBusy(false);
-    const LoadOutcome& out = m_session->lastOutcome();
+    const LoadOutcome& out = m_doc->loader()->lastOutcome();
     if (out.cancelled) {
         m_stageLabel->setText(tr("Loading cancelled"));
         return;
     }
-    if (ok) {
-        // A new model: results of the old one no longer apply, and a run of it is moot.
-        m_loadDiagnostics = out.diagnostics;
-        m_runDiagnostics = {};
-        if (m_run->isBusy())
-            m_run->cancel();
-        m_compiled.reset();
-        m_cudaModule.reset();
-        m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
-        m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
-        m_runHistory.clear();
-        m_timing->setHistory(m_runHistory.snapshot());
-        m_roofline->clearPoints();
-        m_energy->clearPoints();
-        showTargetRoofs();  // this machine's saved roofs, before any run
-        m_runLabel->clear();
-        m_runLabel->hide();
-    } else {
-        // The model on screen stays; show the failed file's problems with it.
-        m_loadDiagnostics = out.diagnostics;
-    }
-    showProblems();
     if (!ok) {
         const QString name = QFileInfo(out.path).fileName();
         m_stageLabel->setText(tr("Could not open %1").arg(name));
@@ -584,40 +550,45 @@ void MainWindow::onLoadFinished(quint64, bool ok)
         }
         if (lines.isEmpty())
             lines << tr("%1: the model could not be loaded").arg(out.path);
+        // The model on screen stays; the failed file's problems are shown with it.
+        m_doc->setLoadFailed(out.path, out.diagnostics);
         // A program that was read but does not parse opens in the Program dock with its errors
         // underlined there and listed in Problems (to be fixed in place): no modal box for it.
         const bool editableProgram = !out.programText.isEmpty() && !out.programExported &&
                                      out.path.endsWith(QLatin1String(".tsr"), Qt::CaseInsensitive);
-        if (m_reportError && !editableProgram)
-            m_reportError(tr("Could not open %1").arg(name), lines);
+        if (!editableProgram)
+            m_doc->reportError(tr("Could not open %1").arg(name), lines);
         emit loadFailed(out.path);
         return;
     }
 
-    if (m_path != out.path) {
-        // Another model: the files chosen for the last one do not apply.
-        m_runInputFiles = {};
-        m_runInputData = {};
-    }
-    m_model = out.model;
-    m_path = out.path;
-    m_properties->setModel(m_model);
+    // A new model: results of the old one no longer apply.
+    m_compiled.reset();
+    m_cudaModule.reset();
+    m_code->clear(tr("No generated code yet: Run > Run (CPU) (Ctrl+R) compiles the model."));
+    m_timing->clear(tr("No run yet: Run > Run (CPU) (Ctrl+R) times every kernel."));
+    m_roofline->clearPoints();
+    m_energy->clearPoints();
+    m_runLabel->clear();
+    m_runLabel->hide();
+    m_properties->setModel(out.model);
     m_view->setFusionClusters({});
     m_view->setGraph(out.snapshot, out.layout);
     m_view->showStart();
-    m_plans->setModel(m_model, m_path);
-    m_schedules->setModel(m_model, m_path);
-    setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_path).fileName()));
+    // The document's model from here on: plan, schedules, history and problems follow it.
+    m_doc->setModel(out.model, out.path, out.diagnostics);
+    showTargetRoofs();  // this machine's saved roofs, before any run
+    setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(out.path).fileName()));
     m_stageLabel->setText(out.layout.simplifiedSplines ? tr("Large graph: straight edges") : QString());
-    const ir::Graph& g = m_model->graph;
+    const ir::Graph& g = out.model->graph;
     m_nodesLabel->setText(tr("%n node(s)", nullptr, static_cast<int>(g.numNodes())) +
                           tr(" \u00b7 %n input(s)", nullptr, static_cast<int>(g.runtimeInputs().size())) +
                           tr(" \u00b7 %n output(s)", nullptr, static_cast<int>(g.outputs().size())));
     m_timeLabel->setText(tr("import %1 ms \u00b7 layout %2 ms")
                              .arg(QString::number(out.importMs, 'f', 0), QString::number(out.layoutMs, 'f', 0)));
     m_runAction->setEnabled(true);
-    addRecent(m_path);
-    emit modelShown(m_path);
+    addRecent(out.path);
+    emit modelShown(out.path);
 }
 
 void MainWindow::onNodeSelected(int nodeId)
@@ -627,7 +598,7 @@ void MainWindow::onNodeSelected(int nodeId)
     showNodeResults(nodeId);
     selectPlanGroupOfNode(nodeId);
     if (n == nullptr || n->kind != views::SnapshotNodeKind::Operator)
-        m_schedules->selectNode(ir::kNoNode);
+        m_doc->schedules()->selectNode(ir::kNoNode);
     if (n == nullptr) {
         m_properties->clear();
         return;
@@ -635,7 +606,7 @@ void MainWindow::onNodeSelected(int nodeId)
     if (n->kind == views::SnapshotNodeKind::Operator) {
         m_properties->showNode(n->irNode);
         showKernelSchedule(n->irNode);
-        m_schedules->selectNode(n->irNode);
+        m_doc->schedules()->selectNode(n->irNode);
     } else {
         m_properties->showValue(n->value);
     }
@@ -645,9 +616,9 @@ void MainWindow::showKernelSchedule(ir::NodeId node)
 {
     // A kernel with a schedule written in the program: its task mappings go to the Task Mapping
     // dock (grid -> block -> thread levels), so picking a node shows who computes what.
-    if (!m_model || node < 0 || static_cast<std::size_t>(node) >= m_model->graph.numNodes())
+    if (!m_doc->model() || node < 0 || static_cast<std::size_t>(node) >= m_doc->model()->graph.numNodes())
         return;
-    const ir::KernelScheduleDecl* sched = m_model->program.scheduleFor(m_model->graph.node(node).name);
+    const ir::KernelScheduleDecl* sched = m_doc->model()->program.scheduleFor(m_doc->model()->graph.node(node).name);
     if (sched == nullptr)
         return;
     const ir::ScheduleMappingDecl* grid = sched->mapping("grid");
@@ -666,19 +637,19 @@ void MainWindow::showKernelSchedule(ir::NodeId node)
 
 void MainWindow::startRun()
 {
-    if (!m_model) {
+    if (!m_doc->model()) {
         setRunMessage(tr("Open a model first (File > Open)"), true);
         return;
     }
     if (roofMeasurementBlocksRun())
         return;
-    m_run->start(m_model, currentRunSettings());
+    m_doc->runs()->start(m_doc->model(), m_doc->runSettings());
 }
 
 void MainWindow::stopRun()
 {
-    if (m_run->isBusy())
-        m_run->cancel();
+    if (m_doc->runs()->isBusy())
+        m_doc->runs()->cancel();
 }
 
 QString MainWindow::runStatusText() const { return m_runLabel->text(); }
@@ -718,7 +689,7 @@ void MainWindow::onRunStarted(quint64)
         // The Roofline chart takes the lower part of the right column.
         resizeDocks({m_rooflineDock}, {std::max(300, height() * 9 / 20)}, Qt::Vertical);
     }
-    m_runDiagnostics = {};
+    m_doc->setProblems(Document::ProblemSource::Run, {});
     showProblems();
     m_view->clearKernelStatuses();
     m_timing->clear(tr("Running..."));
@@ -759,11 +730,11 @@ void MainWindow::showPtx()
 
 void MainWindow::onRunCompiled(quint64)
 {
-    m_compiled = m_run->currentCompiled();
-    if (!m_compiled || !m_model)
+    m_compiled = m_doc->runs()->currentCompiled();
+    if (!m_compiled || !m_doc->model())
         return;
     showCompiledCode();
-    m_view->setKernelStatuses(compileStatuses(*m_compiled, m_model->graph));
+    m_view->setKernelStatuses(compileStatuses(*m_compiled, m_doc->model()->graph));
     showNodeResults(m_view->selectedNodeId());
 }
 
@@ -771,14 +742,14 @@ void MainWindow::onCudaCompiled(quint64)
 {
     if (!m_compiled)
         return;
-    m_cudaModule = m_run->currentCudaModule();
+    m_cudaModule = m_doc->runs()->currentCudaModule();
     showPtx();
 }
 
-void MainWindow::onRunFinished(quint64, bool ok)
+void MainWindow::onRunFinished(bool ok)
 {
     setRunBusy(false);
-    const RunOutcome& out = m_run->lastOutcome();
+    const RunOutcome& out = m_doc->runs()->lastOutcome();
     if (out.cancelled) {
         setRunMessage(tr("Run cancelled"), false);
         m_timing->clear(tr("Run cancelled."));
@@ -787,7 +758,7 @@ void MainWindow::onRunFinished(quint64, bool ok)
     }
     // A result for a model that is no longer on screen (the load finished after the run) is
     // dropped: a new model cancels the run, so this only guards the order of queued events.
-    if (out.model != m_model) {
+    if (out.model != m_doc->model()) {
         emit runFinished(false);
         return;
     }
@@ -799,7 +770,6 @@ void MainWindow::onRunFinished(quint64, bool ok)
         m_cudaModule = out.cudaModule;
         showPtx();
     }
-    m_runDiagnostics = out.diagnostics;
     showProblems();
     if (!ok) {
         QString message;
@@ -823,7 +793,7 @@ void MainWindow::onRunFinished(quint64, bool ok)
         setRunMessage(QStringLiteral("%1: %2").arg(stage, message), true);
         m_timing->clear(QStringLiteral("%1: %2").arg(stage, message));
         if (m_compiled) {
-            views::KernelStatusMap statuses = compileStatuses(*m_compiled, m_model->graph);
+            views::KernelStatusMap statuses = compileStatuses(*m_compiled, m_doc->model()->graph);
             // A kernel that crashed or hung in the runner, or the node the error names, is the
             // one to look at.
             for (const support::Diagnostic& d : out.diagnostics.items()) {
@@ -846,12 +816,12 @@ void MainWindow::onRunFinished(quint64, bool ok)
 
     if (out.compileOnly) {
         // Nothing ran: the kernels are compiled, not failed.
-        m_view->setKernelStatuses(compileStatuses(*m_compiled, m_model->graph));
+        m_view->setKernelStatuses(compileStatuses(*m_compiled, m_doc->model()->graph));
         const QString arch = fromStd(out.settings.run.cudaArch);
         const int n = m_compiled->kernelCount();
         const QString text = tr("compiled %1 CUDA %2 to PTX (%3); %4: not run")
                                  .arg(n)
-                                 .arg(n == 1 ? tr("kernel") : tr("kernels"), arch, compileOnlyReason(m_run->deviceProbe()));
+                                 .arg(n == 1 ? tr("kernel") : tr("kernels"), arch, compileOnlyReason(m_doc->runs()->deviceProbe()));
         setRunMessage(text, false);
         QString tip = text;
         if (out.cudaModule)
@@ -864,10 +834,9 @@ void MainWindow::onRunFinished(quint64, bool ok)
     }
 
     const pipeline::RunReport& report = *out.report;
-    m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_model->graph));
+    m_view->setKernelStatuses(runStatuses(*m_compiled, report, m_doc->model()->graph));
     if (out.settings.run.time) {
-        m_runHistory.add(report, out.settings, QTime::currentTime().toString(QStringLiteral("HH:mm:ss")).toStdString());
-        m_timing->setHistory(m_runHistory.snapshot());
+        m_doc->addToHistory(report, out.settings, QTime::currentTime().toString(QStringLiteral("HH:mm:ss")).toStdString());
     }
     m_timing->setSnapshot(timingSnapshot(report, out.settings.run));
     showRoofline(report);
@@ -907,31 +876,20 @@ void MainWindow::onRunFinished(quint64, bool ok)
 
 void MainWindow::showRunInputs()
 {
-    if (!m_model) {
+    if (!m_doc->model()) {
         statusBar()->showMessage(tr("Open a model first: its inputs and outputs are listed here"), 4000);
         return;
     }
-    RunInputsDialog dialog(m_model->graph, m_runInputFiles, this);
+    RunInputsDialog dialog(m_doc->model()->graph, m_doc->runInputFiles(), this);
     if (dialog.exec() != QDialog::Accepted)
         return;
-    m_runInputFiles = dialog.files();
-    m_runInputData = dialog.data();
-    statusBar()->showMessage(m_runInputFiles.empty() ? tr("Inputs seeded; no expected outputs")
+    m_doc->setRunInputs(dialog.files(), dialog.data());
+    statusBar()->showMessage(m_doc->runInputFiles().empty() ? tr("Inputs seeded; no expected outputs")
                                                      : tr("Run inputs set: the next run feeds and compares them"),
                              4000);
 }
 
-std::vector<std::string> MainWindow::setRunInputFiles(const RunInputFiles& files)
-{
-    if (!m_model)
-        return {"no model is open"};
-    auto [data, errors] = readRunInputs(m_model->graph, files);
-    if (!errors.empty())
-        return errors;
-    m_runInputFiles = files;
-    m_runInputData = std::move(data);
-    return {};
-}
+std::vector<std::string> MainWindow::setRunInputFiles(const RunInputFiles& files) { return m_doc->setRunInputFiles(files); }
 
 void MainWindow::showNodeResults(int nodeId)
 {
@@ -1012,6 +970,35 @@ void MainWindow::showRoofline(const pipeline::RunReport& report)
         m_roofline->addPoints(samples);
         m_energy->addPoints(views::kernelEnergies(samples, report));
     }
+}
+
+void MainWindow::showRecord()
+{
+    const std::optional<project::RunRecord>& r = m_doc->shownRecord();
+    if (!r)
+        return;
+    showRecordPlanTimes();
+    m_timing->setSnapshot(recordTimingSnapshot(*r));
+    m_timingDock->show();
+    // Its dots on the roofline too, against this CPU's roofs when the run was recorded on this
+    // machine's CPU; otherwise without roofs.
+    m_roofline->clearPoints();
+    if (r->target == "cpu" && r->fingerprint == perf::cpuFingerprint())
+        m_roofline->setProfile(perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));
+    else
+        m_roofline->setProfile(std::nullopt, tr("The recorded run is from %1: no roofs of that machine here")
+                                                 .arg(fromStd(r->device.empty() ? r->target : r->device)));
+    m_roofline->setThreads(r->threads);
+    m_roofline->addPoints(recordSamples(*r));
+}
+
+void MainWindow::showRecordPlanTimes()
+{
+    // The Fusion Plan table's Measured column from the shown record, until a run replaces it.
+    const std::optional<project::RunRecord>& r = m_doc->shownRecord();
+    if (r && m_doc->plans()->ready())
+        m_fusionPanel->setMeasuredTimes(recordPlanTimes(*r, m_doc->plans()->plan()),
+                                        fromStd(guiTimingWarning(r->timingWarning, r->threads)));
 }
 
 void MainWindow::onKernelRowSelected(const QString& name)

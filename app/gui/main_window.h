@@ -101,6 +101,7 @@ struct CudaCompiled;
 namespace tessera::app {
 
 class CheckController;
+class Document;
 class CompareController;
 class AboutDialog;
 class DocWindow;
@@ -129,7 +130,9 @@ public:
     void openFile(const QString& path);
     void setErrorReporter(ErrorReporter reporter);
 
-    Session* session() const { return m_session; }
+    /// The state under the window: model, plan, schedules, run options, history, undo stack.
+    Document* document() const { return m_doc; }
+    Session* session() const;
     views::GraphView* graphView() const { return m_view; }
     views::PropertiesPanel* propertiesPanel() const { return m_properties; }
     QListWidget* problemsList() const { return m_problems; }
@@ -137,12 +140,9 @@ public:
     QDockWidget* mappingDock() const { return m_mappingDock; }
     /// Shows and raises the task-mapping dock with the given expressions (blank block = one level).
     void showMapping(const QString& grid, const QString& block = QString());
-    RunSession* runSession() const { return m_run; }
+    RunSession* runSession() const;
     views::CodePanel* codePanel() const { return m_code; }
     views::TimingPanel* timingPanel() const { return m_timing; }
-    /// Replaces the Timings history with `runs` (oldest first; a project's stored runs), as if
-    /// they had run in this session (main_window_history.cpp).
-    void seedRunHistory(const std::vector<views::TimingHistoryRun>& runs);
     QDockWidget* codeDock() const { return m_codeDock; }
     QDockWidget* timingDock() const { return m_timingDock; }
     /// The Roofline dock (below Code; View > Roofline): the roofs of the profile saved for this CPU,
@@ -157,12 +157,12 @@ public:
     views::EnergyView* energyView() const { return m_energy; }
     QTabWidget* rooflineTabs() const { return m_rooflineTabs; }
     /// The fusion-plan controller, its dock and panel (see the file comment).
-    PlanSession* planSession() const { return m_plans; }
+    PlanSession* planSession() const;
     views::FusionPlanPanel* fusionPanel() const { return m_fusionPanel; }
     QDockWidget* fusionDock() const { return m_fusionDock; }
     /// User schedules: the Task Mapping dock's Apply (Ctrl+Return) / Reset to Default, undoable
     /// on the plan's undo stack and compiled with by the next run (schedule_controller.h).
-    ScheduleController* scheduleController() const { return m_schedules; }
+    ScheduleController* scheduleController() const;
     QAction* undoAction() const { return m_undoAction; }
     QAction* redoAction() const { return m_redoAction; }
     /// Shows and raises the Fusion Plan dock.
@@ -185,7 +185,7 @@ public:
     QComboBox* targetCombo() const { return m_targetCombo; }
     QMenu* targetMenu() const { return m_targetMenu; }
     /// The selectable targets as listed (see run_targets.h) and the one selected.
-    const std::vector<RunTarget>& targets() const { return m_targets; }
+    const std::vector<RunTarget>& targets() const;
     RunTarget currentTarget() const;
     /// Whether the start-up device probe has answered (before, CUDA entries are not listed yet).
     bool targetsProbed() const;
@@ -203,7 +203,7 @@ public:
     /// Run > Inputs...: input .npy files to feed and outputs to compare (RunInputsDialog).
     void showRunInputs();
     /// The files chosen in Run > Inputs... for the model on screen (cleared when another model opens).
-    const RunInputFiles& runInputFiles() const { return m_runInputFiles; }
+    const RunInputFiles& runInputFiles() const;
     /// Sets the run's input and expected-output files as the dialog would (reads them now); the
     /// errors, one per file, when one cannot be used (nothing is changed then).
     std::vector<std::string> setRunInputFiles(const RunInputFiles& files);
@@ -287,7 +287,7 @@ public:
     DocWindow* docWindow() const;
 
     /// The model on screen (null before the first successful load).
-    std::shared_ptr<const ir::Model> model() const { return m_model; }
+    std::shared_ptr<const ir::Model> model() const;
     // Run > Measure Roofs (main_window_roofs.cpp): the GUI twin of `tessera-cli roofline measure
     // --target cpu --save`, on RoofSession's worker, with progress and Cancel in the status bar.
     /// Starts measuring this CPU's roofs (supersedes a measurement in progress).
@@ -301,7 +301,7 @@ public:
     using RoofSavePrompt = std::function<bool(const QStringList& problems)>;
     void setRoofSavePrompt(RoofSavePrompt prompt) { m_roofSavePrompt = std::move(prompt); }
 
-    QString currentPath() const { return m_path; }
+    QString currentPath() const;
     QStringList recentFiles() const;
 
     static constexpr int kMaxRecent = 10;
@@ -329,7 +329,6 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
-    friend class ProjectController;  // reports errors, adds recent files and problems as the window does
     void createActions();
     void createDocks();
     void createStatusBar();
@@ -347,14 +346,16 @@ private:
     void onRunProgress(quint64 generation, double fraction, const QString& stage);
     void onRunCompiled(quint64 generation);
     void onCudaCompiled(quint64 generation);
-    void onDevicesProbed();
-    /// Fills the combo box and the Target menu from m_targets, selecting index `current`.
-    void rebuildTargets(int current);
-    void setCurrentTarget(int index, bool remember);
+    /// Fills the combo box and the Target menu from the document's targets (when they changed)
+    /// and shows the one selected.
+    void onTargetChanged();
+    /// A project's stored run in Timings, the plan table and the roofline (Document::shownRecord).
+    void showRecord();
+    void showRecordPlanTimes();
     /// Shows the compiled model in the Code dock (C++, or CUDA C with a PTX pane).
     void showCompiledCode();
     void showPtx();
-    void onRunFinished(quint64 generation, bool ok);
+    void onRunFinished(bool ok);
     void setRunBusy(bool busy);
     void setRunMessage(const QString& text, bool error);
     /// Code and timing row for the selected node (after a compile).
@@ -373,8 +374,7 @@ private:
     void setBusy(bool busy);
     void openDialog();
 
-    Session* m_session;
-    RunSession* m_run;
+    Document* m_doc;
     views::GraphView* m_view;
     views::PropertiesPanel* m_properties;
     QListWidget* m_problems = nullptr;
@@ -391,12 +391,7 @@ private:
     QToolButton* m_problemsButton = nullptr;
     QProgressBar* m_progress = nullptr;
     QToolButton* m_cancelButton = nullptr;
-    ErrorReporter m_reportError;
-    std::shared_ptr<const ir::Model> m_model;
-    QString m_path;
     QString m_loadingPath;
-    support::DiagnosticList m_loadDiagnostics;
-    support::DiagnosticList m_runDiagnostics;
 
     views::CodePanel* m_code = nullptr;
     views::TimingPanel* m_timing = nullptr;
@@ -411,20 +406,13 @@ private:
     QAction* m_checkAction = nullptr;
     QAction* m_fallbackAction = nullptr;
     QAction* m_inputsAction = nullptr;
-    RunInputFiles m_runInputFiles;
-    RunInputData m_runInputData;
     QComboBox* m_targetCombo = nullptr;
     QMenu* m_targetMenu = nullptr;
     QActionGroup* m_targetGroup = nullptr;
     QLabel* m_targetLabel = nullptr;
-    std::vector<RunTarget> m_targets;
-    int m_target = 0;
-    /// A CUDA target asked for before the probe answered.
-    QString m_pendingTarget;
     QLabel* m_runLabel = nullptr;
     QProgressBar* m_runProgress = nullptr;
     EtaEstimator m_runEta;    ///< "about 20 s left" after the run's stage text
-    RunHistory m_runHistory;  ///< Timings history chart: this model's runs (cleared on load)
     QToolButton* m_runCancel = nullptr;
     bool m_runDocksShown = false;
     /// The compiled model whose code and statuses are on screen (null when none).
@@ -432,14 +420,12 @@ private:
     /// The NVRTC result whose PTX is on screen (null when none).
     std::shared_ptr<const runtime::cuda::CudaCompiled> m_cudaModule;
 
-    PlanSession* m_plans = nullptr;
     views::FusionPlanPanel* m_fusionPanel = nullptr;
     QDockWidget* m_fusionDock = nullptr;
     QAction* m_undoAction = nullptr;
     QAction* m_redoAction = nullptr;
     ProjectController* m_project = nullptr;
     void createScheduleController();  // main_window_schedules.cpp
-    ScheduleController* m_schedules = nullptr;
 
     QMenu* m_runMenu = nullptr;
     CheckController* m_check = nullptr;
@@ -491,11 +477,9 @@ private:
     QProgressBar* m_roofProgress = nullptr;
     QToolButton* m_roofCancel = nullptr;
     RoofSavePrompt m_roofSavePrompt;
-    support::DiagnosticList m_roofDiagnostics;  ///< the last measurement's, in Problems
 
     // Conventions (main_window_conventions.cpp).
     void createConventions();
-    QString startupTargetId(const QString& lastUsed) const;
     void sizeBottomDocks();
     void welcomeRun();
     void welcomeSelectNode();
@@ -517,7 +501,6 @@ private:
     void onStatusMessageChanged(const QString& message);
     /// View > <dock>: shows a hidden dock, raises one behind another tab, closes one in front.
     void toggleDock(QDockWidget* dock);
-    QString m_programProjectText;
 };
 
 }  // namespace tessera::app

@@ -25,6 +25,8 @@
 #include "app/gui/compare_controller.h"
 #include "app/gui/help_windows.h"
 #include "app/gui/main_window.h"
+
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
 #include "app/gui/schedule_controller.h"
@@ -175,33 +177,7 @@ void MainWindow::sizeBottomDocks()
         resizeDocks({m_fusionDock}, {wanted}, Qt::Vertical);
 }
 
-RunSettings MainWindow::currentRunSettings() const
-{
-    RunSettings settings;
-    settings.run.check = m_checkAction->isChecked();
-    settings.compile.fallbackReference = m_fallbackAction->isChecked();
-    applyTarget(currentTarget(), settings);
-    // The plan on screen (names of the specialised graph, which compileModel specialises alike).
-    // Before the plan is ready the compile makes the same first plan itself: a program's fuse
-    // statements (no planner given), else the planner's.
-    if (m_plans->ready())
-        settings.compile.plan = m_plans->plan();
-    else if (!m_model || m_model->program.fusions.empty())
-        settings.compile.planner = m_plans->planner().toStdString();
-    settings.compile.hardware = m_plans->hardware();
-    settings.compile.schedules = m_schedules->schedules();  // the Task Mapping dock's applied mappings
-    // Preferences (threads, compiler, flags, cache), read now so a change reaches this run.
-    AppSettings::load().applyTo(settings);
-    // Run > Inputs...: fed inputs and the outputs' expected tensors.
-    settings.givenInputs = m_runInputData.inputs;
-    settings.run.expectedOutputs = m_runInputData.expected;
-    return settings;
-}
-
-QString MainWindow::startupTargetId(const QString& lastUsed) const
-{
-    return AppSettings::load().startupTargetId(lastUsed);
-}
+RunSettings MainWindow::currentRunSettings() const { return m_doc->runSettings(); }
 
 SettingsDialog* MainWindow::preferencesDialog() const { return m_preferences; }
 ShortcutsDialog* MainWindow::shortcutsDialog() const { return m_shortcuts; }
@@ -303,7 +279,7 @@ void MainWindow::welcomeRun()
 {
     // "Run it on the CPU": the CPU whatever the selector says (not stored as the user's choice).
     selectTarget(QStringLiteral("cpu"));
-    if (m_model) {
+    if (m_doc->model()) {
         m_runAction->trigger();
         return;
     }
@@ -318,12 +294,12 @@ void MainWindow::welcomeRun()
 
 void MainWindow::welcomeSelectNode()
 {
-    if (!m_model) {
+    if (!m_doc->model()) {
         statusBar()->showMessage(tr("Open a model first (File > Open)"), 6000);
         return;
     }
     // The first operator with weights (a convolution in MobileNetV2): a kernel worth reading.
-    const ir::Graph& g = m_model->graph;
+    const ir::Graph& g = m_doc->model()->graph;
     int pick = g.numNodes() > 0 ? 0 : -1;
     for (std::size_t n = 0; n < g.numNodes(); ++n) {
         bool weighted = false;

@@ -13,6 +13,8 @@
 #include <set>
 
 #include "app/gui/main_window.h"
+
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/project_controller.h"
 #include "app/gui/run_results.h"
@@ -35,11 +37,10 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), stati
 
 void MainWindow::createFusionDock()
 {
-    m_plans = new PlanSession(this);
     m_fusionPanel = new views::FusionPlanPanel(this);
     m_fusionPanel->setObjectName(QStringLiteral("fusionPanel"));
-    m_fusionPanel->setProfiles(m_plans->profiles());
-    m_fusionPanel->setState(m_plans->planner(), fromStd(m_plans->hardware().name));
+    m_fusionPanel->setProfiles(m_doc->plans()->profiles());
+    m_fusionPanel->setState(m_doc->plans()->planner(), fromStd(m_doc->plans()->hardware().name));
     m_fusionDock = new QDockWidget(tr("Fusion Plan"), this);
     m_fusionDock->setObjectName(QStringLiteral("fusionDock"));
     m_fusionDock->setWidget(m_fusionPanel);
@@ -54,10 +55,10 @@ void MainWindow::createFusionDock()
     auto* edit = new QMenu(tr("&Edit"), this);
     edit->setObjectName(QStringLiteral("editMenu"));
     menuBar()->insertMenu(m_viewMenu->menuAction(), edit);
-    m_undoAction = m_plans->undoStack()->createUndoAction(this, tr("&Undo"));
+    m_undoAction = m_doc->plans()->undoStack()->createUndoAction(this, tr("&Undo"));
     m_undoAction->setShortcut(QKeySequence::Undo);
     m_undoAction->setObjectName(QStringLiteral("undoAction"));
-    m_redoAction = m_plans->undoStack()->createRedoAction(this, tr("&Redo"));
+    m_redoAction = m_doc->plans()->undoStack()->createRedoAction(this, tr("&Redo"));
     m_redoAction->setShortcut(QKeySequence::Redo);
     m_redoAction->setObjectName(QStringLiteral("redoAction"));
     edit->addAction(m_undoAction);
@@ -66,30 +67,30 @@ void MainWindow::createFusionDock()
     edit->addAction(m_view->fuseAction());
     edit->addAction(m_view->splitAction());
 
-    connect(m_plans, &PlanSession::planChanged, this, &MainWindow::onPlanChanged);
-    connect(m_plans, &PlanSession::busyChanged, this, [this](bool busy) {
+    connect(m_doc->plans(), &PlanSession::planChanged, this, &MainWindow::onPlanChanged);
+    connect(m_doc->plans(), &PlanSession::busyChanged, this, [this](bool busy) {
         m_fusionPanel->setBusy(busy, busy ? tr("Planning (%1 on %2)...").arg(m_fusionPanel->planner(),
-                                                                               fromStd(m_plans->hardware().name))
+                                                                               fromStd(m_doc->plans()->hardware().name))
                                           : QString());
     });
-    connect(m_plans, &PlanSession::editRefused, this, &MainWindow::onPlanRefused);
-    connect(m_plans, &PlanSession::warning, this, [this](const QString& message) {
+    connect(m_doc->plans(), &PlanSession::editRefused, this, &MainWindow::onPlanRefused);
+    connect(m_doc->plans(), &PlanSession::warning, this, [this](const QString& message) {
         statusBar()->showMessage(tr("Fusion plan: %1").arg(message), 8000);
         showProblems();
     });
-    connect(m_fusionPanel, &views::FusionPlanPanel::plannerChosen, m_plans, &PlanSession::choosePlanner);
-    connect(m_fusionPanel, &views::FusionPlanPanel::hardwareChosen, m_plans, &PlanSession::chooseHardware);
-    connect(m_fusionPanel, &views::FusionPlanPanel::replanClicked, m_plans, &PlanSession::replan);
-    connect(m_fusionPanel, &views::FusionPlanPanel::fuseClicked, this, [this] { m_plans->fuse(m_view->selectedOperatorNames()); });
-    connect(m_fusionPanel, &views::FusionPlanPanel::splitClicked, m_plans, &PlanSession::split);
+    connect(m_fusionPanel, &views::FusionPlanPanel::plannerChosen, m_doc->plans(), &PlanSession::choosePlanner);
+    connect(m_fusionPanel, &views::FusionPlanPanel::hardwareChosen, m_doc->plans(), &PlanSession::chooseHardware);
+    connect(m_fusionPanel, &views::FusionPlanPanel::replanClicked, m_doc->plans(), &PlanSession::replan);
+    connect(m_fusionPanel, &views::FusionPlanPanel::fuseClicked, this, [this] { m_doc->plans()->fuse(m_view->selectedOperatorNames()); });
+    connect(m_fusionPanel, &views::FusionPlanPanel::splitClicked, m_doc->plans(), &PlanSession::split);
     connect(m_fusionPanel, &views::FusionPlanPanel::groupSelected, this, &MainWindow::onPlanGroupSelected);
     connect(m_view, &views::GraphView::fusionRequested, this, [this](const QStringList& nodes) {
         showFusionPlan();
-        m_plans->fuse(nodes);
+        m_doc->plans()->fuse(nodes);
     });
     connect(m_view, &views::GraphView::splitRequested, this, [this](const QString& group) {
         showFusionPlan();
-        m_plans->split(group);
+        m_doc->plans()->split(group);
     });
 }
 
@@ -128,18 +129,18 @@ std::vector<views::EdgeFusionNote> edgeFusionNotes(const PlanSession& plans, con
 
 void MainWindow::onPlanChanged()
 {
-    m_fusionPanel->setProfiles(m_plans->profiles());
-    const bool programPlan = m_plans->ready() && m_plans->plan().planner == "program";
-    m_fusionPanel->setState(programPlan ? QStringLiteral("program") : m_plans->planner(), fromStd(m_plans->hardware().name));
-    if (!m_plans->ready()) {
-        m_fusionPanel->setPlaceholder(m_model ? tr("Planning...") : tr("Open a model to plan its fusion."));
+    m_fusionPanel->setProfiles(m_doc->plans()->profiles());
+    const bool programPlan = m_doc->plans()->ready() && m_doc->plans()->plan().planner == "program";
+    m_fusionPanel->setState(programPlan ? QStringLiteral("program") : m_doc->plans()->planner(), fromStd(m_doc->plans()->hardware().name));
+    if (!m_doc->plans()->ready()) {
+        m_fusionPanel->setPlaceholder(m_doc->model() ? tr("Planning...") : tr("Open a model to plan its fusion."));
         m_fusionPanel->setMeasuredTimes({});
         m_view->setFusionClusters({});
         m_view->setEdgeFusionNotes({});
         return;
     }
     views::FusionPlanSnapshot snap =
-        views::makeFusionPlanSnapshot(m_plans->plan(), m_plans->violations(), m_plans->plannerAdvice());
+        views::makeFusionPlanSnapshot(m_doc->plans()->plan(), m_doc->plans()->violations(), m_doc->plans()->plannerAdvice());
     std::vector<views::FusionCluster> clusters;
     for (const views::FusionPlanRow& r : snap.rows) {
         if (r.fused())
@@ -147,14 +148,14 @@ void MainWindow::onPlanChanged()
     }
     m_fusionPanel->setSnapshot(std::move(snap));
     m_view->setFusionClusters(std::move(clusters));
-    m_view->setEdgeFusionNotes(edgeFusionNotes(*m_plans, m_view->fuseAction()->shortcut()));
+    m_view->setEdgeFusionNotes(edgeFusionNotes(*m_doc->plans(), m_view->fuseAction()->shortcut()));
     selectPlanGroupOfNode(m_view->selectedNodeId());
     // Results of a run compiled with another plan describe kernels that no longer exist: drop them
     // (statuses, timings, roofline dots) rather than show them next to the new plan.
     // Compared with the plan the run was asked for (the compile may have split a group it could
     // not fuse; that is not a change of plan).
-    const std::optional<schedule::FusionPlan>& asked = m_run->lastOutcome().settings.compile.plan;
-    if (m_compiled && !sameFusedGroups(asked ? *asked : m_compiled->plan, m_plans->plan())) {
+    const std::optional<schedule::FusionPlan>& asked = m_doc->runs()->lastOutcome().settings.compile.plan;
+    if (m_compiled && !sameFusedGroups(asked ? *asked : m_compiled->plan, m_doc->plans()->plan())) {
         m_view->setKernelStatuses({});
         m_code->clear(tr("The fusion plan changed: run again (Ctrl+R) to generate the new kernels."));
         m_timing->clear(tr("The fusion plan changed: run again (Ctrl+R) to compile and time the new kernels."));
@@ -164,11 +165,11 @@ void MainWindow::onPlanChanged()
         statusBar()->showMessage(tr("Fusion plan changed: the last run's results were cleared; run again (Ctrl+R)"),
                                  8000);
     }
-    if (m_plans->loadedFromFile() && m_plans->undoStack()->count() == 0) {
+    if (m_doc->plans()->loadedFromFile() && m_doc->plans()->undoStack()->count() == 0) {
         // Name the model, not the cache file; where the plan came from is in the tooltip.
         const QString project = m_project ? m_project->projectPath() : QString();
-        const QString from = project.isEmpty() ? PlanSession::planFilePath(m_path) : project;
-        const QString message = tr("Restored your fusion plan edits for %1").arg(QFileInfo(m_path).fileName());
+        const QString from = project.isEmpty() ? PlanSession::planFilePath(m_doc->path()) : project;
+        const QString message = tr("Restored your fusion plan edits for %1").arg(QFileInfo(m_doc->path()).fileName());
         statusBar()->showMessage(message, 6000);
         statusBar()->setToolTip(tr("Fusion plan restored from %1").arg(QDir::toNativeSeparators(from)));
         statusBar()->setProperty("tesseraTipFor", message);
@@ -195,7 +196,7 @@ void MainWindow::onPlanGroupSelected(const QString& group, const QStringList& me
         return;
     // The primary node is the anchor of the row clicked last; members may span several groups.
     int primary = ids.first();
-    for (const schedule::FusionGroup& g : m_plans->plan().groups) {
+    for (const schedule::FusionGroup& g : m_doc->plans()->plan().groups) {
         if (fromStd(g.name) != group)
             continue;
         const int anchor = m_view->operatorIdByName(g.anchor);
@@ -220,8 +221,8 @@ void MainWindow::selectPlanGroupOfNode(int nodeId)
     // node's own group first.
     QStringList groups;
     auto add = [&](const std::string& node) {
-        const int gi = m_plans->plan().groupOf(node);
-        const QString name = gi >= 0 ? fromStd(m_plans->plan().groups[static_cast<std::size_t>(gi)].name) : QString();
+        const int gi = m_doc->plans()->plan().groupOf(node);
+        const QString name = gi >= 0 ? fromStd(m_doc->plans()->plan().groups[static_cast<std::size_t>(gi)].name) : QString();
         if (!name.isEmpty() && !groups.contains(name))
             groups << name;
     };

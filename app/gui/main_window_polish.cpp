@@ -18,6 +18,8 @@
 #include <algorithm>
 
 #include "app/gui/main_window.h"
+
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/mapping/mapping_panel.h"
@@ -83,7 +85,7 @@ void MainWindow::createPolish()
 
     // Until the user picks a hardware profile in the Fusion Plan dock, plans are made for the run
     // target's hardware (this CPU, or the H200 for CUDA), as `tessera-cli compile` does.
-    auto followTarget = [this] { m_plans->setTargetHardware(PlanSession::defaultHardwareFor(currentTarget().isCuda())); };
+    auto followTarget = [this] { m_doc->plans()->setTargetHardware(PlanSession::defaultHardwareFor(currentTarget().isCuda())); };
     connect(this, &MainWindow::targetChanged, this, followTarget);
     followTarget();
     // Warps and banks are GPU concepts: on the CPU target the mapping's memory view is a GPU view.
@@ -146,11 +148,7 @@ void MainWindow::toggleDock(QDockWidget* dock)
     dock->toggleViewAction()->setChecked(!dock->isHidden());
 }
 
-void MainWindow::setProgramHeldByProject(const QString& text)
-{
-    m_programProjectText = text;
-    updateProgramTitle();
-}
+void MainWindow::setProgramHeldByProject(const QString& text) { m_doc->setProgramHeldByProject(text); }
 
 bool MainWindow::programDiffersFromFile() const
 {

@@ -16,6 +16,8 @@
 #include <QToolBar>
 
 #include "app/gui/main_window.h"
+
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_session.h"
 #include "app/gui/schedule_controller.h"
@@ -142,11 +144,15 @@ void MainWindow::createProgramDock()
 
     views::ProgramEditor* editor = m_programPanel->editor();
     connect(editor, &views::ProgramEditor::programEdited, this, &MainWindow::onProgramEdited);
+    connect(editor, &views::ProgramEditor::programEdited, m_doc, &Document::noteProgramEdited);
+    m_doc->setProgramTextSource([this] { return programText(); });
+    connect(m_doc, &Document::programTextReplaced, this, &MainWindow::setProgramText);
+    connect(m_doc, &Document::programHeldChanged, this, &MainWindow::updateProgramTitle);
     connect(editor, &views::ProgramEditor::statementActivated, this, &MainWindow::onProgramStatementActivated);
     connect(editor->document(), &QTextDocument::modificationChanged, this, &MainWindow::updateProgramTitle);
-    connect(m_session, &Session::textParsed, this, &MainWindow::onProgramParsed);
+    connect(m_doc->loader(), &Session::textParsed, this, &MainWindow::onProgramParsed);
     // A file being opened supersedes edits of the old one that wait for their parse.
-    connect(m_session, &Session::started, m_programTimer, &QTimer::stop);
+    connect(m_doc->loader(), &Session::started, m_programTimer, &QTimer::stop);
     connect(this, &MainWindow::modelShown, this, [this] { onProgramLoaded(true); });
     connect(this, &MainWindow::loadFailed, this, [this] { onProgramLoaded(false); });
     connect(m_view, &views::GraphView::nodeSelected, this, &MainWindow::highlightProgramNode);
@@ -166,7 +172,7 @@ void MainWindow::createProgramDock()
         statusBar()->showMessage(on ? tr("Live: every change compiles and runs again (Ctrl+L to stop)") : tr("Live off"),
                                  4000);
     });
-    connect(m_plans, &PlanSession::planChanged, this, &MainWindow::scheduleLive);
+    connect(m_doc->plans(), &PlanSession::planChanged, this, &MainWindow::scheduleLive);
     connect(this, &MainWindow::targetChanged, this, &MainWindow::scheduleLive);
     connect(m_checkAction, &QAction::toggled, this, &MainWindow::scheduleLive);
     connect(m_fallbackAction, &QAction::toggled, this, &MainWindow::scheduleLive);
@@ -186,7 +192,7 @@ bool MainWindow::programModified() const
 {
     // A saved project that holds the program is where its edits are saved (the project asks about
     // them, ProjectController::isModified); the .tsr is written only by Save Program.
-    return programDiffersFromFile() && m_programProjectText.isNull();
+    return programDiffersFromFile() && m_doc->programHeldByProject().isNull();
 }
 
 void MainWindow::setProgramText(const QString& text)
@@ -202,7 +208,7 @@ void MainWindow::setProgramText(const QString& text)
 
 void MainWindow::onProgramLoaded(bool ok)
 {
-    const LoadOutcome& out = m_session->lastOutcome();
+    const LoadOutcome& out = m_doc->loader()->lastOutcome();
     if (out.fromText)
         return;
     views::ProgramEditor* editor = m_programPanel->editor();
@@ -266,14 +272,14 @@ void MainWindow::parseProgramNow()
 {
     if (m_programPath.isEmpty() || m_programExported || m_programPanel->editor()->isReadOnly())
         return;
-    if (m_session->isBusy() && !m_session->isTextLoad())
+    if (m_doc->loader()->isBusy() && !m_doc->loader()->isTextLoad())
         return;  // a file is being opened: it replaces this text
-    m_session->loadText(m_programPanel->editor()->toPlainText(), m_programPath);
+    m_doc->loader()->loadText(m_programPanel->editor()->toPlainText(), m_programPath);
 }
 
 void MainWindow::onProgramParsed(quint64, bool ok)
 {
-    const LoadOutcome& out = m_session->lastOutcome();
+    const LoadOutcome& out = m_doc->loader()->lastOutcome();
     if (out.cancelled || out.path != m_programPath)
         return;
     views::ProgramEditor* editor = m_programPanel->editor();
@@ -290,7 +296,7 @@ void MainWindow::onProgramParsed(quint64, bool ok)
         }
     }
     editor->setDiagnostics(inline_);
-    m_loadDiagnostics = out.diagnostics;
+    m_doc->setProblems(Document::ProblemSource::Load, out.diagnostics);
     if (!ok) {
         // The graph keeps the last model that parsed; the text stays as typed.
         showProblems();
@@ -307,7 +313,7 @@ void MainWindow::onProgramParsed(quint64, bool ok)
     m_stageLabel->clear();
     m_stageLabel->setStyleSheet(QString());
     editor->setStatements(out.statements);
-    if (m_model && out.tokenSignature == m_programSignature && samePath(m_path, m_programPath)) {
+    if (m_doc->model() && out.tokenSignature == m_programSignature && samePath(m_doc->path(), m_programPath)) {
         // Comments, spacing or line breaks only: the model, its plan and its results stay.
         showProblems();
         highlightProgramNode(m_view->selectedNodeId());
@@ -333,11 +339,8 @@ void MainWindow::showProgramModel(const LoadOutcome& out)
         }
     }
 
-    // Results of the previous model no longer apply, and a run of it is moot.
-    if (m_run->isBusy())
-        m_run->cancel();
+    // Results of the previous model no longer apply (the document cancels a run of it).
     m_liveKey.clear();
-    m_runDiagnostics = {};
     m_compiled.reset();
     m_cudaModule.reset();
     m_code->clear(tr("The program changed: Run (Ctrl+R) compiles it, or turn on Run > Live (Ctrl+L)."));
@@ -348,11 +351,9 @@ void MainWindow::showProgramModel(const LoadOutcome& out)
     m_runLabel->hide();
     showProblems();
 
-    const bool newPath = !samePath(m_path, out.path);
-    m_model = out.model;
-    m_path = out.path;
+    const bool newPath = !samePath(m_doc->path(), out.path);
     m_programSignature = out.tokenSignature;
-    m_properties->setModel(m_model);
+    m_properties->setModel(out.model);
     m_view->setFusionClusters({});
     m_view->setGraph(out.snapshot, out.layout);
     if (hadGraph) {
@@ -369,9 +370,8 @@ void MainWindow::showProgramModel(const LoadOutcome& out)
             }
         }
     }
-    m_plans->setModel(m_model, m_path);
-    m_schedules->setModel(m_model, m_path);
-    const ir::Graph& g = m_model->graph;
+    m_doc->updateModel(out.model, out.path);
+    const ir::Graph& g = m_doc->model()->graph;
     m_nodesLabel->setText(tr("%n node(s)", nullptr, static_cast<int>(g.numNodes())) +
                           tr(" \u00b7 %n input(s)", nullptr, static_cast<int>(g.runtimeInputs().size())) +
                           tr(" \u00b7 %n output(s)", nullptr, static_cast<int>(g.outputs().size())));
@@ -379,8 +379,8 @@ void MainWindow::showProgramModel(const LoadOutcome& out)
                              .arg(QString::number(out.importMs, 'f', 0), QString::number(out.layoutMs, 'f', 0)));
     m_runAction->setEnabled(true);
     if (newPath) {
-        setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_path).fileName()));
-        addRecent(m_path);
+        setWindowTitle(QStringLiteral("%1 \u2014 Tessera").arg(QFileInfo(m_doc->path()).fileName()));
+        addRecent(m_doc->path());
     }
     scheduleLive();
 }
@@ -427,10 +427,10 @@ void MainWindow::updateProgramTitle()
     const bool has = m_programPanel->hasProgram();
     QString title = tr("Program");
     if (has) {
-        const QString name = m_programExported ? tr("%1 as DSL").arg(QFileInfo(m_path).fileName())
+        const QString name = m_programExported ? tr("%1 as DSL").arg(QFileInfo(m_doc->path()).fileName())
                                                : QFileInfo(m_programPath).fileName();
-        const bool held = !m_programProjectText.isNull();
-        const bool unsaved = programModified() || (held && m_programPanel->editor()->toPlainText() != m_programProjectText);
+        const bool held = !m_doc->programHeldByProject().isNull();
+        const bool unsaved = programModified() || (held && m_programPanel->editor()->toPlainText() != m_doc->programHeldByProject());
         title += QStringLiteral(" \u2014 %1%2").arg(name, unsaved ? QStringLiteral("*") : QString());
         if (held && programDiffersFromFile())
             title += tr(" (kept in the project; differs from the file)");
@@ -449,9 +449,8 @@ bool MainWindow::saveProgram()
     QSaveFile f(m_programPath);
     const QByteArray bytes = m_programPanel->editor()->toPlainText().toUtf8();
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit()) {
-        if (m_reportError)
-            m_reportError(tr("Could not save %1").arg(QFileInfo(m_programPath).fileName()),
-                          {tr("%1: %2").arg(m_programPath, f.errorString())});
+        m_doc->reportError(tr("Could not save %1").arg(QFileInfo(m_programPath).fileName()),
+                           {tr("%1: %2").arg(m_programPath, f.errorString())});
         return false;
     }
     m_programPanel->editor()->setUnmodified();
@@ -465,7 +464,7 @@ bool MainWindow::saveProgramAs(const QString& chosen)
         return false;
     QString path = chosen;
     if (path.isEmpty()) {
-        const QFileInfo base(m_programExported ? m_path : m_programPath);
+        const QFileInfo base(m_programExported ? m_doc->path() : m_programPath);
         const QString suggestion = base.absolutePath() + QLatin1Char('/') + base.completeBaseName() + QStringLiteral(".tsr");
         path = QFileDialog::getSaveFileName(this, tr("Save Program As"), suggestion, tr("Tessera programs (*.tsr)"));
         if (path.isEmpty())
@@ -474,35 +473,33 @@ bool MainWindow::saveProgramAs(const QString& chosen)
     if (QFileInfo(path).suffix().isEmpty())
         path += QStringLiteral(".tsr");
     QByteArray bytes;
-    if (m_programExported && m_model) {
+    if (m_programExported && m_doc->model()) {
         // Weights stay in the ONNX file, referenced from the folder the program goes to; a
         // program may only read files inside its folder (docs/dsl.md §4.2).
         const QString reference =
-            QDir(QFileInfo(path).absolutePath()).relativeFilePath(QFileInfo(m_path).absoluteFilePath());
+            QDir(QFileInfo(path).absolutePath()).relativeFilePath(QFileInfo(m_doc->path()).absoluteFilePath());
         if (reference.startsWith(QLatin1String("../")) || QDir::isAbsolutePath(reference)) {
-            if (m_reportError)
-                m_reportError(tr("Could not save %1").arg(QFileInfo(path).fileName()),
-                              {tr("The program reads its weights from %1, and a program may only read files in "
-                                  "its own folder or below: save it in %2 or a folder above it.")
-                                   .arg(QFileInfo(m_path).fileName(), QFileInfo(m_path).absolutePath())});
+            m_doc->reportError(tr("Could not save %1").arg(QFileInfo(path).fileName()),
+                               {tr("The program reads its weights from %1, and a program may only read files in "
+                                   "its own folder or below: save it in %2 or a folder above it.")
+                                    .arg(QFileInfo(m_doc->path()).fileName(), QFileInfo(m_doc->path()).absolutePath())});
             return false;
         }
         frontend::dsl::PrintOptions po;
         po.onnxReference = reference.toStdString();
-        bytes = QByteArray::fromStdString(frontend::dsl::printDsl(*m_model, po));
+        bytes = QByteArray::fromStdString(frontend::dsl::printDsl(*m_doc->model(), po));
     } else {
         bytes = m_programPanel->editor()->toPlainText().toUtf8();
     }
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit()) {
-        if (m_reportError)
-            m_reportError(tr("Could not save %1").arg(QFileInfo(path).fileName()), {tr("%1: %2").arg(path, f.errorString())});
+        m_doc->reportError(tr("Could not save %1").arg(QFileInfo(path).fileName()), {tr("%1: %2").arg(path, f.errorString())});
         return false;
     }
     statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
     if (m_programExported) {
         // From now on it is a program: open it as one.
-        m_session->load(path);
+        m_doc->loader()->load(path);
         return true;
     }
     m_programPath = path;
@@ -554,19 +551,19 @@ void MainWindow::scheduleLive()
 
 void MainWindow::runLive()
 {
-    if (!isLive() || !m_model)
+    if (!isLive() || !m_doc->model())
         return;
     // Whatever is still settling schedules the run again when it is done: an edit waiting for its
     // parse, a load or parse in flight, the first plan of a new model.
-    if (m_programTimer->isActive() || m_session->isBusy() || (!m_plans->ready() && m_plans->isBusy()))
+    if (m_programTimer->isActive() || m_doc->loader()->isBusy() || (!m_doc->plans()->ready() && m_doc->plans()->isBusy()))
         return;
-    const QString plan = m_plans->ready() ? fromStd(schedule::planToJson(m_plans->plan())) : m_plans->planner();
+    const QString plan = m_doc->plans()->ready() ? fromStd(schedule::planToJson(m_doc->plans()->plan())) : m_doc->plans()->planner();
     const QString key = QStringLiteral("%1|%2|%3|%4|%5|%6")
-                            .arg(reinterpret_cast<quintptr>(m_model.get()))
-                            .arg(plan, fromStd(m_plans->hardware().name), currentTarget().id)
+                            .arg(reinterpret_cast<quintptr>(m_doc->model().get()))
+                            .arg(plan, fromStd(m_doc->plans()->hardware().name), currentTarget().id)
                             .arg(m_checkAction->isChecked())
                             .arg(m_fallbackAction->isChecked()) +
-                        m_schedules->key();
+                        m_doc->schedules()->key();
     // The same model, plan, target and options as the last live run: nothing to do (also after
     // the user stopped that run).
     if (key == m_liveKey)

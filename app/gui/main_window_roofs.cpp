@@ -16,6 +16,8 @@
 #include <algorithm>
 
 #include "app/gui/main_window.h"
+
+#include "app/gui/document.h"
 #include "app/gui/roof_session.h"
 #include "app/gui/run_session.h"
 #include "app/gui/run_targets.h"
@@ -72,11 +74,11 @@ void MainWindow::createRoofMeasurement()
 void MainWindow::measureRoofs()
 {
     // Kernels running next to the micro-benchmarks would make both sets of numbers wrong.
-    if (m_run->isBusy()) {
+    if (m_doc->runs()->isBusy()) {
         setRunMessage(tr("Measure roofs once the run has finished (a busy CPU measures low roofs)"), true);
         return;
     }
-    m_roofDiagnostics = {};
+    m_doc->setProblems(Document::ProblemSource::Roofs, {});
     showProblems();
     m_roofProgress->setRange(0, 1000);
     m_roofProgress->setValue(0);
@@ -109,7 +111,7 @@ void MainWindow::onRoofFinished(quint64, bool)
         emit roofMeasurementFinished({});
         return;
     }
-    m_roofDiagnostics = out.diagnostics;
+    m_doc->setProblems(Document::ProblemSource::Roofs, out.diagnostics);
     showProblems();
     if (!out.ok || !out.result) {
         const support::Diagnostic* e = out.diagnostics.firstError();
@@ -146,7 +148,7 @@ void MainWindow::onRoofFinished(quint64, bool)
         perf::cpuProfileFromMeasurement(*out.result, "tessera Run > Measure Roofs", out.quick);
     auto path = perf::saveProfileToDefaultDir(profile);
     if (!path) {
-        m_roofDiagnostics.append(path.diagnostics());
+        m_doc->appendProblems(Document::ProblemSource::Roofs, path.diagnostics());
         showProblems();
         const support::Diagnostic* e = path.diagnostics().firstError();
         setRunMessage(tr("The roofs could not be saved: %1").arg(e ? fromStd(e->message) : tr("unknown error")), true);
@@ -179,7 +181,7 @@ bool MainWindow::roofMeasurementBlocksRun()
 
 void MainWindow::reloadRoofProfile()
 {
-    const RunOutcome& last = m_run->lastOutcome();
+    const RunOutcome& last = m_doc->runs()->lastOutcome();
     if (last.report && m_compiled) {
         if (last.report->device)
             return;  // the chart shows a CUDA run's roofs; new CPU roofs do not belong there
@@ -196,7 +198,7 @@ void MainWindow::showTargetRoofs()
     const RunTarget target = currentTarget();
     std::optional<perf::MachineProfile> profile;
     if (target.kind == RunTarget::Kind::CudaDevice) {
-        const DeviceProbe& probe = m_run->deviceProbe();
+        const DeviceProbe& probe = m_doc->runs()->deviceProbe();
         const auto device = std::find_if(probe.devices.begin(), probe.devices.end(),
                                          [&](const runtime::cuda::CudaDeviceInfo& d) { return d.ordinal == target.device; });
         if (device != probe.devices.end())

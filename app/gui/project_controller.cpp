@@ -26,7 +26,7 @@
 #include <QUndoStack>
 
 #include "app/gui/app_settings.h"
-#include "app/gui/main_window.h"
+#include "app/gui/document.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/schedule_controller.h"
 #include "app/gui/run_results.h"
@@ -98,8 +98,8 @@ QString metaPathFor(const QString& autosave)
 
 }  // namespace
 
-ProjectController::ProjectController(MainWindow* window, QMenu* fileMenu)
-    : QObject(window), m_window(window), m_plans(window->planSession())
+ProjectController::ProjectController(Document* doc, QWidget* window, QMenu* fileMenu)
+    : QObject(window), m_doc(doc), m_window(window), m_plans(doc->plans())
 {
     m_saveAction = new QAction(tr("&Save Project"), this);
     m_saveAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
@@ -151,23 +151,20 @@ ProjectController::ProjectController(MainWindow* window, QMenu* fileMenu)
                                          .arg(what, savedAt),
                                      QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
     };
-    m_programText = [window] { return window->programText(); };
+    m_programText = [doc] { return doc->programText(); };
     m_inform = [this](const QString& title, const QString& text) {
         QMessageBox::information(m_window, title, text);
     };
 
-    connect(window, &MainWindow::modelShown, this, &ProjectController::onModelShown);
-    connect(window, &MainWindow::loadFailed, this, &ProjectController::onLoadFailed);
-    connect(window, &MainWindow::runFinished, this, &ProjectController::onRunFinished);
-    connect(window, &MainWindow::targetChanged, this, &ProjectController::updateTitle);
-    connect(window->checkAction(), &QAction::toggled, this, &ProjectController::updateTitle);
-    connect(window->fallbackAction(), &QAction::toggled, this, &ProjectController::updateTitle);
-    QUndoStack* undo = window->planSession()->undoStack();
-    connect(undo, &QUndoStack::cleanChanged, this, &ProjectController::updateTitle);
-    connect(window->planSession(), &PlanSession::planChanged, this, &ProjectController::updateTitle);
-    connect(window->planSession(), &PlanSession::planChanged, this, &ProjectController::showRecordPlanTimes);
+    connect(doc, &Document::modelChanged, this, &ProjectController::onModelShown);
+    connect(doc, &Document::loadFailed, this, &ProjectController::onLoadFailed);
+    connect(doc, &Document::runFinished, this, &ProjectController::onRunFinished);
+    connect(doc, &Document::targetChanged, this, &ProjectController::updateTitle);
+    connect(doc, &Document::runOptionsChanged, this, &ProjectController::updateTitle);
+    connect(doc->undoStack(), &QUndoStack::cleanChanged, this, &ProjectController::updateTitle);
+    connect(doc->plans(), &PlanSession::planChanged, this, &ProjectController::updateTitle);
     // A saved DSL project holds the program text: edits of it are the project's changes.
-    connect(window->programEditor(), &views::ProgramEditor::programEdited, this, &ProjectController::updateTitle);
+    connect(doc, &Document::programEdited, this, &ProjectController::updateTitle);
     window->installEventFilter(this);
 
     m_autosave = new QTimer(this);
@@ -194,12 +191,12 @@ bool ProjectController::programChanged() const
 
 bool ProjectController::targetIsSaved() const
 {
-    const QString current = m_window->currentTarget().id;
-    if (!m_window->targetsProbed() || current == QLatin1String("cuda-probing"))
+    const QString current = m_doc->currentTarget().id;
+    if (!m_doc->targetsProbed() || current == QLatin1String("cuda-probing"))
         return true;
     // A target this machine lacks resolves as selectTarget resolves it (cuda:1 -> the first
     // CUDA entry or compile only): showing that is not a change.
-    const std::vector<RunTarget>& targets = m_window->targets();
+    const std::vector<RunTarget>& targets = m_doc->targets();
     const int saved = targetIndexFor(targets, fromStd(m_project.target));
     return saved >= 0 && saved < static_cast<int>(targets.size()) && targets[static_cast<std::size_t>(saved)].id == current;
 }
@@ -208,8 +205,8 @@ bool ProjectController::settingsChanged() const
 {
     if (m_projectPath.isEmpty() || m_applying)
         return false;
-    return m_window->checkAction()->isChecked() != m_project.options.check ||
-           m_window->fallbackAction()->isChecked() != m_project.options.fallbackReference || !targetIsSaved();
+    return m_doc->check() != m_project.options.check ||
+           m_doc->fallbackReference() != m_project.options.fallbackReference || !targetIsSaved();
 }
 
 project::Project ProjectController::currentProject() const
@@ -229,7 +226,7 @@ project::Project ProjectController::currentProject() const
                 p.source.programText = f.readAll().toStdString();
         }
     }
-    const PlanSession* plans = m_window->planSession();
+    const PlanSession* plans = m_doc->plans();
     if (plans->ready())
         p.plan = plans->plan();
     p.planner = plans->planner().toStdString();
@@ -239,21 +236,21 @@ project::Project ProjectController::currentProject() const
     p.hardware.name = plans->hardwareChosen() ? hw.name : std::string();
     p.hardware.profileJson =
         !plans->hardwareChosen() || namedProfile(hw.name) ? std::string() : target::gpuProfileToJson(hw);
-    const QString target = m_window->currentTarget().id;
+    const QString target = m_doc->currentTarget().id;
     if (!targetIsSaved() && !target.isEmpty())
         p.target = target.toStdString();
-    p.options.check = m_window->checkAction()->isChecked();
-    p.options.fallbackReference = m_window->fallbackAction()->isChecked();
+    p.options.check = m_doc->check();
+    p.options.fallbackReference = m_doc->fallbackReference();
     // The window's runs use the Preferences' thread count: the project keeps it so that
     // `tessera-cli project run` reproduces them with the same threads.
     p.options.threads = AppSettings::load().effectiveThreads();
-    const QString grid = m_window->mappingPanel()->gridExpression().trimmed();
+    const QString grid = m_doc->mappingGrid().trimmed();
     if (!grid.isEmpty()) {
         // The dock previews one mapping at a time: the last one shown is what is kept.
         p.mappings = {project::MappingEdit{"", grid.toStdString(),
-                                           m_window->mappingPanel()->blockExpression().trimmed().toStdString()}};
+                                           m_doc->mappingBlock().trimmed().toStdString()}};
     }
-    p.schedules = m_window->scheduleController()->projectSchedules();
+    p.schedules = m_doc->schedules()->projectSchedules();
     return p;
 }
 
@@ -273,7 +270,7 @@ bool ProjectController::maybeSave()
     if (!isModified())
         return true;
     const QString name = !m_projectPath.isEmpty() ? QFileInfo(m_projectPath).fileName()
-                                                  : QFileInfo(m_window->currentPath()).fileName();
+                                                  : QFileInfo(m_doc->path()).fileName();
     switch (m_unsavedPrompt ? m_unsavedPrompt(name) : UnsavedChoice::Cancel) {
     case UnsavedChoice::Save: return save();
     case UnsavedChoice::Discard:
@@ -314,19 +311,19 @@ bool ProjectController::openProject(const QString& path)
     PlanState state;
     if (p.plan)
         state.plan = *p.plan;
-    state.planner = knownPlanner(p.planner) ? fromStd(p.planner) : m_window->planSession()->planner();
+    state.planner = knownPlanner(p.planner) ? fromStd(p.planner) : m_doc->plans()->planner();
     support::Expected<target::GpuProfile> hw = project::projectHardware(p);
     state.hardwareChosen = hw.ok() && !hw->name.empty();
-    state.hardware = state.hardwareChosen ? hw.value() : m_window->planSession()->targetHardware();
+    state.hardware = state.hardwareChosen ? hw.value() : m_doc->plans()->targetHardware();
     if (!hw.ok())
         lp.diagnostics().append(hw.diagnostics());
-    m_window->planSession()->setInitialState(state);
+    m_doc->plans()->setInitialState(state);
     m_pendingState = state;
     m_pendingWarnings = lp.diagnostics();
     m_pendingSource = fromStd(p.source.path);
     m_pending = std::move(lp.value());
     m_pending->path = QFileInfo(path).absoluteFilePath().toStdString();
-    m_window->session()->load(m_pendingSource);
+    m_doc->loader()->load(m_pendingSource);
     return true;
 }
 
@@ -338,8 +335,7 @@ void ProjectController::onModelShown(const QString& path)
     }
     m_pending.reset();
     m_recoveredPath.reset();
-    m_shownRecord.reset();
-    m_window->setProgramHeldByProject(QString());
+    m_doc->setProgramHeldByProject(QString());
     // Any other model or program: a new, untitled project.
     support::Expected<project::Project> fresh = project::newProject(path.toStdString());
     m_project = fresh.ok() ? fresh.value() : project::Project{};
@@ -357,7 +353,7 @@ void ProjectController::onLoadFailed(const QString&)
     // The project's source did not load: the model (and project) on screen stay.
     m_pending.reset();
     m_recoveredPath.reset();
-    m_window->planSession()->setInitialState(std::nullopt);
+    m_doc->plans()->setInitialState(std::nullopt);
 }
 
 void ProjectController::applyPending()
@@ -368,32 +364,31 @@ void ProjectController::applyPending()
     m_project = lp.project;
     m_projectPath = fromStd(lp.path);
     m_readOnly = lp.readOnly;
-    m_window->selectTarget(fromStd(m_project.target));
-    m_window->checkAction()->setChecked(m_project.options.check);
-    m_window->fallbackAction()->setChecked(m_project.options.fallbackReference);
+    m_doc->selectTarget(fromStd(m_project.target));
+    m_doc->setCheck(m_project.options.check);
+    m_doc->setFallbackReference(m_project.options.fallbackReference);
     if (!m_project.mappings.empty()) {
         const project::MappingEdit& m = m_project.mappings.back();
-        m_window->mappingPanel()->setExpressions(fromStd(m.grid), fromStd(m.block));
+        m_doc->setMapping(fromStd(m.grid), fromStd(m.block));
     }
-    m_window->scheduleController()->restore(m_project.schedules);
+    m_doc->schedules()->restore(m_project.schedules);
     showLastRun();
     // A DSL project whose saved text differs from its file (edits saved with the project, not in
     // the .tsr): the Program dock gets the project's text, as unsaved edits of the file; its
     // re-parse sets the model again, so the plan is restored once more.
     if (m_project.source.kind == project::SourceKind::Dsl && !m_project.source.programText.empty()) {
         const QString text = fromStd(m_project.source.programText);
-        if (m_window->programText() != text) {
-            m_window->planSession()->setInitialState(m_pendingState);
-            m_window->setProgramText(text);
+        if (m_doc->programText() != text) {
+            m_doc->plans()->setInitialState(m_pendingState);
+            m_doc->replaceProgramText(text);
         }
         // The project holds this text: it differing from the .tsr is no unsaved change.
-        m_window->setProgramHeldByProject(text);
+        m_doc->setProgramHeldByProject(text);
     } else {
-        m_window->setProgramHeldByProject(QString());
+        m_doc->setProgramHeldByProject(QString());
     }
-    m_window->m_loadDiagnostics.append(m_pendingWarnings);
+    m_doc->appendProblems(Document::ProblemSource::Load, m_pendingWarnings);
     m_pendingWarnings = {};
-    m_window->showProblems();
     m_dirty = false;
     if (m_recoveredPath) {
         // A recovered autosave is the project it belonged to, with changes not yet saved there.
@@ -402,7 +397,7 @@ void ProjectController::applyPending()
         m_readOnly = false;
         m_dirty = true;
     } else {
-        m_window->addRecent(m_projectPath);
+        m_doc->noteRecentFile(m_projectPath);
     }
     m_saveAction->setEnabled(!m_readOnly);
     m_saveAction->setToolTip(m_readOnly ? tr("The project is of a newer version: use Save Project As") : QString());
@@ -426,102 +421,23 @@ void ProjectController::showLastRun()
     const std::size_t first = m_project.runs.size() > RunHistory::kCapacity ? m_project.runs.size() - RunHistory::kCapacity : 0;
     for (std::size_t i = first; i < m_project.runs.size(); ++i)
         history.push_back(RunHistory::fromRecord(m_project.runs[i]));
-    m_window->seedRunHistory(history);
+    m_doc->seedRunHistory(history);
     const project::RunRecord* r = project::lastRun(m_project, m_project.target);
     if (r == nullptr)
         r = project::lastRun(m_project);
-    m_shownRecord.reset();
-    if (r == nullptr)
-        return;
-    m_shownRecord = *r;
-    showRecordPlanTimes();
-    views::TimingSnapshot s;
-    s.totalSeconds = r->totalSeconds;
-    s.threads = r->threads;
-    s.checked = r->checked;
-    s.timed = true;
-    s.compileNote = "recorded " + r->time + " on " + (r->device.empty() ? r->target : r->device) + " (from the project)";
-    // Timings that were unreliable when recorded still are (the same words as after the run).
-    s.timingWarning = guiTimingWarning(r->timingWarning, r->threads);
-    for (const project::KernelMeasurement& k : r->kernels) {
-        views::TimingRow row;
-        row.kernel = k.name;
-        row.opType = k.opType;
-        row.flops = k.flops;
-        row.usefulFlops = k.flops;
-        row.bytes = k.bytes;
-        row.medianSeconds = k.medianSeconds;
-        row.reps = 1;
-        row.checked = k.checked;
-        row.relError = k.checked ? k.maxRelError : 0;
-        s.rows.push_back(std::move(row));
-    }
-    m_window->timingPanel()->setSnapshot(std::move(s));
-    m_window->timingDock()->show();
-
-    // Its dots on the roofline too (CARM: the record keeps the issued bytes), against this CPU's
-    // roofs when the run was recorded on this machine's CPU; otherwise without roofs.
-    std::vector<perf::KernelSample> samples;
-    for (const project::KernelMeasurement& k : r->kernels) {
-        if (k.medianSeconds <= 0 || k.bytes <= 0)
-            continue;
-        perf::KernelSample ks;
-        ks.name = k.name;
-        ks.opType = k.opType;
-        ks.ops = k.nodes;
-        ks.group = k.group;
-        ks.flops = k.flops;
-        ks.seconds = k.medianSeconds;
-        ks.issuedBytes = static_cast<double>(k.bytes);
-        samples.push_back(std::move(ks));
-    }
-    views::RooflineView* roofline = m_window->rooflineView();
-    roofline->clearPoints();
-    if (r->target == "cpu" && r->fingerprint == perf::cpuFingerprint())
-        roofline->setProfile(perf::findProfileForMachine(perf::cpuFingerprint(), perf::defaultProfileDir(), "cpu"));
-    else
-        roofline->setProfile(std::nullopt, tr("The recorded run is from %1: no roofs of that machine here")
-                                               .arg(fromStd(r->device.empty() ? r->target : r->device)));
-    roofline->setThreads(r->threads);
-    roofline->addPoints(samples);
-}
-
-void ProjectController::showRecordPlanTimes()
-{
-    const PlanSession* plans = m_window->planSession();
-    if (!m_shownRecord || !plans->ready())
-        return;
-    const schedule::FusionPlan& plan = plans->plan();
-    // Kernels are named after their group (a single node's kernel after the node).
-    std::vector<std::string> kernelNames;
-    for (const project::KernelMeasurement& k : m_shownRecord->kernels)
-        kernelNames.push_back(k.group.empty() ? k.name : k.group);
-    std::vector<views::KernelIdentity> groups, kernels;
-    for (const schedule::FusionGroup& g : plan.groups)
-        groups.push_back({&g.name, &g.ops});
-    for (std::size_t i = 0; i < kernelNames.size(); ++i)
-        kernels.push_back({&kernelNames[i], &m_shownRecord->kernels[i].nodes});
-    const std::vector<int> match = views::matchKernels(groups, kernels);
-    std::map<QString, double> times;
-    for (std::size_t g = 0; g < match.size(); ++g) {
-        if (match[g] >= 0)
-            times[fromStd(plan.groups[g].name)] = m_shownRecord->kernels[static_cast<std::size_t>(match[g])].medianSeconds;
-    }
-    m_window->fusionPanel()->setMeasuredTimes(times,
-                                              fromStd(guiTimingWarning(m_shownRecord->timingWarning, m_shownRecord->threads)));
+    // The views show it (Timings, the plan table's Measured column, the roofline) until a run.
+    m_doc->showRecord(r != nullptr ? std::optional<project::RunRecord>(*r) : std::nullopt);
 }
 
 void ProjectController::onRunFinished(bool ok)
 {
-    // The window shows this run's times now (or cleared them).
-    m_shownRecord.reset();
     if (!ok)
         return;
-    const RunOutcome& out = m_window->runSession()->lastOutcome();
+    const RunOutcome& out = m_doc->runs()->lastOutcome();
     if (!out.report || !out.compiled)
         return;
     m_project.runs.push_back(
-        project::makeRunRecord(*out.report, out.compiled->plan, m_window->currentTarget().id.toStdString()));
+        project::makeRunRecord(*out.report, out.compiled->plan, m_doc->currentTarget().id.toStdString()));
     markDirty();
 }
 
@@ -542,7 +458,7 @@ bool ProjectController::save()
 
 bool ProjectController::saveAs(const QString& given)
 {
-    if (!m_window->model()) {
+    if (!m_doc->model()) {
         reportError(tr("Nothing to Save"), {tr("Open a model or program first (File > Open)")});
         return false;
     }
@@ -550,7 +466,7 @@ bool ProjectController::saveAs(const QString& given)
     if (path.isEmpty()) {
         QString suggested = m_projectPath;
         if (suggested.isEmpty()) {
-            const QFileInfo model(m_window->currentPath());
+            const QFileInfo model(m_doc->path());
             // Beside the model, unless that is the shipped samples folder (or not writable): a
             // project is the user's work, not a change to the samples.
             QString dir = model.absolutePath();
@@ -585,13 +501,13 @@ bool ProjectController::saveAs(const QString& given)
     m_dirty = false;
     m_saveAction->setEnabled(true);
     m_saveAction->setToolTip(QString());
-    m_window->planSession()->undoStack()->setClean();
+    m_doc->plans()->undoStack()->setClean();
     if (p.source.kind == project::SourceKind::Dsl && !p.source.programText.empty())
-        m_window->setProgramHeldByProject(fromStd(p.source.programText));
+        m_doc->setProgramHeldByProject(fromStd(p.source.programText));
     removeAutosave();
-    m_window->addRecent(path);
+    m_doc->noteRecentFile(path);
     updateTitle();
-    m_window->statusBar()->showMessage(tr("Saved project %1").arg(path), 5000);
+    m_doc->showMessage(tr("Saved project %1").arg(path), 5000);
     emit projectSaved(path);
     return true;
 }
@@ -603,8 +519,8 @@ void ProjectController::updateTitle()
     QString name;
     if (!m_projectPath.isEmpty())
         name = QFileInfo(m_projectPath).fileName();
-    else if (m_window->model())
-        name = QFileInfo(m_window->currentPath()).fileName();
+    else if (m_doc->model())
+        name = QFileInfo(m_doc->path()).fileName();
     if (name.isEmpty()) {
         m_window->setWindowTitle(QStringLiteral("Tessera"));
         m_window->setWindowModified(false);
@@ -635,7 +551,7 @@ void ProjectController::setAutosaveInterval(int ms) { m_autosave->setInterval(ms
 
 QString ProjectController::autosaveNow()
 {
-    if (!isModified() || !m_window->model())
+    if (!isModified() || !m_doc->model())
         return {};
     QDir().mkpath(autosaveDir());
     const QString file = autosavePath();
@@ -711,8 +627,7 @@ bool ProjectController::eventFilter(QObject* watched, QEvent* event)
 
 void ProjectController::reportError(const QString& title, const QStringList& lines)
 {
-    if (m_window->m_reportError)
-        m_window->m_reportError(title, lines);
+    m_doc->reportError(title, lines);
 }
 
 }  // namespace tessera::app

@@ -52,7 +52,7 @@ class QTimer;
 
 namespace tessera::app {
 
-class MainWindow;
+class Document;
 
 class ProjectController : public QObject {
     Q_OBJECT
@@ -68,8 +68,10 @@ public:
     /// Shows an information message (read-only projects, changed sources).
     using Informer = std::function<void(const QString& title, const QString& text)>;
 
-    /// Adds its actions to `fileMenu` (before its last separator) and watches the window.
-    ProjectController(MainWindow* window, QMenu* fileMenu);
+    /// Saves and restores `doc`. Adds its actions to `fileMenu` (before its last separator) and
+    /// to `window`, whose title and modified flag it keeps and whose closing it may refuse
+    /// (unsaved changes); dialogs open over `window`.
+    ProjectController(Document* doc, QWidget* window, QMenu* fileMenu);
     ~ProjectController() override;
 
     /// The project file ("" for an untitled project).
@@ -112,7 +114,7 @@ public:
     void setSavePathPrompt(SavePathPrompt prompt) { m_savePathPrompt = std::move(prompt); }
     void setRecoverPrompt(RecoverPrompt prompt) { m_recoverPrompt = std::move(prompt); }
     void setInformer(Informer informer) { m_inform = std::move(informer); }
-    /// Where a DSL project's text comes from when saved: MainWindow::programText() (the Program
+    /// Where a DSL project's text comes from when saved: Document::programText() (the Program
     /// dock, edits included) unless replaced; without a provider the file's text is saved.
     void setProgramTextProvider(std::function<QString()> provider) { m_programText = std::move(provider); }
 
@@ -131,10 +133,8 @@ private:
     void onLoadFailed(const QString& path);
     void onRunFinished(bool ok);
     void applyPending();
+    /// Seeds the run history with the stored runs and shows the last one (Document::showRecord).
     void showLastRun();
-    /// The Fusion Plan table's Measured column from the shown record's kernels (matched to the
-    /// plan's groups as Timings matches runs: views::matchKernels), until a run replaces it.
-    void showRecordPlanTimes();
     /// A saved DSL project's program text differs from the editor's.
     bool programChanged() const;
     void markDirty();
@@ -146,7 +146,8 @@ private:
     void removeAutosave();
     void reportError(const QString& title, const QStringList& lines);
 
-    MainWindow* m_window;
+    Document* m_doc;
+    QWidget* m_window;
     /// Null once the plan session is being destroyed: its undo stack still emits cleanChanged
     /// from its destructor, when the window's own members are gone.
     QPointer<PlanSession> m_plans;
@@ -170,8 +171,6 @@ private:
     RecoverPrompt m_recoverPrompt;
     Informer m_inform;
     std::function<QString()> m_programText;
-    /// The stored run shown in Timings since the project opened (none after a run).
-    std::optional<project::RunRecord> m_shownRecord;
 };
 
 }  // namespace tessera::app

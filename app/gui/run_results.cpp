@@ -225,4 +225,71 @@ const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compile
     return i < 0 ? nullptr : &compiled.steps[static_cast<std::size_t>(i)];
 }
 
+views::TimingSnapshot recordTimingSnapshot(const project::RunRecord& record)
+{
+    views::TimingSnapshot s;
+    s.totalSeconds = record.totalSeconds;
+    s.threads = record.threads;
+    s.checked = record.checked;
+    s.timed = true;
+    s.compileNote =
+        "recorded " + record.time + " on " + (record.device.empty() ? record.target : record.device) + " (from the project)";
+    // Timings that were unreliable when recorded still are (the same words as after the run).
+    s.timingWarning = guiTimingWarning(record.timingWarning, record.threads);
+    for (const project::KernelMeasurement& k : record.kernels) {
+        views::TimingRow row;
+        row.kernel = k.name;
+        row.opType = k.opType;
+        row.flops = k.flops;
+        row.usefulFlops = k.flops;
+        row.bytes = k.bytes;
+        row.medianSeconds = k.medianSeconds;
+        row.reps = 1;
+        row.checked = k.checked;
+        row.relError = k.checked ? k.maxRelError : 0;
+        s.rows.push_back(std::move(row));
+    }
+    return s;
+}
+
+std::vector<perf::KernelSample> recordSamples(const project::RunRecord& record)
+{
+    std::vector<perf::KernelSample> samples;
+    for (const project::KernelMeasurement& k : record.kernels) {
+        if (k.medianSeconds <= 0 || k.bytes <= 0)
+            continue;
+        perf::KernelSample ks;
+        ks.name = k.name;
+        ks.opType = k.opType;
+        ks.ops = k.nodes;
+        ks.group = k.group;
+        ks.flops = k.flops;
+        ks.seconds = k.medianSeconds;
+        ks.issuedBytes = static_cast<double>(k.bytes);
+        samples.push_back(std::move(ks));
+    }
+    return samples;
+}
+
+std::map<QString, double> recordPlanTimes(const project::RunRecord& record, const schedule::FusionPlan& plan)
+{
+    // Kernels are named after their group (a single node's kernel after the node).
+    std::vector<std::string> kernelNames;
+    for (const project::KernelMeasurement& k : record.kernels)
+        kernelNames.push_back(k.group.empty() ? k.name : k.group);
+    std::vector<views::KernelIdentity> groups, kernels;
+    for (const schedule::FusionGroup& g : plan.groups)
+        groups.push_back({&g.name, &g.ops});
+    for (std::size_t i = 0; i < kernelNames.size(); ++i)
+        kernels.push_back({&kernelNames[i], &record.kernels[i].nodes});
+    const std::vector<int> match = views::matchKernels(groups, kernels);
+    std::map<QString, double> times;
+    for (std::size_t g = 0; g < match.size(); ++g) {
+        if (match[g] >= 0)
+            times[QString::fromStdString(plan.groups[g].name)] =
+                record.kernels[static_cast<std::size_t>(match[g])].medianSeconds;
+    }
+    return times;
+}
+
 }  // namespace tessera::app

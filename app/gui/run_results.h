@@ -15,13 +15,18 @@
 ///
 /// Thread rules: pure; any thread.
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include <QString>
 
 #include "core/ir/graph.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/run.h"
+#include "core/perf/kernel_points.h"
+#include "core/project/project.h"
+#include "core/schedule/fusion_plan.h"
 #include "core/support/diagnostic.h"
 #include "views/graph/kernel_status.h"
 #include "views/timing/timing_table_model.h"
@@ -70,5 +75,15 @@ QString nvrtcNote(const runtime::cuda::CudaCompiled& module);
 
 /// The step computing node `name`, null when none (folded or not compiled).
 const pipeline::CompiledStep* stepForNode(const pipeline::CompiledModel& compiled, const std::string& name);
+
+/// A project's stored run as the Timings dock shows it ("recorded <time> on <device> (from the
+/// project)"; medians only; a timing warning recorded with it shown as after the run).
+views::TimingSnapshot recordTimingSnapshot(const project::RunRecord& record);
+/// The stored run's kernels as roofline dots (CARM: the record keeps the issued bytes); kernels
+/// without a time or bytes are left out.
+std::vector<perf::KernelSample> recordSamples(const project::RunRecord& record);
+/// The stored run's median seconds per group of `plan` (kernels matched to groups as Timings
+/// matches runs, views::matchKernels); groups without a kernel are absent.
+std::map<QString, double> recordPlanTimes(const project::RunRecord& record, const schedule::FusionPlan& plan);
 
 }  // namespace tessera::app
