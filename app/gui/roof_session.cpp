@@ -73,7 +73,7 @@ quint64 RoofSession::start()
         // any measure function (a fake one too) is judged alike; the core's own copies are skipped.
         out.problems = perf::roofConsistencyProblems(r->roofs);
         for (const support::Diagnostic& d : r.diagnostics().items())
-            if (d.message.find("timings look disturbed") == std::string::npos)
+            if (d.code != support::DiagnosticCode::MeasurementDisturbed)
                 out.diagnostics.add(d);
         for (const std::string& p : out.problems)
             out.diagnostics.warning("", "roofline measure", p);

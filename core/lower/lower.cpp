@@ -111,10 +111,7 @@ std::vector<ir::ScheduleMappingDecl> defaultSchedule(const ir::Graph& g, ir::Nod
 }
 
 bool isUnsupportedForm(const support::DiagnosticList& diags) {
-    for (const auto& d : diags.items())
-        for (const auto& n : d.notes)
-            if (n == kUnsupportedFormNote) return true;
-    return false;
+    return diags.hasCode(support::DiagnosticCode::NoCodeGenerator);
 }
 
 }  // namespace tessera::lower

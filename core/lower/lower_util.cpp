@@ -26,6 +26,7 @@ support::DiagnosticList lowerError(const LowerContext& ctx, std::string message)
 support::DiagnosticList unsupportedForm(const LowerContext& ctx, std::string message) {
     support::DiagnosticList list = lowerError(ctx, std::move(message));
     list.items().back().notes.push_back(kUnsupportedFormNote);
+    list.items().back().code = support::DiagnosticCode::NoCodeGenerator;
     return list;
 }
 

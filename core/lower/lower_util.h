@@ -30,8 +30,9 @@ support::DiagnosticList lowerError(const LowerContext& ctx, std::string message)
 
 /// Like lowerError, for a form of the op that Tessera deliberately does not generate code for
 /// (training mode, string casts, MaxPool's Indices output ...): the diagnostic carries the note
-/// kUnsupportedFormNote (lower.h), so callers can fall back to the reference interpreter and the
-/// conformance run can list the case as not claimed rather than failed.
+/// kUnsupportedFormNote (lower.h) and the code support::DiagnosticCode::NoCodeGenerator, so
+/// callers can fall back to the reference interpreter and the conformance run can list the case
+/// as not claimed rather than failed.
 support::DiagnosticList unsupportedForm(const LowerContext& ctx, std::string message);
 
 /// Concrete shape of value v (every dim known), or nullopt.

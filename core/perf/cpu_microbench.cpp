@@ -563,7 +563,8 @@ support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOption
         }
     }
     progress(1.0, "done");
-    for (std::string& problem : roofConsistencyProblems(result.roofs)) warnings.warning({}, where, std::move(problem));
+    for (std::string& problem : roofConsistencyProblems(result.roofs))
+        warnings.warning({}, where, std::move(problem), support::DiagnosticCode::MeasurementDisturbed);
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return {std::move(result), std::move(warnings)};
 }

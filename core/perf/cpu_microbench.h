@@ -143,7 +143,8 @@ struct CpuMicrobenchResult {
 /// add or multiply issues where an FMA does and counts one FLOP, so about 0.5x is expected); a
 /// closer level (L1 < L2 < L3 < DRAM) more than 10% below a further one for the same method and
 /// thread count.
-/// measureCpuRoofs reports them as warnings; `roofline measure --save` refuses to save then.
+/// measureCpuRoofs reports them as warnings with support::DiagnosticCode::MeasurementDisturbed;
+/// `roofline measure --save` refuses to save then.
 std::vector<std::string> roofConsistencyProblems(const std::vector<Roof>& roofs);
 
 support::Expected<CpuMicrobenchResult> measureCpuRoofs(const CpuMicrobenchOptions& options,

@@ -1,7 +1,5 @@
 #include "core/perf/cpu_profile.h"
 
-#include <algorithm>
-
 namespace tessera::perf {
 
 MachineProfile cpuProfileFromMeasurement(const CpuMicrobenchResult& result, const std::string& source, bool quick) {
@@ -15,9 +13,7 @@ MachineProfile cpuProfileFromMeasurement(const CpuMicrobenchResult& result, cons
 }
 
 bool measurementLooksDisturbed(const support::DiagnosticList& diagnostics) {
-    return std::any_of(diagnostics.items().begin(), diagnostics.items().end(), [](const support::Diagnostic& d) {
-        return d.message.find("timings look disturbed") != std::string::npos;
-    });
+    return diagnostics.hasCode(support::DiagnosticCode::MeasurementDisturbed);
 }
 
 support::Expected<std::string> saveProfileToDefaultDir(const MachineProfile& profile) {

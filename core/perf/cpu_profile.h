@@ -20,8 +20,9 @@ namespace tessera::perf {
 /// "tessera-cli roofline measure --quick, ISA avx2".
 MachineProfile cpuProfileFromMeasurement(const CpuMicrobenchResult& result, const std::string& source, bool quick);
 
-/// True when `diagnostics` hold a consistency problem of the measurement (a message containing
-/// "timings look disturbed", see roofConsistencyProblems): such roofs should not be saved unasked.
+/// True when `diagnostics` hold a consistency problem of the measurement (code
+/// support::DiagnosticCode::MeasurementDisturbed, see roofConsistencyProblems): such roofs should
+/// not be saved unasked.
 bool measurementLooksDisturbed(const support::DiagnosticList& diagnostics);
 
 /// Saves `profile` into defaultProfileDir(). Returns the file written. Errors: no profile folder

@@ -29,13 +29,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-support::DiagnosticList errorList(const std::string& message, std::vector<std::string> notes = {}) {
+support::DiagnosticList errorList(const std::string& message, std::vector<std::string> notes = {},
+                                  support::DiagnosticCode code = support::DiagnosticCode::None) {
     support::DiagnosticList d;
     support::Diagnostic e;
     e.message = message;
     e.notes = std::move(notes);
+    e.code = code;
     d.add(std::move(e));
     return d;
+}
+
+/// An error of the compiler itself (missing, cannot start, failed): DiagnosticCode::CompilerFailed.
+support::DiagnosticList compilerError(const std::string& message, std::vector<std::string> notes = {}) {
+    return errorList(message, std::move(notes), support::DiagnosticCode::CompilerFailed);
 }
 
 std::string notFoundMessage(const std::string& compiler) {
@@ -155,7 +162,7 @@ support::Expected<std::string> hostCompilerVersion(const std::string& compiler, 
         auto it = g_versions.find(compiler);
         if (it != g_versions.end()) return it->second;
     }
-    if (compiler.empty()) return errorList(notFoundMessage(compiler));
+    if (compiler.empty()) return compilerError(notFoundMessage(compiler));
     SpawnSpec spec;
     spec.argv = {compiler, "--version"};
     spec.env = {{"LC_ALL", "C"}, {"LANG", "C"}};
@@ -163,12 +170,12 @@ support::Expected<std::string> hostCompilerVersion(const std::string& compiler, 
     ProcessOutput out;
     std::string error;
     const int rc = runProcess(spec, cancel, out, error);
-    if (rc == ENOENT) return errorList(notFoundMessage(compiler));
-    if (rc != 0) return errorList("host compiler '" + compiler + "' cannot be started: " + std::strerror(rc));
+    if (rc == ENOENT) return compilerError(notFoundMessage(compiler));
+    if (rc != 0) return compilerError("host compiler '" + compiler + "' cannot be started: " + std::strerror(rc));
     if (out.cancelled) return errorList("compilation cancelled");
     const auto lines = splitLines(out.output);
     if (!out.status.exited || out.status.code != 0 || lines.empty() || lines.front().empty())
-        return errorList("host compiler '" + compiler + "' did not answer --version",
+        return compilerError("host compiler '" + compiler + "' did not answer --version",
                          lines.empty() ? std::vector<std::string>{} : std::vector<std::string>{lines.front()});
     std::lock_guard<std::mutex> lock(g_versionMutex);
     g_versions[compiler] = lines.front();
@@ -254,11 +261,11 @@ CompilerOutcome runCompiler(const CompilerRun& run, const support::CancelToken* 
     const int rc = runProcess(spec, cancel, out, error);
     auto removeOutput = [&] { fs::remove(run.outputPath, ec); };
     if (rc == ENOENT) {
-        result.diagnostics = errorList(notFoundMessage(run.compiler));
+        result.diagnostics = compilerError(notFoundMessage(run.compiler));
         return result;
     }
     if (rc != 0) {
-        result.diagnostics = errorList("host compiler '" + run.compiler + "' cannot be started: " + std::strerror(rc));
+        result.diagnostics = compilerError("host compiler '" + run.compiler + "' cannot be started: " + std::strerror(rc));
         return result;
     }
     if (out.cancelled) {
@@ -298,6 +305,7 @@ CompilerOutcome runCompiler(const CompilerRun& run, const support::CancelToken* 
         d.begin = {line, line > 0 ? m.column : 0};
         d.end = d.begin;
         d.message = m.message;
+        if (d.severity == support::Severity::Error) d.code = support::DiagnosticCode::CompilerFailed;
         if (generated && line >= 1 && run.module)
             if (auto text = run.module->line(line)) d.notes.push_back("line " + std::to_string(line) + ": " + *text);
         diags.add(std::move(d));
@@ -312,6 +320,7 @@ CompilerOutcome runCompiler(const CompilerRun& run, const support::CancelToken* 
                                                   : "was killed by " + describeSignal(out.status.signal);
         support::Diagnostic summary;
         summary.message = run.failure + " failed (" + run.compiler + " " + how + ")";
+        summary.code = support::DiagnosticCode::CompilerFailed;
         summary.notes.push_back("command: " + commandLine(spec.argv));
         if (!sourceErrors) {
             std::vector<std::string> tail;
@@ -339,9 +348,9 @@ CompilerOutcome runCompiler(const CompilerRun& run, const support::CancelToken* 
     struct stat built {};
     if (::stat(run.outputPath.c_str(), &built) != 0 || !S_ISREG(built.st_mode) || built.st_size == 0) {
         removeOutput();
-        result.diagnostics = errorList("the compiler '" + run.compiler + "' exited 0 but wrote no " + run.product +
-                                           " (is it a C++ compiler?)",
-                                       {"command: " + commandLine(spec.argv)});
+        result.diagnostics = compilerError("the compiler '" + run.compiler + "' exited 0 but wrote no " + run.product +
+                                               " (is it a C++ compiler?)",
+                                           {"command: " + commandLine(spec.argv)});
         return result;
     }
     result.ok = true;

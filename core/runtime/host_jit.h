@@ -28,6 +28,8 @@
 ///   library (is it a C++ compiler?)";
 /// - cancellation: the compiler's process group is killed; error "compilation cancelled";
 /// - cache directory not writable: an error naming the directory.
+/// Errors of the compiler itself (not found, cannot be started, no answer to --version, its error
+/// lines, the summary, no library written) carry support::DiagnosticCode::CompilerFailed.
 /// Compiler warnings in the generated source come back as warnings next to the value.
 ///
 /// Compile units (compileHostModule): a large module is split into several translation units,

@@ -26,11 +26,13 @@ namespace {
 constexpr std::size_t kStderrTailBytes = 8192;
 constexpr int kStderrNoteLines = 12;
 
-support::DiagnosticList errorList(const std::string& message, std::vector<std::string> notes = {}) {
+support::DiagnosticList errorList(const std::string& message, std::vector<std::string> notes = {},
+                                  support::DiagnosticCode code = support::DiagnosticCode::None) {
     support::DiagnosticList d;
     support::Diagnostic e;
     e.message = message;
     e.notes = std::move(notes);
+    e.code = code;
     d.add(std::move(e));
     return d;
 }
@@ -70,7 +72,8 @@ support::Expected<std::string> findRunnerExecutable() {
     std::string where;
     for (const auto& t : tried) where += (where.empty() ? "" : ", ") + t;
     return errorList("tessera-runner not found" + (where.empty() ? std::string() : " (looked at " + where + ")") +
-                     ": set TESSERA_RUNNER to its path");
+                         ": set TESSERA_RUNNER to its path",
+                     {}, support::DiagnosticCode::RunnerNotFound);
 }
 
 RunnerClient::RunnerClient(RunnerClientOptions options) : m_options(std::move(options)) {}
@@ -152,7 +155,7 @@ support::DiagnosticList RunnerClient::fault(const std::string& message) {
         if (!line.empty()) lines.push_back(line);
     const std::size_t from = lines.size() > kStderrNoteLines ? lines.size() - kStderrNoteLines : 0;
     for (std::size_t i = from; i < lines.size(); ++i) notes.push_back("runner stderr: " + lines[i]);
-    return errorList(message, std::move(notes));
+    return errorList(message, std::move(notes), support::DiagnosticCode::RunnerFault);
 }
 
 bool RunnerClient::sendLine(const std::string& lineIn) {
@@ -223,7 +226,9 @@ support::DiagnosticList RunnerClient::start(const support::CancelToken* cancel) 
     if (m_options.threads > 0) spec.env.emplace_back("OMP_NUM_THREADS", std::to_string(m_options.threads));
     std::string error;
     const int rc = spawnProcess(spec, m_child, error);
-    if (rc == ENOENT) return errorList("tessera-runner not found at '" + path + "': set TESSERA_RUNNER to its path");
+    if (rc == ENOENT)
+        return errorList("tessera-runner not found at '" + path + "': set TESSERA_RUNNER to its path", {},
+                         support::DiagnosticCode::RunnerNotFound);
     if (rc != 0) return errorList(error);
     ::fcntl(m_child.errFd, F_SETFL, ::fcntl(m_child.errFd, F_GETFL) | O_NONBLOCK);
 
@@ -259,7 +264,8 @@ support::DiagnosticList RunnerClient::start(const support::CancelToken* cancel) 
     if (protocol != kRunnerProtocolVersion) {
         stop(true);
         return errorList("runner protocol error: '" + path + "' speaks protocol " + std::to_string(protocol) +
-                         ", this build expects " + std::to_string(kRunnerProtocolVersion) + " (rebuild tessera-runner)");
+                             ", this build expects " + std::to_string(kRunnerProtocolVersion) + " (rebuild tessera-runner)",
+                         {}, support::DiagnosticCode::RunnerFault);
     }
     return {};
 }
@@ -451,7 +457,9 @@ support::Expected<RunResult> RunnerClient::run(const RunRequest& request, const 
                 stop(false);
                 return fault(text);
             }
-            return errorList(text);
+            const bool launchRefused = msg.value("code", std::string()) == kRunnerCodeKernelLaunchFailed;
+            return errorList(text, {},
+                             launchRefused ? support::DiagnosticCode::KernelLaunchFailed : support::DiagnosticCode::None);
         }
         auto result = runResultFromJson(msg);
         if (!result) {

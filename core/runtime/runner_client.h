@@ -40,6 +40,10 @@
 /// - EOF or an exit with nothing in flight, or a line that is not the protocol:
 ///   "runner protocol error: ...";
 /// - the executable missing: "tessera-runner not found ...: set TESSERA_RUNNER".
+/// Codes (support::DiagnosticCode): crashes, timeouts, fatal answers, exits and protocol errors
+/// are RunnerFault; an error answer the runner marks as a refused launch ("code":
+/// "kernel_launch_failed", runner_protocol.h) is KernelLaunchFailed; the executable missing is
+/// RunnerNotFound; other error answers and cancellation have none.
 ///
 /// Thread rules: one thread at a time uses an instance (it owns a child process and its pipes);
 /// several instances may be used from several threads. The CancelToken may be cancelled from any

@@ -88,7 +88,8 @@
 ///   device ..."), "cannot read module '...': ...", "cannot load module '...': CUDA_ERROR_... (...)
 ///   <JIT log>", "entry 'X' not found in module '...'", "cannot allocate N bytes on the GPU for
 ///   buffer i: ...", "kernel 'LABEL' could not be launched (grid G, block B, shared S bytes):
-///   CUDA_ERROR_INVALID_VALUE (...)"; the runner keeps serving after these. A fault that leaves
+///   CUDA_ERROR_INVALID_VALUE (...)" (this one with `"code":"kernel_launch_failed"`,
+///   kRunnerCodeKernelLaunchFailed); the runner keeps serving after these. A fault that leaves
 ///   the context unusable (illegal or misaligned address, illegal instruction, launch failure,
 ///   device assert, ...): `{"ok":false,"error":"kernel 'LABEL' faulted on the GPU:
 ///   CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)","fatal":true}`, after
@@ -124,6 +125,9 @@ inline constexpr int kRunnerProtocolVersion = 1;
 inline constexpr int kMaxRotatedCopies = 64;
 /// The runner's exit status after a fatal answer (a GPU fault that left its context unusable).
 inline constexpr int kRunnerFatalExitStatus = 4;
+/// The "code" of an error answer for a kernel the driver refused to launch (its grid, block or
+/// resources); other error answers carry no code.
+inline constexpr const char* kRunnerCodeKernelLaunchFailed = "kernel_launch_failed";
 
 /// A buffer: `bytes` bytes at `offset` in the arena.
 struct BufferSpec {

@@ -28,17 +28,23 @@ std::string Diagnostic::format() const {
     return out;
 }
 
-void DiagnosticList::error(std::string file, std::string where, std::string message) {
-    add(Diagnostic{Severity::Error, std::move(file), {}, {}, std::move(where), std::move(message), {}});
+void DiagnosticList::error(std::string file, std::string where, std::string message, DiagnosticCode code) {
+    add(Diagnostic{Severity::Error, std::move(file), {}, {}, std::move(where), std::move(message), {}, code});
 }
-void DiagnosticList::warning(std::string file, std::string where, std::string message) {
-    add(Diagnostic{Severity::Warning, std::move(file), {}, {}, std::move(where), std::move(message), {}});
+void DiagnosticList::warning(std::string file, std::string where, std::string message, DiagnosticCode code) {
+    add(Diagnostic{Severity::Warning, std::move(file), {}, {}, std::move(where), std::move(message), {}, code});
 }
 void DiagnosticList::note(std::string file, std::string where, std::string message) {
     add(Diagnostic{Severity::Note, std::move(file), {}, {}, std::move(where), std::move(message), {}});
 }
 
 bool DiagnosticList::hasErrors() const { return firstError() != nullptr; }
+
+bool DiagnosticList::hasCode(DiagnosticCode code) const {
+    for (const auto& d : m_items)
+        if (d.code == code) return true;
+    return false;
+}
 
 const Diagnostic* DiagnosticList::firstError() const {
     for (const auto& d : m_items)

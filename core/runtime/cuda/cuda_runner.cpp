@@ -325,8 +325,11 @@ json CudaRunner::run(const RunRequest& req, std::uint8_t* arena, const Emit& emi
     auto launchFailed = [&](std::size_t i, CUresult rc) {
         const LaunchSpec& l = req.launches[i];
         if (contextLost(rc)) return fatal("kernel '" + launchLabel(l) + "' faulted on the GPU: " + d.errorText(rc));
-        return failure("kernel '" + launchLabel(l) + "' could not be launched (grid " + std::to_string(l.grid) + ", block " +
-                       std::to_string(l.block) + ", shared " + std::to_string(l.sharedBytes) + " bytes): " + d.errorText(rc));
+        json answer = failure("kernel '" + launchLabel(l) + "' could not be launched (grid " + std::to_string(l.grid) +
+                              ", block " + std::to_string(l.block) + ", shared " + std::to_string(l.sharedBytes) +
+                              " bytes): " + d.errorText(rc));
+        answer["code"] = kRunnerCodeKernelLaunchFailed;
+        return answer;
     };
 
     // 1. The checked pass; then the results go back to the arena.

@@ -199,6 +199,7 @@ LoadResult loadFrom(const std::vector<std::string>& candidates) {
     for (const auto& t : tried) triedNote += "\n  " + t;
     result.error = errorList("NVRTC not found (" + headline + "): install the CUDA toolkit or set CUDA_HOME",
                              {triedNote});
+    result.error.items().front().code = support::DiagnosticCode::CompilerFailed;
     return result;
 }
 
@@ -541,6 +542,7 @@ support::Expected<CudaCompiled> compileCuda(const std::string& source, const Cud
     if (rc != kNvrtcSuccess) {
         support::Diagnostic summary;
         summary.message = "NVRTC compilation failed";
+        summary.code = support::DiagnosticCode::CompilerFailed;
         if (rc != kNvrtcErrorCompilation) summary.message += " (" + lib.errorName(rc) + ")";
         summary.notes.push_back("options: " + joinOptions(out.options));
         if (!parsed.positionedErrors) {

@@ -36,6 +36,7 @@
 /// - warnings (`(LINE): warning #177-D: ...`) come back as warnings next to the value, the
 ///   warning number appended to the message ("... [#177-D]");
 /// - cache directory not writable: an error naming the file or directory.
+/// NVRTC missing and the summary of a failed compile carry support::DiagnosticCode::CompilerFailed.
 ///
 /// Cancellation: NVRTC runs in-process and cannot be killed like the host compiler. The token is
 /// checked before and after the compile ("compilation cancelled"); when the loaded NVRTC has
