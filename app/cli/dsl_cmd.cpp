@@ -6,11 +6,9 @@
 #include <sstream>
 
 #include "app/cli/inspect.h"
-#include "core/frontend/dsl/diagnostic_render.h"
-#include "core/frontend/dsl/lexer.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/compile.h"
-#include "core/pipeline/load_model.h"
+#include "core/pipeline/dsl_text.h"
 #include "core/schedule/fusion_plan.h"
 
 namespace tessera::cli {
@@ -70,9 +68,9 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
         err << options.path << ": error: cannot read file: " << ec.message() << "\n";
         return kExitBadInput;
     }
-    if (size > frontend::dsl::kMaxSourceBytes) {
+    if (size > pipeline::kMaxDslSourceBytes) {
         err << options.path << ": error: file is " << size / (1024 * 1024) << " MiB, above the DSL's "
-            << frontend::dsl::kMaxSourceBytes / (1024 * 1024) << " MiB limit\n";
+            << pipeline::kMaxDslSourceBytes / (1024 * 1024) << " MiB limit\n";
         return kExitBadInput;
     }
     std::ifstream in(options.path, std::ios::binary);
@@ -83,8 +81,8 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     std::ostringstream ss;
     ss << in.rdbuf();
     const std::string text = ss.str();
-    auto result = frontend::dsl::parseProgram(text, options.path, pipeline::dslParseOptions());
-    err << frontend::dsl::renderDiagnostics(result.diagnostics(), text);
+    auto result = pipeline::parseDsl(text, options.path);
+    err << pipeline::renderDslDiagnostics(result.diagnostics(), text);
     int errors = 0, warnings = 0;
     for (const auto& d : result.diagnostics().items()) {
         errors += d.severity == support::Severity::Error;
@@ -98,7 +96,7 @@ int runCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     }
     const ir::Model& m = result.value();
     const support::DiagnosticList fusion = fusionWarnings(m, options.path);
-    err << frontend::dsl::renderDiagnostics(fusion, text);
+    err << pipeline::renderDslDiagnostics(fusion, text);
     warnings += static_cast<int>(fusion.items().size());
     int computes = 0, unknownFlops = 0;
     for (std::size_t i = 0; i < m.graph.numNodes(); ++i) {

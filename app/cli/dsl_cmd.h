@@ -11,10 +11,6 @@
 #include <iosfwd>
 #include <string>
 
-#include "core/frontend/dsl/dsl.h"
-#include "core/ir/graph.h"
-#include "core/support/expected.h"
-
 namespace tessera::cli {
 
 struct CheckOptions {

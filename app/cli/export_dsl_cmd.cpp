@@ -8,10 +8,8 @@
 
 #include "app/cli/dsl_cmd.h"
 #include "app/cli/inspect.h"
-#include "core/frontend/dsl/dsl_printer.h"
-#include "core/frontend/dsl/lexer.h"
+#include "core/pipeline/dsl_text.h"
 #include "core/pipeline/load_model.h"
-#include "core/frontend/onnx/onnx_importer.h"
 
 namespace tessera::cli {
 
@@ -44,13 +42,13 @@ int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostrea
     }
     for (const auto& d : result.diagnostics().items()) err << d.format() << "\n";
 
-    frontend::dsl::PrintOptions po;
+    pipeline::DslPrintOptions po;
     const bool fromDsl = pipeline::sourceKindOf(options.modelPath) == pipeline::SourceKind::Dsl;
     po.onnxReference = referencePath(options.modelPath, options.outputPath);
     // A parsed program does not remember where its constants came from (random, npy, onnx ...),
     // and onnx("prog.tsr", ...) would be wrong: its constants are always written inline.
     po.maxInlineElements = fromDsl ? std::numeric_limits<std::int64_t>::max() : options.maxInlineElements;
-    const std::string text = frontend::dsl::printDsl(*result, po);
+    const std::string text = pipeline::printDsl(*result, po);
     const std::string where = options.outputPath.empty() ? std::string("<stdout>") : options.outputPath;
     // Refuse to write a program that would not parse back.
     if (!fromDsl && text.find("onnx(\"") != std::string::npos) {
@@ -69,9 +67,9 @@ int runExportDsl(const ExportDslOptions& options, std::ostream& out, std::ostrea
                 << "\", ...), relative to the current folder; the DSL accepts only paths inside the program's "
                    "folder, so save the output where that path has no '..' (or use --inline-max)\n";
     }
-    if (text.size() > frontend::dsl::kMaxSourceBytes) {
+    if (text.size() > pipeline::kMaxDslSourceBytes) {
         err << where << ": error: the program would be " << text.size() / (1024 * 1024) << " MiB, above the DSL's "
-            << frontend::dsl::kMaxSourceBytes / (1024 * 1024) << " MiB file limit"
+            << pipeline::kMaxDslSourceBytes / (1024 * 1024) << " MiB file limit"
             << (fromDsl ? "" : ": lower --inline-max so that large weights stay references to the model") << "\n";
         return kExitBadInput;
     }

@@ -19,7 +19,7 @@
 #include "app/cli/report_cmd.h"
 #include "app/cli/roofline_cmd.h"
 #include "app/cli/run_cmd.h"
-#include "core/runtime/host_jit.h"
+#include "core/pipeline/toolchain.h"
 
 int main(int argc, char** argv) {
     using namespace tessera::cli;
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         checkCmd->add_option("FILE", check.path, "Tessera DSL program (.tsr)")->required();
 
         // Thread counts follow the machine: every core this process may use (taskset/cpusets honoured).
-        const int cores = tessera::runtime::availableCores();
+        const int cores = tessera::pipeline::availableCores();
         const std::string coresText = std::to_string(cores) + " here";
         RunCmdOptions run;
         run.threads = cores;

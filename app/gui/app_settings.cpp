@@ -15,8 +15,7 @@
 #include <algorithm>
 
 #include "app/gui/run_session.h"
-#include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/host_jit.h"
+#include "core/pipeline/toolchain.h"
 
 namespace tessera::app {
 namespace {
@@ -89,7 +88,7 @@ void AppSettings::save() const
 
 QString AppSettings::effectiveCompiler() const
 {
-    return compiler.isEmpty() ? QString::fromStdString(runtime::defaultHostCompiler()) : compiler;
+    return compiler.isEmpty() ? QString::fromStdString(pipeline::defaultHostCompiler()) : compiler;
 }
 
 int AppSettings::effectiveThreads() const { return threads > 0 ? threads : std::max(1, QThread::idealThreadCount()); }
@@ -98,13 +97,13 @@ QStringList AppSettings::extraFlagList() const { return QProcess::splitCommand(e
 
 QString AppSettings::kernelCacheDir() const
 {
-    return cacheDir.isEmpty() ? QString::fromStdString(runtime::defaultKernelCacheDir())
+    return cacheDir.isEmpty() ? QString::fromStdString(pipeline::defaultKernelCacheDir())
                               : QDir(cacheDir).filePath(QStringLiteral("kernels"));
 }
 
 QString AppSettings::cudaCacheDir() const
 {
-    return cacheDir.isEmpty() ? QString::fromStdString(runtime::cuda::defaultCudaCacheDir())
+    return cacheDir.isEmpty() ? QString::fromStdString(pipeline::defaultCudaCacheDir())
                               : QDir(cacheDir).filePath(QStringLiteral("cuda"));
 }
 

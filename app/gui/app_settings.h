@@ -29,8 +29,8 @@ struct AppSettings {
 
     static constexpr int kDefaultThreads = 0;  ///< every core of the user's machine
 
-    QString compiler;    ///< empty = runtime::defaultHostCompiler()
-    QString extraFlags;  ///< appended to runtime::HostCompilerOptions' default flags
+    QString compiler;    ///< empty = pipeline::defaultHostCompiler()
+    QString extraFlags;  ///< appended to pipeline::defaultHostCompilerFlags()
     int threads = kDefaultThreads;  ///< 0 = all cores
     QString cacheDir;    ///< empty = the default cache folders
     DefaultTarget defaultTarget = DefaultTarget::LastUsed;
@@ -41,15 +41,15 @@ struct AppSettings {
     /// Writes every field to QSettings().
     void save() const;
 
-    /// The compiler Run uses: `compiler`, or runtime::defaultHostCompiler() when empty.
+    /// The compiler Run uses: `compiler`, or pipeline::defaultHostCompiler() when empty.
     QString effectiveCompiler() const;
     /// Threads a run uses: `threads`, or QThread::idealThreadCount() for 0.
     int effectiveThreads() const;
     /// `extraFlags` split into arguments (QProcess::splitCommand: quotes group words).
     QStringList extraFlagList() const;
-    /// The host JIT cache folder a run uses (<cacheDir>/kernels or runtime::defaultKernelCacheDir()).
+    /// The host JIT cache folder a run uses (<cacheDir>/kernels or pipeline::defaultKernelCacheDir()).
     QString kernelCacheDir() const;
-    /// The NVRTC cache folder a run uses (<cacheDir>/cuda or runtime::cuda::defaultCudaCacheDir()).
+    /// The NVRTC cache folder a run uses (<cacheDir>/cuda or pipeline::defaultCudaCacheDir()).
     QString cudaCacheDir() const;
 
     /// Sets the run's threads (RunOptions::threads and CompileOptions::cpuThreads), host compiler,

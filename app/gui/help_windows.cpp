@@ -31,9 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runtime/cuda/cuda_version.h"
-#include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/host_jit.h"
+#include "core/pipeline/toolchain.h"
 
 #ifndef TESSERA_VERSION
 #define TESSERA_VERSION "unknown"
@@ -269,16 +267,14 @@ QStringList aboutLines(const QString& compiler)
     const QString toolkit = QStringLiteral(TESSERA_CUDA_TOOLKIT_VERSION);
     lines << (toolkit.isEmpty() ? QStringLiteral("CUDA toolkit (build): not found: built without the CUDA toolkit")
                                 : QStringLiteral("CUDA toolkit (build): %1").arg(toolkit));
-    const support::Expected<runtime::cuda::NvrtcInfo> nvrtc = runtime::cuda::nvrtcInfo();
-    lines << (nvrtc.ok() ? QStringLiteral("NVRTC: %1.%2 (%3)")
-                               .arg(nvrtc->major)
-                               .arg(nvrtc->minor)
-                               .arg(QString::fromStdString(nvrtc->path))
+    const support::Expected<pipeline::NvrtcVersion> nvrtc = pipeline::nvrtcVersion();
+    lines << (nvrtc.ok() ? QStringLiteral("NVRTC: %1 (%2)")
+                               .arg(QString::fromStdString(nvrtc->version), QString::fromStdString(nvrtc->path))
                          : QStringLiteral("NVRTC: not found: %1").arg(firstError(nvrtc.diagnostics())));
-    const support::Expected<int> driver = runtime::cuda::cudaDriverVersion();
-    lines << (driver.ok() ? QStringLiteral("CUDA driver: %1").arg(QString::fromStdString(runtime::cuda::formatCudaVersion(*driver)))
+    const support::Expected<std::string> driver = pipeline::cudaDriverVersion();
+    lines << (driver.ok() ? QStringLiteral("CUDA driver: %1").arg(QString::fromStdString(*driver))
                           : QStringLiteral("CUDA driver: not found: %1").arg(firstError(driver.diagnostics())));
-    const support::Expected<std::string> cxx = runtime::hostCompilerVersion(compiler.toStdString());
+    const support::Expected<std::string> cxx = pipeline::hostCompilerVersion(compiler.toStdString());
     lines << (cxx.ok() ? QStringLiteral("C++ compiler: %1 (%2)").arg(QString::fromStdString(*cxx), compiler)
                        : QStringLiteral("C++ compiler: not found: %1").arg(firstError(cxx.diagnostics())));
     return lines;

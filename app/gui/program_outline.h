@@ -3,15 +3,8 @@
 /// What the Program dock needs to know about a program's text beyond its model: which statement
 /// defines which drawn graph node (for the linked selection between the editor and the graph),
 /// and a signature of its tokens (to tell an edit that changes the program from one that only
-/// touches comments, spacing or line breaks).
-///
-/// Node names follow docs/dsl.md §4.1 as the DSL's sema gives them: an op call or compute
-/// definition defines the operator named by its `as` name, else by its first non-omitted
-/// output (with the smallest free suffix `_1`, `_2`, ... when taken; `<OpType>_<index>` without
-/// outputs); `input x` defines the graph input `x`, `output y` the graph output `y`, and
-/// `schedule S { ... }` points at the operator `S`. Statements inside graph literals (subgraph
-/// bodies) define nothing drawn. The outline is only meaningful for text that parseProgram
-/// accepted: then the names are exactly those of the model's nodes.
+/// touches comments, spacing or line breaks). Both come from core/pipeline/dsl_text.h (dslOutline,
+/// dslTokenSignature, where the naming rules are), here in the Program dock's types.
 ///
 /// Thread rules: pure functions; any thread.
 

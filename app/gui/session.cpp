@@ -10,7 +10,7 @@
 #include <QFileInfo>
 
 #include "app/gui/program_outline.h"
-#include "core/frontend/dsl/dsl_printer.h"
+#include "core/pipeline/dsl_text.h"
 #include "core/pipeline/load_model.h"
 
 namespace tessera::app {
@@ -89,9 +89,7 @@ quint64 Session::startImport(const QString& path, const QString* text)
         support::Expected<ir::Model> result = support::DiagnosticList{};
         if (fromText) {
             programText = source.toStdString();
-            frontend::dsl::ParseOptions options = pipeline::dslParseOptions();
-            options.baseDir = QFileInfo(path).absolutePath().toStdString();
-            result = frontend::dsl::parseProgram(programText, file, options);
+            result = pipeline::parseDsl(programText, file, QFileInfo(path).absolutePath().toStdString());
             if (result.ok())
                 result.value().sourcePath = file;
         } else {
@@ -112,9 +110,9 @@ quint64 Session::startImport(const QString& path, const QString* text)
             if (!dsl) {
                 // Weights stay in the ONNX file, referenced by its name: the text is shown
                 // beside it (Save Program As re-prints the references for the folder chosen).
-                frontend::dsl::PrintOptions po;
+                pipeline::DslPrintOptions po;
                 po.onnxReference = QFileInfo(path).fileName().toStdString();
-                programText = frontend::dsl::printDsl(*model, po);
+                programText = pipeline::printDsl(*model, po);
                 stage->programExported = true;
             }
             stage->statements = programOutline(programText, file);

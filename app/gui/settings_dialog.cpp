@@ -19,8 +19,7 @@
 
 #include <algorithm>
 
-#include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/host_jit.h"
+#include "core/pipeline/toolchain.h"
 
 namespace tessera::app {
 namespace {
@@ -31,7 +30,7 @@ constexpr int kCheckTimeoutMs = 10000;
 QString defaultFlagsText()
 {
     QStringList flags;
-    for (const std::string& f : runtime::HostCompilerOptions().flags)
+    for (const std::string& f : pipeline::defaultHostCompilerFlags())
         flags << QString::fromStdString(f);
     return flags.join(QLatin1Char(' '));
 }
@@ -45,7 +44,7 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent) : Q
 
     m_compiler = new QLineEdit(this);
     m_compiler->setObjectName(QStringLiteral("compilerEdit"));
-    m_compiler->setPlaceholderText(QString::fromStdString(runtime::defaultHostCompiler()));
+    m_compiler->setPlaceholderText(QString::fromStdString(pipeline::defaultHostCompiler()));
     m_compiler->setToolTip(tr("Program name (searched in PATH) or path of the C++ compiler that builds the CPU "
                               "kernels (tessera-cli run --cxx). Empty: $TESSERA_CXX, else c++."));
     auto* browse = new QPushButton(tr("Browse..."), this);
@@ -76,7 +75,7 @@ SettingsDialog::SettingsDialog(const AppSettings& settings, QWidget* parent) : Q
     m_cache = new QLineEdit(this);
     m_cache->setObjectName(QStringLiteral("cacheEdit"));
     m_cache->setPlaceholderText(tr("Default (%1)").arg(QDir::toNativeSeparators(
-        QFileInfo(QString::fromStdString(runtime::defaultKernelCacheDir())).absolutePath())));
+        QFileInfo(QString::fromStdString(pipeline::defaultKernelCacheDir())).absolutePath())));
     m_cache->setToolTip(tr("Compiled kernels are kept here by content hash, so an unchanged kernel is not "
                            "compiled again: host libraries in kernels/, CUDA PTX and CUBIN in cuda/."));
     auto* browseCache = new QPushButton(tr("Browse..."), this);
@@ -285,8 +284,8 @@ int SettingsDialog::clearCache()
                    tr("Delete %1 of compiled kernels? The next run of each model compiles them again.")
                        .arg(formatBytes(host.bytes + cuda.bytes))))
         return -1;
-    const support::Expected<std::int64_t> a = runtime::clearKernelCache(s.kernelCacheDir().toStdString());
-    const support::Expected<std::int64_t> b = runtime::cuda::clearCudaCache(s.cudaCacheDir().toStdString());
+    const support::Expected<std::int64_t> a = pipeline::clearKernelCache(s.kernelCacheDir().toStdString());
+    const support::Expected<std::int64_t> b = pipeline::clearCudaCache(s.cudaCacheDir().toStdString());
     refreshCacheUsage();
     if (!a.ok() || !b.ok()) {
         const support::DiagnosticList& d = !a.ok() ? a.diagnostics() : b.diagnostics();
