@@ -1,11 +1,62 @@
 #include "views/program/dsl_highlighter.h"
 
 #include <QColor>
+#include <QFile>
 #include <QFont>
 #include <QSet>
+#include <QStringList>
+#include <QtGlobal>
+
+// The word lists live in resources/syntax/tessera-dsl.words, compiled into this static library
+// (resources/syntax.qrc); initialising the resource here keeps the linker from dropping it.
+// Q_INIT_RESOURCE declares a function, so it is called outside any namespace.
+static void initSyntaxResource() { Q_INIT_RESOURCE(syntax); }
 
 namespace tessera::views {
 namespace {
+
+/// The reserved words, dtype names and contextual words (docs/dsl.md §2-3).
+struct WordKinds {
+    QSet<QString> reserved;
+    QSet<QString> dtypes;
+    QSet<QString> contextual;
+};
+
+/// Reads the `[keyword]`, `[type]` and `[contextual]` sections of the rules file (format: the
+/// file's header comment). A missing or unreadable file leaves every set empty (no word colours)
+/// and says so once on the console.
+WordKinds loadWordKinds()
+{
+    initSyntaxResource();
+    WordKinds kinds;
+    QFile file(QStringLiteral(":/syntax/tessera-dsl.words"));
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        qWarning("DSL highlighter: cannot read %s", qPrintable(file.fileName()));
+        return kinds;
+    }
+    QSet<QString>* section = nullptr;
+    const QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'));
+    for (const QString& raw : lines) {
+        const QString line = raw.section(QLatin1Char('#'), 0, 0).trimmed();
+        if (line.isEmpty())
+            continue;
+        if (line.startsWith(QLatin1Char('[')) && line.endsWith(QLatin1Char(']'))) {
+            const QString name = line.mid(1, line.size() - 2).trimmed();
+            section = name == QLatin1String("keyword")      ? &kinds.reserved
+                      : name == QLatin1String("type")       ? &kinds.dtypes
+                      : name == QLatin1String("contextual") ? &kinds.contextual
+                                                            : nullptr;
+            if (section == nullptr)
+                qWarning("DSL highlighter: unknown section [%s] in %s", qPrintable(name), qPrintable(file.fileName()));
+            continue;
+        }
+        if (section == nullptr)
+            continue;
+        for (const QString& word : line.simplified().split(QLatin1Char(' ')))
+            section->insert(word);
+    }
+    return kinds;
+}
 
 QTextCharFormat makeFormat(const QColor& color, bool bold = false, bool italic = false)
 {
@@ -51,34 +102,12 @@ DslHighlighter::DslHighlighter(QTextDocument* document) : QSyntaxHighlighter(doc
 
 DslHighlighter::Kind DslHighlighter::wordKind(const QString& word)
 {
-    static const QSet<QString> reserved = {
-        QStringLiteral("tessera"), QStringLiteral("model"),    QStringLiteral("opset"),  QStringLiteral("input"),
-        QStringLiteral("output"),  QStringLiteral("param"),    QStringLiteral("schedule"), QStringLiteral("fuse"),
-        QStringLiteral("anchor"),  QStringLiteral("as"),       QStringLiteral("graph"),  QStringLiteral("tensor")};
-    // docs/dsl.md §3: words recognised only in some positions, plus the schedule's levels,
-    // targets, memories and the task-mapping functions.
-    static const QSet<QString> contextual = {
-        QStringLiteral("ints"),     QStringLiteral("floats"),  QStringLiteral("strings"),  QStringLiteral("tensors"),
-        QStringLiteral("graphs"),   QStringLiteral("zeros"),   QStringLiteral("ones"),     QStringLiteral("random"),
-        QStringLiteral("fill"),     QStringLiteral("npy"),     QStringLiteral("onnx"),     QStringLiteral("sum"),
-        QStringLiteral("prod"),     QStringLiteral("max"),     QStringLiteral("min"),      QStringLiteral("cast"),
-        QStringLiteral("pi"),       QStringLiteral("true"),    QStringLiteral("false"),    QStringLiteral("target"),
-        QStringLiteral("tile"),     QStringLiteral("by"),      QStringLiteral("stage"),    QStringLiteral("in"),
-        QStringLiteral("unroll"),   QStringLiteral("vectorize"), QStringLiteral("parallel"), QStringLiteral("inf"),
-        QStringLiteral("nan"),      QStringLiteral("shared"),  QStringLiteral("local"),    QStringLiteral("register"),
-        QStringLiteral("grid"),     QStringLiteral("block"),   QStringLiteral("warp"),     QStringLiteral("thread"),
-        QStringLiteral("cuda"),     QStringLiteral("cpu"),     QStringLiteral("spatial"),  QStringLiteral("repeat"),
-        QStringLiteral("auto_map"), QStringLiteral("select")};
-    static const QSet<QString> dtypes = {
-        QStringLiteral("f16"), QStringLiteral("bf16"), QStringLiteral("f32"),  QStringLiteral("f64"),
-        QStringLiteral("i8"),  QStringLiteral("i16"),  QStringLiteral("i32"),  QStringLiteral("i64"),
-        QStringLiteral("u8"),  QStringLiteral("u16"),  QStringLiteral("u32"),  QStringLiteral("u64"),
-        QStringLiteral("bool"), QStringLiteral("string"), QStringLiteral("c64"), QStringLiteral("c128")};
-    if (reserved.contains(word))
+    static const WordKinds kinds = loadWordKinds();
+    if (kinds.reserved.contains(word))
         return Kind::Keyword;
-    if (dtypes.contains(word))
+    if (kinds.dtypes.contains(word))
         return Kind::Type;
-    if (contextual.contains(word))
+    if (kinds.contextual.contains(word))
         return Kind::Contextual;
     return Kind::Plain;
 }

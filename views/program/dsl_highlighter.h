@@ -4,7 +4,8 @@
 /// `param`, `schedule`, `fuse`, ...), the contextual words of initializers, reductions and
 /// schedules (`sum`, `random`, `target`, `tile`, `stage`, `spatial`, ...), dtype names, operator
 /// and function names (an identifier directly followed by `(`), numbers, strings, backtick-quoted
-/// names and `#` comments.
+/// names and `#` comments. The word lists are data: resources/syntax/tessera-dsl.words, compiled
+/// in (resources/syntax.qrc) and read once, on the first wordKind call.
 ///
 /// It scans each line left to right like the DSL lexer does, so a `#` inside a string or a quoted
 /// name is not a comment and a reserved word inside backticks stays a name. Lexical colouring
