@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QIcon>
 #include <QLineEdit>
 #include <QPixmap>
 #include <QTimer>
@@ -81,6 +82,9 @@ int main(int argc, char** argv)
     QApplication::setApplicationName(QStringLiteral("Tessera"));
     QApplication::setOrganizationName(QStringLiteral("Tessera"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    // The icon (resources/icons/, compiled in) and, for Wayland, the desktop entry that names it.
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/io.tessera.Tessera.svg")));
+    QApplication::setDesktopFileName(QStringLiteral("io.tessera.Tessera"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Tessera: an IDE for tensor programs."));
