@@ -1,6 +1,6 @@
 #include "core/lower/lower.h"
 
-#include "core/lower/lower_templates.h"
+#include "core/lower/detail/lower_templates.h"
 
 namespace tessera::lower {
 

@@ -119,7 +119,8 @@ support::Expected<LoweredKernel> lowerNode(const ir::Graph& g, ir::NodeId node,
 ///   output, a Reshape/Flatten/Squeeze/Unsqueeze epilogue at the same flat row-major offset (the
 ///   anchor's own indices); as prologues they turn a load of their output into a load of their
 ///   input at the inverse-permuted index / the same flat offset. Chains mix both kinds in any order.
-/// - `dw-pw`, `pw-dw`, `pw-pw`: a fused convolution-chain kernel (core/lower/lower_fused_conv.cpp)
+/// - `dw-pw`, `pw-dw`, `pw-pw`: a fused convolution-chain kernel (core/lower/cuda/lower_fused_conv.cpp,
+///   core/lower/cpu/lower_fused_conv_cpu.cpp)
 ///   whose intermediate tile stays on chip (shared memory on CUDA, a cache-sized tile on the CPU),
 ///   with the elementwise ops between the convs applied to the tile and the epilogues applied on
 ///   the final store.

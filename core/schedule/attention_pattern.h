@@ -2,7 +2,7 @@
 /// @file
 /// The attention pattern: the core of scaled dot-product attention as exporters write it, which
 /// the hidet planner turns into one `attention` fusion group (fusion_plan.h) and the lowering
-/// into one FlashAttention-style kernel (core/lower/lower_attention.cpp).
+/// into one FlashAttention-style kernel (core/lower/common/lower_attention.cpp).
 ///
 /// Semantics (ONNX MatMul, Softmax-13 and elementwise specs; Dao et al., "FlashAttention", NeurIPS
 /// 2022, Algorithm 1; torch.onnx.export opset 17 of nn.MultiheadAttention and

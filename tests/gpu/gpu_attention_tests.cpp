@@ -1,4 +1,4 @@
-// The fused attention kernel on a real CUDA device (core/lower/lower_attention.cpp): the
+// The fused attention kernel on a real CUDA device (core/lower/common/lower_attention.cpp): the
 // torch-export attention pattern (tests/lower/attention_test_graphs.h) compiled for CUDA under the
 // hidet planner is one attention kernel (one block per batch, head and tile of query rows, K/V
 // blocks staged in shared memory), passes its check against the unfused member ops in the

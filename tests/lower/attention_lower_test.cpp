@@ -1,4 +1,4 @@
-// The fused attention kernel (core/lower/lower_attention.cpp through lowerGroup): the hidet
+// The fused attention kernel (core/lower/common/lower_attention.cpp through lowerGroup): the hidet
 // planner's attention group of the torch-export pattern (tests/lower/attention_test_graphs.h),
 // lowered for the CPU and for CUDA, run with the kernel-IR interpreter on the reference
 // interpreter's inputs and compared with the unfused graph in the reference interpreter: several

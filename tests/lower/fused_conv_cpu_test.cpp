@@ -1,4 +1,4 @@
-// CPU fused convolution chains (core/lower/lower_fused_conv_cpu.cpp, lowerConvChainCpu through
+// CPU fused convolution chains (core/lower/cpu/lower_fused_conv_cpu.cpp, lowerConvChainCpu through
 // lower_fused.h lowerConvChain): dw-pw / pw-dw / pw-pw chains with ragged sizes (rows, columns,
 // channels and filters that are not multiples of the tiles and register blocks, strides, padding,
 // a ReLU6 between) run with the kernel-IR interpreter against the reference interpreter's unfused
@@ -15,7 +15,7 @@
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/lower/kernel_eval.h"
-#include "core/lower/lower_fused.h"
+#include "core/lower/detail/lower_fused.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"

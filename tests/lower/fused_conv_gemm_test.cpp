@@ -1,4 +1,4 @@
-// The GEMM form of fused dw-pw chains on CUDA (core/lower/lower_fused_conv_gpu.cpp): the tile
+// The GEMM form of fused dw-pw chains on CUDA (core/lower/cuda/lower_fused_conv_gpu.cpp): the tile
 // helpers (gpuGemmTileOf, dwPwGemmTile for MobileNetV2's shapes), small chains with K >= 64 and
 // ragged sizes run with the kernel-IR interpreter against the reference interpreter's unfused
 // graph (several tiles through the TESSERA_DWPW_GEMM override), the kernel's structure (params,
@@ -21,8 +21,8 @@
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/lower/kernel_eval.h"
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_fused_conv_gpu.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_fused_conv_gpu.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"

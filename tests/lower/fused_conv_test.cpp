@@ -1,4 +1,4 @@
-// Fused convolution chains (core/lower/lower_fused_conv.cpp, lower_fused.h lowerConvChain): small
+// Fused convolution chains (core/lower/cuda/lower_fused_conv.cpp, lower_fused.h lowerConvChain): small
 // dw-pw / pw-dw / pw-pw chains built in code, lowered for the CPU and for CUDA, run with the
 // kernel-IR interpreter and compared with the reference interpreter's unfused graph; parameter
 // order, the structure of the CUDA kernel (Blocks/Threads loops, shared tile, barriers, output
@@ -21,7 +21,7 @@
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/ir/shape_inference.h"
 #include "core/lower/kernel_eval.h"
-#include "core/lower/lower_fused.h"
+#include "core/lower/detail/lower_fused.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/lower/lower.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 

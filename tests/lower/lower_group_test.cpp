@@ -1,4 +1,4 @@
-// lowerGroup (core/lower/lower_group.cpp): Hidet's post-scheduling fusion on the kernel IR. Each
+// lowerGroup (core/lower/common/lower_group.cpp): Hidet's post-scheduling fusion on the kernel IR. Each
 // fused kernel is run with the kernel-IR interpreter (lowered for the CPU and for CUDA) and its
 // outputs compared with the reference interpreter's run of the original graph; the tests also
 // check the exact params (names, ABI order), sourceOps, the refusals, and that the generated C++
@@ -18,7 +18,7 @@
 #include "core/ir/shape_inference.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/lower/lower_fused.h"
+#include "core/lower/detail/lower_fused.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/golden.h"
-#include "core/lower/lower_heavy.h"
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_heavy.h"
+#include "core/lower/detail/lower_util.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 

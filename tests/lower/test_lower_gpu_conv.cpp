@@ -1,6 +1,6 @@
-// Pointwise Conv on the CUDA target (core/lower/lower_conv.cpp): a 1x1, stride-1, unpadded,
+// Pointwise Conv on the CUDA target (core/lower/common/lower_conv.cpp): a 1x1, stride-1, unpadded,
 // ungrouped conv with C_out >= 64 and batch x spatial >= 64 is lowered through the GEMM template
-// (core/lower/lower_matmul_gpu.cpp) as Y[n] = W X[n] with the images flattened into the columns
+// (core/lower/cuda/lower_matmul_gpu.cpp) as Y[n] = W X[n] with the images flattened into the columns
 // (GpuGemmSpec::colGroup); the kernels are run with the kernel-IR interpreter and compared with
 // the reference interpreter, their structure and mappings checked, other convs keep the default
 // path, and, where NVRTC loads, one kernel is compiled for sm_90.
@@ -19,7 +19,7 @@
 #include "core/lower/counts.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 #include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/reference_interpreter.h"

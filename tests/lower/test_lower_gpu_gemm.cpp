@@ -1,4 +1,4 @@
-// The CUDA GEMM template (core/lower/lower_matmul_gpu.cpp): MatMul and Gemm lowered for the CUDA
+// The CUDA GEMM template (core/lower/cuda/lower_matmul_gpu.cpp): MatMul and Gemm lowered for the CUDA
 // target take the shared-memory template when M, N >= 64; the kernels are run with the kernel-IR
 // interpreter and compared with the reference interpreter; their structure, mappings, static
 // counts (checked against the interpreter's dynamic counts and closed formulas), and, where NVRTC

@@ -1,4 +1,4 @@
-// Compute-heavy lowering templates (core/lower/lower_heavy.h): every op lowered, run with the
+// Compute-heavy lowering templates (core/lower/detail/lower_heavy.h): every op lowered, run with the
 // kernel-IR interpreter and compared with the reference interpreter (f32: 1e-5 relative), under
 // several attribute combinations, default and user mappings; golden text of tiny kernels; the
 // global traffic the tiled kernels issue.

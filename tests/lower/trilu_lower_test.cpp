@@ -1,4 +1,4 @@
-// Trilu (ONNX Trilu-14; core/lower/lower_movement.cpp lowerTrilu): upper and lower triangles,
+// Trilu (ONNX Trilu-14; core/lower/common/lower_movement.cpp lowerTrilu): upper and lower triangles,
 // positive and negative diagonals k (beyond the matrix too), batched and non-square inputs, an
 // absent k, integer and bool tensors, against exact expected values and against the reference
 // interpreter on the CPU and CUDA lowerings (the CUDA kernel IR in the interpreter).

@@ -21,7 +21,7 @@
 #include <map>
 
 #include "core/ir/compute.h"
-#include "core/lower/lower_templates.h"
+#include "core/lower/detail/lower_templates.h"
 
 namespace tessera::lower::detail {
 

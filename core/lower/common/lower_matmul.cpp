@@ -1,5 +1,5 @@
 // MatMul (batched, broadcast, 1-D operands) and Gemm (alpha, beta, transA, transB, broadcast C),
-// plus the tiling helpers shared by the heavy templates (core/lower/lower_heavy.h).
+// plus the tiling helpers shared by the heavy templates (core/lower/detail/lower_heavy.h).
 //
 // Loop structure (CPU default): the output [batch..., M, N] is cut into tiles of tm x tn
 // (8 x 64, or the whole extent when smaller); grid = spatial(tile counts, M tiles fastest so that
@@ -14,7 +14,7 @@
 #include <limits>
 #include <string>
 
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

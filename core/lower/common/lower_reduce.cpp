@@ -21,7 +21,7 @@
 #include <limits>
 #include <string>
 
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

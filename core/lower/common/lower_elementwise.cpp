@@ -12,8 +12,8 @@
 #include <limits>
 #include <map>
 
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_templates.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_templates.h"
 
 namespace tessera::lower::detail {
 

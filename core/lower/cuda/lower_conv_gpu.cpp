@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/lower/lower_fused_conv_gpu.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_fused_conv_gpu.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

@@ -38,8 +38,8 @@
 #include <algorithm>
 #include <string>
 
-#include "core/lower/lower_fused_conv_common.h"
-#include "core/lower/lower_fused_conv_gpu.h"
+#include "core/lower/detail/lower_fused_conv_common.h"
+#include "core/lower/detail/lower_fused_conv_gpu.h"
 
 namespace tessera::lower::detail {
 

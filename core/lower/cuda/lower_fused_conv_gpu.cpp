@@ -8,9 +8,9 @@
 // consecutive columns (pixels), so each depthwise tap's X reads are coalesced along W, and a thread
 // keeps one column for the whole reduction (its pixel decode and padding guards are invariant).
 
-#include "core/lower/lower_fused_conv_gpu.h"
+#include "core/lower/detail/lower_fused_conv_gpu.h"
 
-#include "core/lower/lower_fused_conv_common.h"
+#include "core/lower/detail/lower_fused_conv_common.h"
 
 #include <algorithm>
 #include <cctype>

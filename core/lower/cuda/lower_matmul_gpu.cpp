@@ -34,8 +34,8 @@
 #include <algorithm>
 #include <string>
 
-#include "core/lower/lower_fused_conv_gpu.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_fused_conv_gpu.h"
+#include "core/lower/detail/lower_heavy.h"
 #include "core/schedule/mapping_parser.h"
 
 namespace tessera::lower::detail {

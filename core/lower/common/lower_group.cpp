@@ -23,8 +23,8 @@
 #include <set>
 
 #include "core/lower/lower.h"
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_util.h"
 
 namespace tessera::lower {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

@@ -2,7 +2,7 @@
 // checking the two convolutions and the elementwise ops between them, and the chain kernel's
 // parameters.
 
-#include "core/lower/lower_fused_conv_common.h"
+#include "core/lower/detail/lower_fused_conv_common.h"
 
 #include <optional>
 

@@ -1,6 +1,6 @@
-// Registers the compute-heavy templates (core/lower/lower_heavy.h) in the template table.
-#include "core/lower/lower_heavy.h"
-#include "core/lower/lower_templates.h"
+// Registers the compute-heavy templates (core/lower/detail/lower_heavy.h) in the template table.
+#include "core/lower/detail/lower_heavy.h"
+#include "core/lower/detail/lower_templates.h"
 
 namespace tessera::lower::detail {
 

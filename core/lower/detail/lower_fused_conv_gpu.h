@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

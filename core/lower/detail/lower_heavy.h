@@ -20,7 +20,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_util.h"
 
 namespace tessera::lower::detail {
 

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The table of lowering templates (internal to core/lower; not a public API): op type -> the
-/// function that lowers one node of that op (core/lower/lower_util.h, LowerContext). lower.cpp
+/// function that lowers one node of that op (core/lower/detail/lower_util.h, LowerContext). lower.cpp
 /// builds the table once from the register functions below; each lowering source file fills in
 /// the ops it handles.
 ///
@@ -16,7 +16,7 @@
 #include <map>
 #include <string>
 
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_util.h"
 
 namespace tessera::lower::detail {
 
@@ -36,14 +36,14 @@ using PointwiseFn = std::function<std::vector<Expr>(const std::vector<Expr>& loa
 support::Expected<LoweredKernel> lowerPointwise(const LowerContext& ctx, const std::vector<std::size_t>& slots,
                                                 const PointwiseFn& fn);
 
-/// Unary, binary-broadcast, variadic and Where ops (core/lower/lower_elementwise.cpp).
+/// Unary, binary-broadcast, variadic and Where ops (core/lower/common/lower_elementwise.cpp).
 void registerElementwiseTemplates(TemplateTable& table);
-/// Data movement: Reshape, Transpose, Concat, Slice, Gather, Pad ... (core/lower/lower_movement.cpp).
+/// Data movement: Reshape, Transpose, Concat, Slice, Gather, Pad ... (core/lower/common/lower_movement.cpp).
 void registerMovementTemplates(TemplateTable& table);
-/// tessera Compute nodes (core/lower/lower_compute.cpp).
+/// tessera Compute nodes (core/lower/common/lower_compute.cpp).
 void registerComputeTemplates(TemplateTable& table);
 /// Compute-heavy ops: Conv, MatMul, Gemm, pooling, normalisation, reductions, Softmax ...
-/// (core/lower/lower_heavy_registry.cpp and the files it draws on).
+/// (core/lower/common/lower_heavy_registry.cpp and the files it draws on).
 void registerHeavyTemplates(TemplateTable& table);
 
 }  // namespace tessera::lower::detail

@@ -25,7 +25,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/lower/lower_fused_conv_common.h"
+#include "core/lower/detail/lower_fused_conv_common.h"
 
 namespace tessera::lower::detail {
 

@@ -30,8 +30,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/lower/lower_fused.h"
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_fused.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

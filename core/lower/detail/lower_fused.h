@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_util.h"
 #include "core/schedule/attention_pattern.h"
 #include "core/schedule/fusion_plan.h"
 

@@ -1,5 +1,5 @@
 // Conv (N-D, groups incl. depthwise, strides, dilations, pads, auto_pad, optional bias) and the
-// sliding-window helpers shared with pooling (core/lower/lower_heavy.h).
+// sliding-window helpers shared with pooling (core/lower/detail/lower_heavy.h).
 //
 // Loop structure (CPU default):
 // - Pointwise (1x1 kernel, stride 1, no padding, group 1): a matmul per image,
@@ -37,7 +37,7 @@
 #include <optional>
 #include <string>
 
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

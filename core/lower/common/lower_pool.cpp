@@ -1,5 +1,5 @@
 // MaxPool and AveragePool (N-D, pads, strides, dilations, auto_pad, ceil_mode, count_include_pad).
-// GlobalAveragePool / GlobalMaxPool are reductions (core/lower/lower_reduce.cpp).
+// GlobalAveragePool / GlobalMaxPool are reductions (core/lower/common/lower_reduce.cpp).
 //
 // Loop structure: mapped over the output [N, C, O_1..O_r]; default tile (1, 1, .., th, tw) with tw
 // the whole last output extent (<= 256) and th the rows fitting ~1024 accumulators. Per tile a
@@ -12,7 +12,7 @@
 #include <limits>
 #include <string>
 
-#include "core/lower/lower_heavy.h"
+#include "core/lower/detail/lower_heavy.h"
 
 namespace tessera::lower::detail {
 

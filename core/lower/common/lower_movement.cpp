@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "core/lower/lower_templates.h"
+#include "core/lower/detail/lower_templates.h"
 
 namespace tessera::lower::detail {
 

@@ -1,4 +1,4 @@
-#include "core/lower/lower_util.h"
+#include "core/lower/detail/lower_util.h"
 
 #include <algorithm>
 #include <cctype>
