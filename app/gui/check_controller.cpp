@@ -22,9 +22,8 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), stati
 CheckController::CheckController(Document* doc, QMainWindow* window, QDockWidget* timings,
                                  views::TimingPanel* timingPanel, QMenu* viewMenu)
     : QObject(window), m_doc(doc), m_window(window), m_dock(new QDockWidget(tr("Check"), window)),
-      m_view(new views::ErrorHeatmapView(m_dock))
+      m_view(new views::ErrorHeatmapView(m_dock)), m_rerun(std::make_unique<JobChannel>())
 {
-    m_pool.setMaxThreadCount(1);
     m_view->setObjectName(QStringLiteral("errorHeatmap"));
     m_dock->setObjectName(QStringLiteral("checkDock"));
     m_dock->setWidget(m_view);
@@ -46,11 +45,7 @@ CheckController::CheckController(Document* doc, QMainWindow* window, QDockWidget
                 [this](const QString& name) { showKernel(name); });
 }
 
-CheckController::~CheckController()
-{
-    m_cancel.cancel();
-    m_pool.waitForDone();
-}
+CheckController::~CheckController() = default;
 
 views::ErrorHeatmapSnapshot CheckController::snapshotFor(const pipeline::KernelReport& k)
 {
@@ -84,8 +79,7 @@ bool CheckController::showKernel(const QString& name)
         if (fromStd(k.name) != name || !k.checked)
             continue;
         // A re-run of the kernel shown before is of no use any more.
-        m_cancel.cancel();
-        ++m_generation;
+        m_rerun->invalidate();
         m_busy = false;
         m_view->setSnapshot(snapshotFor(k));
         const bool wasHidden = m_dock->isHidden();
@@ -101,8 +95,7 @@ bool CheckController::showKernel(const QString& name)
 
 void CheckController::onRunFinished(bool ok)
 {
-    m_cancel.cancel();
-    ++m_generation;
+    m_rerun->invalidate();
     m_busy = false;
     const RunOutcome& out = m_doc->runs()->lastOutcome();
     if (!ok || !out.report || !out.report->checked) {
@@ -160,9 +153,7 @@ void CheckController::onRerunRequested(const QString& kernel)
             k = &r;
     if (!k || k->checkInputs.empty())
         return;
-    m_cancel.cancel();
-    m_cancel = support::CancelToken{};
-    const quint64 generation = ++m_generation;
+    const JobChannel::Ticket ticket = m_rerun->begin();
     m_busy = true;
     m_view->setRerunBusy();
     // The job holds the report (and so the kept inputs) and the compiled model alive itself.
@@ -170,30 +161,25 @@ void CheckController::onRerunRequested(const QString& kernel)
     auto compiled = m_compiled;
     const std::string name = k->name;
     const auto* inputs = &k->checkInputs;
-    support::CancelToken cancel = m_cancel;
-    m_pool.start([this, report, compiled, name, inputs, cancel, generation] {
-        auto result = std::make_shared<support::Expected<std::vector<std::pair<std::string, ir::TensorData>>>>(
-            pipeline::rerunInReference(*compiled, name, *inputs, &cancel));
-        QMetaObject::invokeMethod(
-            this,
-            [this, result, generation] {
-                if (generation != m_generation)
-                    return;
-                m_busy = false;
-                if (result->ok()) {
-                    m_view->setRerunResult(**result);
-                    emit rerunFinished(true);
-                } else {
-                    QString message;
-                    for (const support::Diagnostic& d : result->diagnostics().items())
-                        if (d.severity == support::Severity::Error && message.isEmpty())
-                            message = fromStd(d.message);
-                    m_view->setRerunError(message);
-                    emit rerunFinished(false);
-                }
-            },
-            Qt::QueuedConnection);
-    });
+    m_rerun->run(
+        ticket,
+        [report, compiled, name, inputs, cancel = ticket.cancel] {
+            return pipeline::rerunInReference(*compiled, name, *inputs, &cancel);
+        },
+        [this](support::Expected<std::vector<std::pair<std::string, ir::TensorData>>> result) {
+            m_busy = false;
+            if (result.ok()) {
+                m_view->setRerunResult(*result);
+                emit rerunFinished(true);
+            } else {
+                QString message;
+                for (const support::Diagnostic& d : result.diagnostics().items())
+                    if (d.severity == support::Severity::Error && message.isEmpty())
+                        message = fromStd(d.message);
+                m_view->setRerunError(message);
+                emit rerunFinished(false);
+            }
+        });
 }
 
 }  // namespace tessera::app

@@ -8,9 +8,8 @@
 /// The data comes from the run's report (pipeline::OutputCheck::actual/expected and
 /// KernelReport::checkInputs, kept for failing kernels within RunOptions::keepFailingBytes).
 /// "Re-run in Reference Interpreter" evaluates the kernel's nodes again
-/// (pipeline::rerunInReference) on the controller's own one-thread pool; the result is shown
-/// beside the heatmap. A new run, or another kernel shown, cancels a re-run in flight and drops
-/// its result (generation numbers, as RunSession does).
+/// (pipeline::rerunInReference) on the controller's JobChannel; the result is shown beside the
+/// heatmap. A new run, or another kernel shown, cancels a re-run in flight and drops its result.
 ///
 /// Thread rules: UI thread only, except the re-run job, which runs the pure core entry point on
 /// data it shares read-only (the compiled model, the kept inputs). The destructor cancels the job
@@ -19,8 +18,8 @@
 #include <memory>
 
 #include <QObject>
-#include <QThreadPool>
 
+#include "app/gui/job_channel.h"
 #include "core/pipeline/run.h"
 #include "core/support/cancel.h"
 #include "views/debug/error_heatmap.h"
@@ -73,10 +72,9 @@ private:
     views::ErrorHeatmapView* m_view;
     std::shared_ptr<const pipeline::RunReport> m_report;
     std::shared_ptr<const pipeline::CompiledModel> m_compiled;
-    QThreadPool m_pool;
-    support::CancelToken m_cancel;
-    quint64 m_generation = 0;
     bool m_busy = false;
+    /// Re-runs in the reference interpreter; last, so that it is destroyed (and waited for) first.
+    std::unique_ptr<JobChannel> m_rerun;
 };
 
 }  // namespace tessera::app

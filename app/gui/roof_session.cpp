@@ -1,55 +1,39 @@
 #include "app/gui/roof_session.h"
 
-#include <QFutureWatcher>
-#include <QMetaObject>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace tessera::app {
 
-RoofSession::RoofSession(QObject* parent) : QObject(parent)
+RoofSession::RoofSession(QObject* parent) : QObject(parent), m_jobs(std::make_unique<JobChannel>())
 {
-    m_pool.setMaxThreadCount(1);
     m_options.quick = true;
 }
 
-RoofSession::~RoofSession()
-{
-    m_cancel.cancel();
-    m_pool.clear();
-    m_pool.waitForDone();
-}
+RoofSession::~RoofSession() = default;
 
 void RoofSession::setMeasureFunction(MeasureFn fn) { m_measure = std::move(fn); }
 
 quint64 RoofSession::start()
 {
-    m_cancel.cancel();
-    m_cancel = support::CancelToken();
-    const quint64 gen = ++m_generation;
+    const JobChannel::Ticket ticket = m_jobs->begin();
+    const quint64 gen = ticket.generation;
     m_busy = true;
     emit started(gen);
     emit progress(gen, 0.0, tr("starting"));
 
-    const support::CancelToken token = m_cancel;
+    const support::CancelToken token = ticket.cancel;
     MeasureFn measure = m_measure ? m_measure : MeasureFn([](const perf::CpuMicrobenchOptions& o,
                                                               const support::CancelToken* c) {
         return perf::measureCpuRoofs(o, c);
     });
     perf::CpuMicrobenchOptions options = m_options;
     // Progress is posted to the UI thread; a superseded measurement's posts are dropped there.
-    options.progress = [this, gen](double fraction, const std::string& phase) {
+    JobChannel* jobs = m_jobs.get();
+    options.progress = [this, jobs, gen](double fraction, const std::string& phase) {
         const QString text = QString::fromStdString(phase);
-        QMetaObject::invokeMethod(
-            this, [this, gen, fraction, text] { onProgress(gen, fraction, text); }, Qt::QueuedConnection);
+        jobs->post(gen, [this, gen, fraction, text] { onProgress(gen, fraction, text); });
     };
 
-    auto* watcher = new QFutureWatcher<RoofOutcome>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        RoofOutcome out = watcher->result();
-        watcher->deleteLater();
-        onFinished(gen, std::move(out));
-    });
-    watcher->setFuture(QtConcurrent::run(&m_pool, [gen, token, measure, options]() {
+    m_jobs->run(ticket, [gen, token, measure, options]() {
         RoofOutcome out;
         out.generation = gen;
         out.quick = options.quick;
@@ -80,7 +64,7 @@ quint64 RoofSession::start()
         out.result = std::move(*r);
         out.ok = true;
         return out;
-    }));
+    }, [this, gen](RoofOutcome out) { onFinished(gen, std::move(out)); });
     return gen;
 }
 
@@ -88,9 +72,9 @@ void RoofSession::cancel()
 {
     if (!m_busy)
         return;
-    m_cancel.cancel();
+    m_jobs->invalidate();
     RoofOutcome out;
-    out.generation = ++m_generation;
+    out.generation = m_jobs->generation();
     out.cancelled = true;
     out.quick = m_options.quick;
     onFinished(out.generation, std::move(out));
@@ -98,14 +82,14 @@ void RoofSession::cancel()
 
 void RoofSession::onProgress(quint64 generation, double fraction, const QString& phase)
 {
-    if (generation != m_generation || !m_busy)
+    if (!m_jobs->isCurrent(generation) || !m_busy)
         return;
     emit progress(generation, fraction, phase);
 }
 
 void RoofSession::onFinished(quint64 generation, RoofOutcome outcome)
 {
-    if (generation != m_generation || !m_busy)
+    if (!m_jobs->isCurrent(generation) || !m_busy)
         return;  // superseded or cancelled: drop
     m_busy = false;
     m_last = std::move(outcome);

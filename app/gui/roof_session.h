@@ -1,11 +1,11 @@
 #pragma once
 /// @file
 /// The GUI's roof measurement channel (Run > Measure Roofs, the GUI twin of `tessera-cli roofline
-/// measure --target cpu`): perf::measureCpuRoofs on a worker thread of the channel's own
-/// one-thread pool, with progress and cancellation.
+/// measure --target cpu`): perf::measureCpuRoofs on the session's JobChannel (job_channel.h), with
+/// progress and cancellation.
 ///
-/// Every measurement gets a generation number. Starting a new one, or cancel(), cancels the
-/// running one (through its CancelToken: the compiler or the runner is killed) and bumps the
+/// Every measurement gets a ticket of the channel. Starting a new one, or cancel(), cancels the
+/// running one (through its CancelToken: the compiler or the runner is killed) and supersedes its
 /// generation, so late progress and results of an older measurement are dropped.
 ///
 /// The session only measures; the window decides whether and where to save (see
@@ -22,8 +22,9 @@
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
+#include <memory>
 
+#include "app/gui/job_channel.h"
 #include "core/perf/cpu_microbench.h"
 #include "core/support/cancel.h"
 #include "core/support/diagnostic.h"
@@ -59,7 +60,7 @@ public:
     /// Cancels the measurement in progress (if any); finished() follows with cancelled = true.
     void cancel();
     bool isBusy() const { return m_busy; }
-    quint64 generation() const { return m_generation; }
+    quint64 generation() const { return m_jobs->generation(); }
     /// The last measurement that finished (ok, failed or cancelled).
     const RoofOutcome& lastOutcome() const { return m_last; }
 
@@ -81,13 +82,12 @@ private:
     void onProgress(quint64 generation, double fraction, const QString& phase);
     void onFinished(quint64 generation, RoofOutcome outcome);
 
-    QThreadPool m_pool;
     MeasureFn m_measure;
     perf::CpuMicrobenchOptions m_options;
-    support::CancelToken m_cancel;
-    quint64 m_generation = 0;
     bool m_busy = false;
     RoofOutcome m_last;
+    /// Last, so that it is destroyed first: its destructor cancels and waits for the job.
+    std::unique_ptr<JobChannel> m_jobs;
 };
 
 }  // namespace tessera::app

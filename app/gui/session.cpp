@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <QDir>
 #include <QFile>
@@ -39,19 +37,18 @@ double msSince(std::chrono::steady_clock::time_point t0)
 
 }  // namespace
 
-Session::Session(MeasureFn measure, QObject* parent) : QObject(parent), m_measure(std::move(measure))
+Session::Session(MeasureFn measure, QObject* parent)
+    : QObject(parent), m_measure(std::move(measure)),
+      // One layout thread: cgraph is not thread-safe, and a superseded layout must not compete
+      // with the current one for the CPU.
+      m_layouts(std::make_unique<JobChannel>(nullptr, JobChannel::Thread::Dedicated)),
+      m_imports(std::make_unique<JobChannel>())
 {
-    // One layout thread: cgraph is not thread-safe, and a superseded layout must not compete
-    // with the current one for the CPU.
-    m_layoutPool.setMaxThreadCount(1);
 }
 
-Session::~Session()
-{
-    m_cancel.cancel();
-    m_layoutPool.clear();
-    m_layoutPool.waitForDone();
-}
+Session::~Session() = default;
+
+quint64 Session::generation() const { return m_imports->generation(); }
 
 quint64 Session::load(const QString& path) { return startImport(path, nullptr); }
 
@@ -59,9 +56,9 @@ quint64 Session::loadText(const QString& text, const QString& path) { return sta
 
 quint64 Session::startImport(const QString& path, const QString* text)
 {
-    m_cancel.cancel();
-    m_cancel = support::CancelToken();
-    const quint64 gen = ++m_generation;
+    const JobChannel::Ticket ticket = m_imports->begin();
+    m_cancel = ticket.cancel;
+    const quint64 gen = ticket.generation;
     m_busy = true;
     m_textLoad = text != nullptr;
     if (!m_textLoad) {
@@ -69,16 +66,10 @@ quint64 Session::startImport(const QString& path, const QString* text)
         emit stageChanged(gen, tr("Importing"));
     }
 
-    const support::CancelToken token = m_cancel;
-    auto* watcher = new QFutureWatcher<std::shared_ptr<ImportStage>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
-        std::shared_ptr<ImportStage> stage = watcher->result();
-        watcher->deleteLater();
-        onImported(gen, std::move(stage));
-    });
+    const support::CancelToken token = ticket.cancel;
     const bool fromText = m_textLoad;
     const QString source = fromText ? *text : QString();
-    watcher->setFuture(QtConcurrent::run([path, token, fromText, source]() {
+    m_imports->run(ticket, [path, token, fromText, source]() {
         auto stage = std::make_shared<ImportStage>();
         stage->path = path;
         stage->fromText = fromText;
@@ -125,7 +116,7 @@ quint64 Session::startImport(const QString& path, const QString* text)
         stage->programText = QString::fromStdString(programText);
         stage->ms = msSince(t0);
         return stage;
-    }));
+    }, [this, gen](std::shared_ptr<ImportStage> stage) { onImported(gen, std::move(stage)); });
     return gen;
 }
 
@@ -133,9 +124,9 @@ void Session::cancel()
 {
     if (!m_busy)
         return;
-    m_cancel.cancel();
+    m_imports->invalidate();
     LoadOutcome out;
-    out.generation = ++m_generation;
+    out.generation = m_imports->generation();
     out.cancelled = true;
     out.fromText = m_textLoad;
     finish(std::move(out));
@@ -143,7 +134,7 @@ void Session::cancel()
 
 void Session::onImported(quint64 generation, std::shared_ptr<ImportStage> stage)
 {
-    if (generation != m_generation)
+    if (!m_imports->isCurrent(generation))
         return;  // superseded or cancelled: drop
     if (!stage->ok) {
         LoadOutcome out;
@@ -160,21 +151,16 @@ void Session::onImported(quint64 generation, std::shared_ptr<ImportStage> stage)
     views::LayoutRequest request = m_measure(*stage->snapshot);
     if (!stage->fromText)
         emit stageChanged(generation, tr("Laying out %n node(s)", nullptr, static_cast<int>(request.nodes.size())));
+    // The import's token: a newer load cancels the layout of this one too.
     const support::CancelToken token = m_cancel;
-    auto* watcher = new QFutureWatcher<views::LayoutResult>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, stage] {
-        views::LayoutResult layout = watcher->result();
-        watcher->deleteLater();
-        onLaidOut(generation, stage, std::move(layout));
-    });
-    watcher->setFuture(QtConcurrent::run(&m_layoutPool, [request = std::move(request), token]() {
-        return views::layoutGraph(request, &token);
-    }));
+    m_layouts->run(
+        m_layouts->begin(), [request = std::move(request), token]() { return views::layoutGraph(request, &token); },
+        [this, generation, stage](views::LayoutResult layout) { onLaidOut(generation, stage, std::move(layout)); });
 }
 
 void Session::onLaidOut(quint64 generation, std::shared_ptr<ImportStage> stage, views::LayoutResult layout)
 {
-    if (generation != m_generation)
+    if (!m_imports->isCurrent(generation))
         return;
     LoadOutcome out;
     out.generation = generation;

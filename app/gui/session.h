@@ -1,11 +1,12 @@
 #pragma once
 /// @file
-/// The GUI's model-loading job channel: load (ONNX model or DSL program -> IR, snapshot) on a worker thread, then
-/// Graphviz layout on a single dedicated layout thread, results delivered on the UI thread.
+/// The GUI's model loading: load (ONNX model or DSL program -> IR, snapshot) on the import
+/// JobChannel (job_channel.h), then Graphviz layout on a layout channel with a dedicated thread,
+/// results delivered on the UI thread.
 ///
-/// Every load gets a generation number. Starting a new load or calling cancel() cancels the
-/// running one (through its CancelToken) and bumps the generation, so late results of an older
-/// load are dropped and never reach the window.
+/// Every load gets a ticket of the import channel. Starting a new load or calling cancel()
+/// cancels the running one (through its CancelToken) and supersedes its generation, so late
+/// results of an older load are dropped and never reach the window.
 ///
 /// Program text (the Program dock): loadText() parses edited DSL text instead of reading a file;
 /// it shares the generation (a newer load or parse supersedes an older one of either kind) and
@@ -15,8 +16,8 @@
 ///
 /// Thread rules: all public functions and signals belong to the UI thread (the thread that owns
 /// the Session). Workers only run the pure functions pipeline::loadModel(), makeGraphSnapshot() and
-/// layoutGraph() on data they own; the layout pool has one thread, so Graphviz is only ever
-/// called from one worker at a time.
+/// layoutGraph() on data they own; the layout channel has one thread, so Graphviz is only ever
+/// called from one thread.
 
 #include <cstdint>
 #include <functional>
@@ -25,8 +26,8 @@
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
+#include "app/gui/job_channel.h"
 #include "core/ir/graph.h"
 #include "core/support/cancel.h"
 #include "core/support/diagnostic.h"
@@ -81,7 +82,7 @@ public:
     /// with cancelled = true.
     void cancel();
     bool isBusy() const { return m_busy; }
-    quint64 generation() const { return m_generation; }
+    quint64 generation() const;
     /// The outcome of the last load that finished (ok, failed or cancelled).
     const LoadOutcome& lastOutcome() const { return m_last; }
 
@@ -102,12 +103,13 @@ private:
     quint64 startImport(const QString& path, const QString* text);
 
     MeasureFn m_measure;
-    QThreadPool m_layoutPool;
-    quint64 m_generation = 0;
-    support::CancelToken m_cancel;
+    support::CancelToken m_cancel;  ///< the current load's (its import and its layout)
     bool m_busy = false;
     bool m_textLoad = false;
     LoadOutcome m_last;
+    /// Last, so that they are destroyed first (imports first: their cancel ends the layout too).
+    std::unique_ptr<JobChannel> m_layouts;
+    std::unique_ptr<JobChannel> m_imports;
 };
 
 }  // namespace tessera::app
