@@ -54,7 +54,7 @@ struct LowerOptions {
     std::string kernelName;
     /// Default-domain opset of the model (ir::Model::defaultOpset()); 0 = newest semantics. Only
     /// ops whose semantics changed read it: Softmax/LogSoftmax below 13 coerce the input to 2-D
-    /// at `axis` (default 1), as runtime::ReferenceOptions::opset does.
+    /// at `axis` (default 1), as eval::ReferenceOptions::opset does.
     std::int64_t opset = 0;
     /// CUDA: the shared-memory GEMM template (MatMul, Gemm, pointwise Conv) is used only when it
     /// launches at least this many 128x128 blocks; smaller products keep the default plan, which

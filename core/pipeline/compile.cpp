@@ -10,14 +10,14 @@
 
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/pipeline/user_schedule.h"
+#include "core/runtime/host_jit.h"
 #include "core/schedule/fusion_rules.h"
 #include "core/schedule/planners.h"
-#include "core/runtime/host_jit.h"
-#include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
 
@@ -102,7 +102,7 @@ CompiledStep referenceStep(const ir::Graph& g, ir::NodeId id, CompiledStep step)
     step.kind = StepKind::Reference;
     for (auto v : n.inputs)
         if (v != ir::kNoValue) step.inputs.push_back(v);
-    for (auto v : runtime::subgraphInputs(g, id))
+    for (auto v : eval::subgraphInputs(g, id))
         if (std::find(step.inputs.begin(), step.inputs.end(), v) == step.inputs.end()) step.inputs.push_back(v);
     for (auto v : n.outputs)
         if (v != ir::kNoValue) step.outputs.push_back(v);

@@ -6,9 +6,9 @@
 #include <tuple>
 #include <utility>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/frontend/onnx/onnx_importer.h"
 #include "core/frontend/onnx/tensor_proto.h"
-#include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
 
@@ -199,13 +199,13 @@ ConformanceResult runConformanceWithReference(const ConformanceCase& c, int data
                 r.message = "string tensors are not supported";
                 return r;
             }
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.opset = data->model.defaultOpset();
     opt.file = c.name;
-    auto out = runtime::evaluate(data->model.graph, data->inputs, opt, cancel);
+    auto out = eval::evaluate(data->model.graph, data->inputs, opt, cancel);
     if (!out.ok()) {
         const auto* e = out.diagnostics().firstError();
-        const std::string prefix = runtime::kNoReferenceImplementation;
+        const std::string prefix = eval::kNoReferenceImplementation;
         r.status = e && e->message.compare(0, prefix.size(), prefix) == 0 ? ConformanceStatus::Skipped
                                                                            : ConformanceStatus::Error;
         r.message = firstErrorText(out.diagnostics());
@@ -214,7 +214,7 @@ ConformanceResult runConformanceWithReference(const ConformanceCase& c, int data
     r.status = ConformanceStatus::Passed;
     const auto& outputs = data->model.graph.outputs();
     for (std::size_t i = 0; i < out->size() && i < data->expected.size(); ++i) {
-        r.outputs.push_back(runtime::compareTensors((*out)[i], data->expected[i]));
+        r.outputs.push_back(eval::compareTensors((*out)[i], data->expected[i]));
         if (!r.outputs.back().ok && r.status == ConformanceStatus::Passed) {
             r.status = ConformanceStatus::Failed;
             r.message = "output '" + data->model.graph.value(outputs[i]).name + "': " + r.outputs.back().summary();

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
 #include "core/ir/graph.h"
 #include "core/ir/tensor.h"
-#include "core/runtime/compare.h"
 #include "core/support/cancel.h"
 #include "core/support/expected.h"
 
@@ -72,7 +72,7 @@ const char* conformanceStatusName(ConformanceStatus s);  ///< "passed", "failed"
 struct ConformanceResult {
     ConformanceStatus status = ConformanceStatus::Skipped;
     std::string message;  ///< why it was skipped/failed/errored (first diagnostic or comparison summary)
-    std::vector<runtime::TensorComparison> outputs;  ///< one per graph output when evaluated
+    std::vector<eval::TensorComparison> outputs;  ///< one per graph output when evaluated
 };
 
 /// Why a case of the ONNX 1.12 node tests cannot pass against its own data (expected values or
@@ -83,7 +83,7 @@ std::string knownTestDataIssue(const std::string& caseName);
 /// Cases with a knownTestDataIssue() are Skipped with that reason. Otherwise loads data set
 /// `dataSet` of `c`, evaluates it with the reference interpreter
 /// (ReferenceOptions::opset = the model's opset) and compares every output with
-/// runtime::compareTensors(actual, expected) using the default tolerances of the expected dtype.
+/// eval::compareTensors(actual, expected) using the default tolerances of the expected dtype.
 ConformanceResult runConformanceWithReference(const ConformanceCase& c, int dataSet,
                                               const support::CancelToken* cancel = nullptr);
 

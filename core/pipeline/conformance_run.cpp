@@ -1,7 +1,7 @@
 #include "core/pipeline/conformance_run.h"
 
+#include "core/eval/compare.h"
 #include "core/lower/lower.h"
-#include "core/runtime/compare.h"
 
 namespace tessera::pipeline {
 
@@ -47,7 +47,7 @@ ConformanceResult runConformanceCompiled(const ConformanceCase& c, int dataSet, 
                                                      std::to_string(rep->outputs.size()));
     for (std::size_t i = 0; i < data->expected.size(); ++i) {
         const auto& actual = rep->outputs[i].second;
-        auto cmp = runtime::compareTensors(actual, data->expected[i]);
+        auto cmp = eval::compareTensors(actual, data->expected[i]);
         if (!cmp.ok && r.status == ConformanceStatus::Passed) {
             r.status = ConformanceStatus::Failed;
             r.message = "output '" + rep->outputs[i].first + "': " + cmp.summary();

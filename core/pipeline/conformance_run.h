@@ -3,7 +3,7 @@
 /// Running an ONNX backend node test (core/pipeline/conformance_cases.h) through Tessera's own
 /// compiler: compile every node of model.onnx for the CPU (core/pipeline/compile.h), run it in
 /// tessera-runner (core/pipeline/run.h, once, untimed) and compare each graph output with the
-/// expected output_*.pb (core/runtime/compare.h, default tolerances for the dtype).
+/// expected output_*.pb (core/eval/compare.h, default tolerances for the dtype).
 ///
 /// Status: Skipped when the case has a known data issue, non-tensor data, does not import, or
 /// uses an op without a code generator (message "no code generator for op 'X'"); Error when

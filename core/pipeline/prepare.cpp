@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
-#include "core/runtime/reference_interpreter.h"
 
 namespace tessera::pipeline {
 
@@ -205,7 +205,7 @@ ir::Graph singleNodeGraph(const ir::Graph& g, ir::NodeId nid) {
     for (std::size_t i = 0; i < n.inputs.size(); ++i)
         if (n.inputs[i] != ir::kNoValue) copy.inputs[i] = addInput(n.inputs[i]);
     // Values its If/Loop/Scan bodies read by name become inputs of the single-node graph too.
-    for (ir::ValueId v : runtime::subgraphInputs(g, nid)) addInput(v);
+    for (ir::ValueId v : eval::subgraphInputs(g, nid)) addInput(v);
     for (std::size_t i = 0; i < n.outputs.size(); ++i) {
         const ir::ValueId v = n.outputs[i];
         if (v == ir::kNoValue) continue;
@@ -257,7 +257,7 @@ ir::Graph groupGraph(const ir::Graph& g, const std::vector<ir::NodeId>& nodes, c
         ir::Node copy = g.node(n);
         for (std::size_t i = 0; i < copy.inputs.size(); ++i)
             if (copy.inputs[i] != ir::kNoValue) copy.inputs[i] = valueOf(copy.inputs[i], producedHere.count(copy.inputs[i]) > 0);
-        for (ir::ValueId v : runtime::subgraphInputs(g, n)) valueOf(v, producedHere.count(v) > 0);
+        for (ir::ValueId v : eval::subgraphInputs(g, n)) valueOf(v, producedHere.count(v) > 0);
         for (std::size_t i = 0; i < copy.outputs.size(); ++i)
             if (copy.outputs[i] != ir::kNoValue) copy.outputs[i] = valueOf(copy.outputs[i], true);
         sub.addNode(std::move(copy));
@@ -335,7 +335,7 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
     // which the next Shape reads in turn).
     std::vector<bool> keep;
     int folded = 0;
-    runtime::ReferenceOptions ropts;
+    eval::ReferenceOptions ropts;
     ropts.opset = m.defaultOpset();
     ropts.file = file;
     bool cancelled = false;
@@ -382,7 +382,7 @@ support::Expected<ir::Model> specialiseModel(const ir::Model& model, const std::
         }
         if (!std::all_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId v) { return isConstant(gg, v); })) return;
         ir::Graph sub = singleNodeGraph(gg, id);
-        auto r = runtime::evaluate(sub, {}, ropts, cancel);
+        auto r = eval::evaluate(sub, {}, ropts, cancel);
         // Not every op has a reference implementation; such a node simply stays a kernel.
         if (!r.ok()) return;
         for (std::size_t i = 0, k = 0; i < n.outputs.size(); ++i) {

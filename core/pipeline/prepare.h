@@ -31,7 +31,7 @@
 ///   ids are not (folded nodes are gone). Node names are preserved.
 /// - `singleNodeGraph` makes a graph of one node of `g`: its non-constant inputs become runtime
 ///   inputs (in the node's input order), constant inputs initializers, its outputs graph outputs.
-///   Values its If/Loop/Scan bodies read by name (runtime::subgraphInputs) follow as further
+///   Values its If/Loop/Scan bodies read by name (eval::subgraphInputs) follow as further
 ///   inputs/initializers. Used to fold constants and to run one node in the reference interpreter.
 ///
 /// Errors: a fed tensor of the wrong rank, extent or dtype (naming the input and both shapes),

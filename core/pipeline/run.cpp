@@ -11,8 +11,8 @@
 
 #include <unistd.h>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/pipeline/prepare.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/runtime/shared_arena.h"
 #include "core/support/cpu_usage.h"
 
@@ -310,7 +310,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             k.bytes = k.compulsoryBytes;
         }
     }
-    runtime::ReferenceOptions ropts;
+    eval::ReferenceOptions ropts;
     ropts.opset = cm.model.defaultOpset();
     ropts.file = file;
     const std::vector<std::string> corrupt = corruptKernelNames();
@@ -439,7 +439,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         const CompiledStep& s = cm.steps[i];
         ir::Graph sub = singleNodeGraph(g, s.node);
         const std::vector<ir::TensorData> subInputs = nodeInputs(sub, g, arena, layout);
-        support::Expected<std::vector<ir::TensorData>> outs = runtime::evaluate(sub, subInputs, ropts, cancel);
+        support::Expected<std::vector<ir::TensorData>> outs = eval::evaluate(sub, subInputs, ropts, cancel);
         if (!outs.ok()) return outs.diagnostics();
         std::vector<double> samples;
         if (options.time) {
@@ -448,7 +448,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             policy.minReps = std::max(1, std::min(options.minReps, 3));
             policy.maxReps = std::max(policy.minReps, std::min(options.maxReps, 20));
             policy.minSeconds = options.minSeconds;
-            samples = runtime::measureRepeated(policy, [&](std::int64_t) { (void)runtime::evaluate(sub, subInputs, ropts); });
+            samples = runtime::measureRepeated(policy, [&](std::int64_t) { (void)eval::evaluate(sub, subInputs, ropts); });
             report.kernels[i].time = runtime::computeTimingStats(samples);
             totalMedian += report.kernels[i].time.median;
             totalMin += report.kernels[i].time.min;
@@ -496,7 +496,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
             ir::Graph sub = step.members.size() > 1 ? groupGraph(g, step.members, step.outputs)
                                                     : singleNodeGraph(g, step.node);
             const std::vector<ir::TensorData> subInputs = nodeInputs(sub, g, arena, layout);
-            auto ref = runtime::evaluate(sub, subInputs, ropts, cancel);
+            auto ref = eval::evaluate(sub, subInputs, ropts, cancel);
             if (!ref.ok()) return ref.diagnostics();
             k.checked = true;
             for (std::size_t o = 0; o < sub.outputs().size() && o < ref->size(); ++o) {
@@ -505,7 +505,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 const ir::TensorData& expected = (*ref)[o];
                 const ir::TensorData actual =
                     readTensor(arena, layout.buffers[static_cast<std::size_t>(layout.slot[v])], g, v);
-                runtime::CompareOptions co = runtime::defaultCompareOptions(actual.dtype);
+                eval::CompareOptions co = eval::defaultCompareOptions(actual.dtype);
                 // An element is judged against the tensor's scale as well as its own magnitude:
                 // fp32 sums that cancel to near zero carry absolute errors of the order of the
                 // terms, not of the result (absTol = relTol * RMS of the expected tensor). A
@@ -517,7 +517,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
                 } else {
                     co.absTol = std::max(co.absTol, co.relTol * scale);
                 }
-                OutputCheck c{g.value(v).name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr, {}};
+                OutputCheck c{g.value(v).name, eval::compareTensors(actual, expected, co), co, nullptr, nullptr, {}};
                 if (!c.comparison.ok) {
                     k.passed = false;
                     c.actual = std::make_shared<const ir::TensorData>(actual);
@@ -554,7 +554,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     // so they cannot see an error every later kernel inherits), and against expected tensors.
     auto judge = [&](const std::string& name, const ir::TensorData& actual, const ir::TensorData& expected,
                      const std::string& against) {
-        runtime::CompareOptions co = runtime::defaultCompareOptions(expected.dtype);
+        eval::CompareOptions co = eval::defaultCompareOptions(expected.dtype);
         const double scale = ir::isFloatingPoint(expected.dtype) ? rmsOf(expected) : 0.0;
         if (options.relTol >= 0) {
             co.relTol = options.relTol;
@@ -562,7 +562,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
         } else {
             co.absTol = std::max(co.absTol, co.relTol * scale);
         }
-        OutputCheck c{name, runtime::compareTensors(actual, expected, co), co, nullptr, nullptr, against};
+        OutputCheck c{name, eval::compareTensors(actual, expected, co), co, nullptr, nullptr, against};
         if (!c.comparison.ok) {
             report.allPassed = false;
             c.actual = std::make_shared<const ir::TensorData>(actual);
@@ -572,7 +572,7 @@ support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector
     };
     if (options.check) {
         if (progress) progress(0.99, "checking the graph outputs against the reference interpreter");
-        auto whole = runtime::evaluate(g, inputs, ropts, cancel);
+        auto whole = eval::evaluate(g, inputs, ropts, cancel);
         if (!whole.ok()) return whole.diagnostics();
         for (std::size_t o = 0; o < g.outputs().size() && o < whole->size(); ++o)
             judge(report.outputs[o].first, report.outputs[o].second, (*whole)[o], "reference interpreter");
@@ -653,10 +653,10 @@ support::Expected<std::vector<std::pair<std::string, ir::TensorData>>> rerunInRe
         }
         subInputs.push_back(*in->second);
     }
-    runtime::ReferenceOptions ropts;
+    eval::ReferenceOptions ropts;
     ropts.opset = cm.model.defaultOpset();
     ropts.file = file;
-    auto outs = runtime::evaluate(sub, subInputs, ropts, cancel);
+    auto outs = eval::evaluate(sub, subInputs, ropts, cancel);
     if (!outs.ok()) return outs.diagnostics();
     std::vector<std::pair<std::string, ir::TensorData>> result;
     for (std::size_t o = 0; o < sub.outputs().size() && o < outs->size(); ++o)

@@ -18,7 +18,7 @@
 ///   node runs in the reference interpreter on the arena's current values between segments and
 ///   its time is measured the same way (median of repetitions) on the calling thread.
 /// - Checking (RunOptions::check): each kernel's outputs are compared with the reference
-///   interpreter run on the very inputs the kernel read (core/runtime/compare.h; tolerances per
+///   interpreter run on the very inputs the kernel read (core/eval/compare.h; tolerances per
 ///   dtype unless RunOptions::relTol is set, and an absolute tolerance of relTol x the RMS of the
 ///   expected tensor, so that elements where fp32 sums cancel to near zero are judged at the
 ///   tensor's scale). A kernel's error is therefore its own, not what upstream kernels left in
@@ -66,8 +66,8 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
 #include "core/pipeline/compile.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/cuda/cuda_driver.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/runtime/host_jit.h"
@@ -133,10 +133,10 @@ inline constexpr const char* kCorruptKernelEnv = "TESSERA_DEBUG_CORRUPT_KERNEL";
 
 struct OutputCheck {
     std::string tensor;
-    runtime::TensorComparison comparison;
+    eval::TensorComparison comparison;
     /// The tolerances the comparison applied (per-dtype defaults widened by the tensor's RMS, or
     /// RunOptions::relTol).
-    runtime::CompareOptions tolerance;
+    eval::CompareOptions tolerance;
     /// Failing outputs only, within RunOptions::keepFailingBytes: what the kernel computed and
     /// what the reference interpreter computed from the same inputs. Null otherwise.
     std::shared_ptr<const ir::TensorData> actual, expected;

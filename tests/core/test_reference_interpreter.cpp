@@ -1,4 +1,4 @@
-// Reference interpreter (core/runtime/reference_interpreter.h): sample models against the outputs
+// Reference interpreter (core/eval/reference_interpreter.h): sample models against the outputs
 // saved with them (torch or onnxruntime), and small hand-computed cases.
 
 #include <gtest/gtest.h>
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/frontend/dsl/dsl.h"
 #include "core/frontend/dsl/tensor_init.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/load_model.h"
-#include "core/runtime/reference_interpreter.h"
 #include "test_ir_helpers.h"
 
 using namespace tessera;
@@ -44,9 +44,9 @@ double maxErrorOnSample(const std::string& model, const std::string& input, cons
     auto m = pipeline::loadModel(dir + "/" + model);
     EXPECT_TRUE(m.ok()) << firstError(m.diagnostics());
     if (!m.ok()) return 1e30;
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.opset = m->defaultOpset();
-    auto out = runtime::evaluate(m->graph, {readNpy(dir + "/" + input)}, opt);
+    auto out = eval::evaluate(m->graph, {readNpy(dir + "/" + input)}, opt);
     EXPECT_TRUE(out.ok()) << firstError(out.diagnostics());
     if (!out.ok()) return 1e30;
     EXPECT_EQ(out->size(), 1u);
@@ -62,7 +62,7 @@ double maxErrorOnSample(const std::string& model, const std::string& input, cons
 }
 
 std::vector<double> run(const ir::Graph& g, const std::vector<TensorData>& inputs, std::vector<std::int64_t>* dims = nullptr) {
-    auto out = runtime::evaluate(g, inputs);
+    auto out = eval::evaluate(g, inputs);
     EXPECT_TRUE(out.ok()) << firstError(out.diagnostics());
     if (!out.ok() || out->empty()) return {};
     if (dims) *dims = out->front().dims;
@@ -221,7 +221,7 @@ TEST(ReferenceOps, PoolingReduceAndDataMovement) {
     b.output("A");
     b.output("T");
     ir::inferShapes(b.g);
-    auto out = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3})});
+    auto out = eval::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3})});
     ASSERT_TRUE(out.ok()) << firstError(out.diagnostics());
     // count_include_pad: the top-left window holds 1 real pixel and 3 padded zeros.
     EXPECT_EQ((*out)[0].toDoubles(), (std::vector<double>{0.25, (2 + 3) / 4.0, (4 + 7) / 4.0, (5 + 6 + 8 + 9) / 4.0}));
@@ -240,7 +240,7 @@ TEST(ReferenceCompute, DslMatMulDefinition) {
         "output D;\n";
     auto m = frontend::dsl::parseProgram(text, "t.tsr");
     ASSERT_TRUE(m.ok()) << firstError(m.diagnostics());
-    auto out = runtime::evaluate(m->graph, {TensorData::fromFloats({1, 2, 3, 4, 5, 6}, {2, 3}),
+    auto out = eval::evaluate(m->graph, {TensorData::fromFloats({1, 2, 3, 4, 5, 6}, {2, 3}),
                                             TensorData::fromFloats({7, 8, 9, 10, 11, 12}, {3, 2})});
     ASSERT_TRUE(out.ok()) << firstError(out.diagnostics());
     ASSERT_EQ(out->size(), 2u);
@@ -268,7 +268,7 @@ TEST(ReferenceErrors, UnsupportedOpNamesTheNode) {
     b.input("X", "f32[2]");
     b.node("Frobnicate", "x", {"X"}, {"Y"}, {}, "com.example");
     b.output("Y");
-    auto out = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2}, {2})});
+    auto out = eval::evaluate(b.g, {TensorData::fromFloats({1, 2}, {2})});
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(firstError(out.diagnostics()), "node 'x' (Frobnicate): no reference implementation");
 
@@ -276,7 +276,7 @@ TEST(ReferenceErrors, UnsupportedOpNamesTheNode) {
     b2.input("X", "f32[2]");
     b2.node("NonMaxSuppression", "nms", {"X"}, {"Y"});
     b2.output("Y");
-    auto out2 = runtime::evaluate(b2.g, {TensorData::fromFloats({1, 2}, {2})});
+    auto out2 = eval::evaluate(b2.g, {TensorData::fromFloats({1, 2}, {2})});
     ASSERT_FALSE(out2.ok());
     EXPECT_EQ(firstError(out2.diagnostics()), "node 'nms' (NonMaxSuppression): no reference implementation");
 }
@@ -287,10 +287,10 @@ TEST(ReferenceErrors, InputShapeMismatchAndElementLimit) {
     b.node("Relu", "r", {"X"}, {"Y"});
     b.output("Y");
     ir::inferShapes(b.g);
-    auto bad = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4}, {2, 2})});
+    auto bad = eval::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4}, {2, 2})});
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(firstError(bad.diagnostics()), "input 'X': expected shape [2,3], got [2,2]");
-    auto none = runtime::evaluate(b.g, {});
+    auto none = eval::evaluate(b.g, {});
     EXPECT_FALSE(none.ok());
 
     ir::test::Builder big;
@@ -298,9 +298,9 @@ TEST(ReferenceErrors, InputShapeMismatchAndElementLimit) {
     big.input("B", "f32[1,4]");
     big.node("Add", "add", {"A", "B"}, {"C"});
     big.output("C");
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.maxElements = 8;
-    auto lim = runtime::evaluate(big.g, {TensorData::fromFloats({1, 2, 3, 4}, {4, 1}), TensorData::fromFloats({1, 2, 3, 4}, {1, 4})}, opt);
+    auto lim = eval::evaluate(big.g, {TensorData::fromFloats({1, 2, 3, 4}, {4, 1}), TensorData::fromFloats({1, 2, 3, 4}, {1, 4})}, opt);
     ASSERT_FALSE(lim.ok());
     EXPECT_NE(firstError(lim.diagnostics()).find("node 'add' (Add): tensor of shape [4,4] exceeds the limit"),
               std::string::npos);
@@ -313,7 +313,7 @@ TEST(ReferenceErrors, CancelledBeforeTheFirstNode) {
     b.output("Y");
     support::CancelToken cancel;
     cancel.cancel();
-    auto out = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2}, {2})}, &cancel);
+    auto out = eval::evaluate(b.g, {TensorData::fromFloats({1, 2}, {2})}, &cancel);
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(firstError(out.diagnostics()), "node 'r' (Relu): cancelled");
 }
@@ -327,7 +327,7 @@ TEST(ReferenceOps, ShapeGatherReshapeConcatCastClipBatchNorm) {
     b.node("Reshape", "reshape", {"X", "G"}, {"R"});
     b.output("G");
     ir::inferShapes(b.g);
-    auto out = runtime::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
+    auto out = eval::evaluate(b.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
     // Reshape of 4 elements to [2,1] must fail and name the node.
     ASSERT_FALSE(out.ok());
     EXPECT_EQ(firstError(out.diagnostics()), "node 'reshape' (Reshape): cannot reshape [1,2,2] to [2,1]");
@@ -354,7 +354,7 @@ TEST(ReferenceOps, ShapeGatherReshapeConcatCastClipBatchNorm) {
     c.output("I");
     c.output("M");
     ir::inferShapes(c.g);
-    auto r = runtime::evaluate(c.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
+    auto r = eval::evaluate(c.g, {TensorData::fromFloats({1, 2, 3, 4}, {1, 2, 2})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     EXPECT_EQ((*r)[0].dtype, ir::DType::I64);
     EXPECT_EQ((*r)[0].dims, (std::vector<std::int64_t>{2, 4}));

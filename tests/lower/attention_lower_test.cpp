@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/schedule/planners.h"
 #include "lower/attention_test_graphs.h"
 #include "lower/nvrtc_sm90_util.h"
@@ -82,7 +82,7 @@ std::string check(const AttnSpec& s, Target target, std::int64_t* nanOutputs = n
     const int Y = lk.kernel.params.back();
     if (loadsBuffer(lk.kernel.body, Y)) return "the kernel loads its output";
     const auto inputs = makeInputs(l.g, 3);
-    auto ref = runtime::evaluateAll(l.g, inputs, {});
+    auto ref = eval::evaluateAll(l.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().formatAll();
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : lk.inputs) {
@@ -104,7 +104,7 @@ std::string check(const AttnSpec& s, Target target, std::int64_t* nanOutputs = n
     // through the anchor's indices): the same elements in the same order.
     if (storage.back().numElements() != want.numElements()) return "the output has the wrong element count";
     storage.back().dims = want.dims;
-    auto cmp = runtime::compareTensors(storage.back(), want, runtime::CompareOptions{1e-4, 1e-5});
+    auto cmp = eval::compareTensors(storage.back(), want, eval::CompareOptions{1e-4, 1e-5});
     return cmp.ok ? std::string() : cmp.summary();
 }
 

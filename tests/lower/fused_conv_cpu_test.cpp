@@ -13,11 +13,11 @@
 
 #include "codegen/compile_util.h"
 #include "core/codegen/cpp/cpp_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/detail/lower_fused.h"
-#include "core/runtime/compare.h"
-#include "core/runtime/reference_interpreter.h"
+#include "core/lower/kernel_eval.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 
@@ -86,7 +86,7 @@ CpuBuilt buildChain(const CpuChain& d) {
     return r;
 }
 
-std::vector<ir::TensorData> inputsOf(const ir::Graph& g, const LoweredKernel& lk, const runtime::ReferenceValues& ref) {
+std::vector<ir::TensorData> inputsOf(const ir::Graph& g, const LoweredKernel& lk, const eval::ReferenceValues& ref) {
     std::vector<ir::TensorData> r;
     for (ir::ValueId v : lk.inputs) {
         if (const ir::TensorData* t = ref.value(v)) r.push_back(*t);
@@ -130,7 +130,7 @@ std::string checkCpu(const CpuChain& d, int threads = 2) {
     if (!touchesBuffer(lk->kernel.body, Y, true)) return "the output is never stored";
     if (touchesBuffer(lk->kernel.body, Y, false)) return "the output is loaded";
     const auto inputs = makeInputs(bt.g, 5);
-    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    auto ref = eval::evaluateAll(bt.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().formatAll();
     std::vector<ir::TensorData> storage = inputsOf(bt.g, *lk, *ref);
     storage.emplace_back();
@@ -138,7 +138,7 @@ std::string checkCpu(const CpuChain& d, int threads = 2) {
     for (auto& t : storage) params.push_back(&t);
     auto st = evalKernel(lk->kernel, params);
     if (!st) return "eval: " + st.diagnostics().formatAll();
-    auto cmp = runtime::compareTensors(storage.back(), *ref->value(lk->outputs[0]), runtime::CompareOptions{1e-5, 1e-4});
+    auto cmp = eval::compareTensors(storage.back(), *ref->value(lk->outputs[0]), eval::CompareOptions{1e-5, 1e-4});
     return cmp.ok ? std::string() : cmp.summary() + "\n" + printKernel(lk->kernel);
 }
 
@@ -390,7 +390,7 @@ TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
         auto fn = mod.entry(src.entryPoints[0]);
         ASSERT_NE(fn, nullptr);
         const auto inputs = makeInputs(bt.g, 7);
-        auto ref = runtime::evaluateAll(bt.g, inputs, {});
+        auto ref = eval::evaluateAll(bt.g, inputs, {});
         ASSERT_TRUE(ref.ok()) << ref.diagnostics().formatAll();
         std::vector<ir::TensorData> storage = inputsOf(bt.g, *lk, *ref);
         const BufferDecl& yb = lk->kernel.buffers[static_cast<std::size_t>(lk->kernel.params.back())];
@@ -402,7 +402,7 @@ TEST(FusedConvCpu, HostCompiledCppMatchesReference) {
         std::vector<void*> args;
         for (auto& t : storage) args.push_back(t.bytes.data());
         fn(args.data());
-        auto cmp = runtime::compareTensors(storage.back(), *ref->value(lk->outputs[0]), runtime::CompareOptions{1e-5, 1e-4});
+        auto cmp = eval::compareTensors(storage.back(), *ref->value(lk->outputs[0]), eval::CompareOptions{1e-5, 1e-4});
         EXPECT_TRUE(cmp.ok) << schedule::fusionKindName(d.kind) << ": " << cmp.summary();
     }
 }

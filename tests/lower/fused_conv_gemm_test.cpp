@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/detail/lower_fused.h"
 #include "core/lower/detail/lower_fused_conv_gpu.h"
-#include "core/runtime/compare.h"
+#include "core/lower/kernel_eval.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
@@ -103,13 +103,13 @@ support::Expected<LoweredKernel> lowerIt(const Built& bt) {
 
 /// Lowers through lowerConvChain (CUDA), runs the kernel with the interpreter and compares with
 /// the reference interpreter. "" when it matches; *out receives the kernel.
-std::string check(const Dw& d, LoweredKernel* out = nullptr, runtime::CompareOptions tol = {1e-5, 1e-4}) {
+std::string check(const Dw& d, LoweredKernel* out = nullptr, eval::CompareOptions tol = {1e-5, 1e-4}) {
     Built bt = build(d);
     auto lk = lowerIt(bt);
     if (!lk) return "lowering: " + lk.diagnostics().formatAll();
     if (out) *out = *lk;
     const auto inputs = makeInputs(bt.g, 5);
-    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    auto ref = eval::evaluateAll(bt.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().formatAll();
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : lk->inputs) {
@@ -126,7 +126,7 @@ std::string check(const Dw& d, LoweredKernel* out = nullptr, runtime::CompareOpt
     if (!want) return "no reference output";
     ir::TensorData got = storage.back();
     got.dims = want->dims;  // the kernel declares Y as its GEMM view [N, K, H*W]
-    auto cmp = runtime::compareTensors(got, *want, tol);
+    auto cmp = eval::compareTensors(got, *want, tol);
     return cmp.ok ? std::string() : cmp.summary();
 }
 
@@ -379,7 +379,7 @@ TEST(FusedConvGemm, TensorCoreMmaAgainstReference) {
         EnvVar mma("TESSERA_DWPW_MMA", "tf32"), warps("TESSERA_DWPW_WARPS", "");
         EnvTile env("160,16,16");
         LoweredKernel lk;
-        EXPECT_EQ(check(d, &lk, runtime::CompareOptions{2e-2, 2e-2}), "");
+        EXPECT_EQ(check(d, &lk, eval::CompareOptions{2e-2, 2e-2}), "");
         EXPECT_NE(printKernel(lk.kernel).find("mma.m16n8k8.tf32 acc["), std::string::npos);
         // ... and it is coarser than f32: the f32 tolerance fails.
         EXPECT_NE(check(d, nullptr), "");

@@ -19,12 +19,12 @@
 #include "codegen/compile_util.h"
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/detail/lower_fused.h"
-#include "core/runtime/compare.h"
+#include "core/lower/kernel_eval.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
@@ -105,7 +105,7 @@ Built build(const ChainDesc& d) {
 
 /// The input tensors of a lowered kernel: runtime inputs from the reference run, initializers'
 /// data from the graph.
-std::vector<ir::TensorData> kernelInputs(const ir::Graph& g, const LoweredKernel& lk, const runtime::ReferenceValues& ref) {
+std::vector<ir::TensorData> kernelInputs(const ir::Graph& g, const LoweredKernel& lk, const eval::ReferenceValues& ref) {
     std::vector<ir::TensorData> r;
     for (ir::ValueId v : lk.inputs) {
         if (const ir::TensorData* t = ref.value(v)) r.push_back(*t);
@@ -126,7 +126,7 @@ std::string check(const ChainDesc& d, Target target, schedule::FusionTile tile =
     if (!lk) return "lowering: " + lk.diagnostics().formatAll();
     if (out) *out = *lk;
     const auto inputs = makeInputs(bt.g, 3);
-    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    auto ref = eval::evaluateAll(bt.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().formatAll();
     std::vector<ir::TensorData> storage = kernelInputs(bt.g, *lk, *ref);
     storage.emplace_back();
@@ -136,9 +136,9 @@ std::string check(const ChainDesc& d, Target target, schedule::FusionTile tile =
     if (!st) return "eval: " + st.diagnostics().formatAll();
     const ir::TensorData* want = ref->value(lk->outputs[0]);
     if (!want) return "no reference output";
-    runtime::CompareOptions co{1e-5, 1e-4};
+    eval::CompareOptions co{1e-5, 1e-4};
     storage.back().dims = want->dims;  // CUDA dw-pw (GEMM form) declares Y as its view [N, K, H*W]
-    auto cmp = runtime::compareTensors(storage.back(), *want, co);
+    auto cmp = eval::compareTensors(storage.back(), *want, co);
     return cmp.ok ? std::string() : cmp.summary() + "\n" + printKernel(lk->kernel);
 }
 
@@ -342,7 +342,7 @@ TEST(FusedConv, HostCompiledCppMatchesInterpreter) {
     auto fn = mod.entry(src.entryPoints[0]);
     ASSERT_NE(fn, nullptr);
     const auto inputs = makeInputs(bt.g, 3);
-    auto ref = runtime::evaluateAll(bt.g, inputs, {});
+    auto ref = eval::evaluateAll(bt.g, inputs, {});
     ASSERT_TRUE(ref.ok()) << ref.diagnostics().formatAll();
     std::vector<ir::TensorData> storage = kernelInputs(bt.g, *lk, *ref);
     const BufferDecl& yb = lk->kernel.buffers[static_cast<std::size_t>(lk->kernel.params.back())];
@@ -354,7 +354,7 @@ TEST(FusedConv, HostCompiledCppMatchesInterpreter) {
     std::vector<void*> args;
     for (auto& t : storage) args.push_back(t.bytes.data());
     fn(args.data());
-    auto cmp = runtime::compareTensors(storage.back(), *ref->value(lk->outputs[0]), runtime::CompareOptions{1e-5, 1e-4});
+    auto cmp = eval::compareTensors(storage.back(), *ref->value(lk->outputs[0]), eval::CompareOptions{1e-5, 1e-4});
     EXPECT_TRUE(cmp.ok) << cmp.summary();
 }
 

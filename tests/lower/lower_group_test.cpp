@@ -15,13 +15,13 @@
 
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
+#include "core/lower/detail/lower_fused.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/lower/detail/lower_fused.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 #include "tests/codegen/compile_util.h"
@@ -80,7 +80,7 @@ const char* targetName(Target t) { return t == Target::Cpu ? "cpu" : "cuda"; }
 /// output with the reference run of the whole graph. "" when all match.
 std::string runAgainstReference(const ir::Graph& g, const LoweredKernel& lk, std::uint32_t seed = 3) {
     const auto inputs = makeInputs(g, seed);
-    auto ref = runtime::evaluateAll(g, inputs);
+    auto ref = eval::evaluateAll(g, inputs);
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : lk.inputs) {
@@ -99,7 +99,7 @@ std::string runAgainstReference(const ir::Graph& g, const LoweredKernel& lk, std
         if (!want) return "no reference value for output " + g.value(lk.outputs[o]).name;
         ir::TensorData got = storage[lk.inputs.size() + o];
         got.dims = want->dims;
-        auto cmp = runtime::compareTensors(got, *want);
+        auto cmp = eval::compareTensors(got, *want);
         if (!cmp.ok) problems += g.value(lk.outputs[o]).name + ": " + cmp.summary() + "\n";
     }
     return problems;
@@ -625,7 +625,7 @@ TEST(LowerGroup, FusedCppCompilesAndMatches) {
     ASSERT_NE(fn, nullptr);
 
     const auto inputs = makeInputs(g, 5);
-    auto ref = runtime::evaluateAll(g, inputs);
+    auto ref = eval::evaluateAll(g, inputs);
     ASSERT_TRUE(ref.ok());
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : lk->inputs) storage.push_back(g.value(v).data ? *g.value(v).data : *ref->value(v));
@@ -641,7 +641,7 @@ TEST(LowerGroup, FusedCppCompilesAndMatches) {
     const ir::TensorData* want = ref->value(lk->outputs[0]);
     ir::TensorData got = storage.back();
     got.dims = want->dims;
-    auto cmp = runtime::compareTensors(got, *want);
+    auto cmp = eval::compareTensors(got, *want);
     EXPECT_TRUE(cmp.ok) << cmp.summary();
 }
 

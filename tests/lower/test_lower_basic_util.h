@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/graph.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/runtime/compare.h"
-#include "core/runtime/reference_interpreter.h"
 
 namespace tessera::lower::test {
 
@@ -90,14 +90,14 @@ inline std::vector<ir::TensorData> makeInputs(const ir::Graph& g, std::uint32_t 
 /// CUDA lowering start with "[cuda] ".
 inline std::string checkAgainstReferenceFor(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
                                             const ir::ProgramSchedule* program, const LowerOptions& options,
-                                            std::optional<runtime::CompareOptions> tolerance,
-                                            const runtime::ReferenceValues& refResult);
+                                            std::optional<eval::CompareOptions> tolerance,
+                                            const eval::ReferenceValues& refResult);
 
 inline std::string checkAgainstReference(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
                                          const ir::ProgramSchedule* program = nullptr,
                                          const LowerOptions& options = {},
-                                         std::optional<runtime::CompareOptions> tolerance = std::nullopt) {
-    auto ref = runtime::evaluateAll(g, inputs);
+                                         std::optional<eval::CompareOptions> tolerance = std::nullopt) {
+    auto ref = eval::evaluateAll(g, inputs);
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     std::string problems = checkAgainstReferenceFor(g, inputs, program, options, tolerance, *ref);
     if (options.target == Target::Cpu) {
@@ -116,10 +116,10 @@ inline std::string checkAgainstReference(const ir::Graph& g, const std::vector<i
 
 inline std::string checkAgainstReferenceFor(const ir::Graph& g, const std::vector<ir::TensorData>& inputs,
                                             const ir::ProgramSchedule* program, const LowerOptions& options,
-                                            std::optional<runtime::CompareOptions> tolerance,
-                                            const runtime::ReferenceValues& refResult) {
+                                            std::optional<eval::CompareOptions> tolerance,
+                                            const eval::ReferenceValues& refResult) {
     (void)inputs;
-    const runtime::ReferenceValues* ref = &refResult;
+    const eval::ReferenceValues* ref = &refResult;
     std::string problems;
     for (std::size_t id = 0; id < g.numNodes(); ++id) {
         const ir::Node& n = g.node(static_cast<ir::NodeId>(id));
@@ -158,7 +158,7 @@ inline std::string checkAgainstReferenceFor(const ir::Graph& g, const std::vecto
             }
             ir::TensorData got = storage[lk->inputs.size() + o];
             got.dims = want->dims;  // the kernel buffer is dense: only the element count matters
-            auto cmp = tolerance ? runtime::compareTensors(got, *want, *tolerance) : runtime::compareTensors(got, *want);
+            auto cmp = tolerance ? eval::compareTensors(got, *want, *tolerance) : eval::compareTensors(got, *want);
             if (!cmp.ok) problems += n.name + " output " + std::to_string(o) + ": " + cmp.summary() + "\n";
         }
     }

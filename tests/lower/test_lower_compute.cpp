@@ -27,7 +27,7 @@ std::string check(const std::string& text) {
     return checkAgainstReference(m.graph, makeInputs(m.graph), &m.program);
 }
 
-const runtime::CompareOptions kF32Loose{1e-3, 1e-4};
+const eval::CompareOptions kF32Loose{1e-3, 1e-4};
 
 std::string kernelText(const ir::Model& m, const std::string& node) {
     const ir::NodeId id = m.graph.findNode(node);

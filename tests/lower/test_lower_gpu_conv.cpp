@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/lower/counts.h"
+#include "core/lower/detail/lower_heavy.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/lower/detail/lower_heavy.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
@@ -91,7 +91,7 @@ std::string convCheck(const std::vector<ir::test::In>& ins, const Attrs& attrs, 
         return std::string(path == Path::Template ? "the GEMM template was not used" : "the GEMM template was used") +
                ":\n" + printKernel(l.lk.kernel);
     const auto inputs = makeInputs(l.g, 5);
-    auto ref = runtime::evaluateAll(l.g, inputs, {});
+    auto ref = eval::evaluateAll(l.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : l.lk.inputs) {
@@ -111,7 +111,7 @@ std::string convCheck(const std::vector<ir::test::In>& ins, const Attrs& attrs, 
     const ir::TensorData* want = ref->value(l.lk.outputs[0]);
     ir::TensorData got = storage.back();
     got.dims = want->dims;  // the kernel declares Y flattened
-    runtime::CompareOptions co = runtime::defaultCompareOptions(want->dtype);
+    eval::CompareOptions co = eval::defaultCompareOptions(want->dtype);
     if (want->dtype == ir::DType::F32) {
         // f32 sums of K products of |w x| <= 4 in another order than the reference: the absolute
         // error grows with K (measured 1.2e-4 at K = 960 on an output of 0.15), the whole stays
@@ -119,7 +119,7 @@ std::string convCheck(const std::vector<ir::test::In>& ins, const Attrs& attrs, 
         const std::int64_t K = l.lk.kernel.buffers[1].shape.back();
         co = {1e-5, 1e-5 + 2.5e-7 * static_cast<double>(K)};
     }
-    auto cmp = runtime::compareTensors(got, *want, co);
+    auto cmp = eval::compareTensors(got, *want, co);
     if (want->dtype == ir::DType::F32 && cmp.relL2 > 1e-6) return "relative L2 error too large: " + cmp.summary();
     return cmp.ok ? std::string() : cmp.summary();
 }

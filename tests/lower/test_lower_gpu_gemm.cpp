@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "core/codegen/cuda/cuda_codegen.h"
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/lower/counts.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 
@@ -80,7 +80,7 @@ std::string gemmCheck(const std::string& op, const std::vector<ir::test::In>& in
     if (!l.error.empty()) return l.error;
     if (!usesTemplate(l.lk.kernel)) return "the GEMM template was not used:\n" + printKernel(l.lk.kernel);
     const auto inputs = makeInputs(l.g, 11);
-    auto ref = runtime::evaluateAll(l.g, inputs, {});
+    auto ref = eval::evaluateAll(l.g, inputs, {});
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     std::vector<ir::TensorData> storage;
     for (ir::ValueId v : l.lk.inputs) {
@@ -100,9 +100,9 @@ std::string gemmCheck(const std::string& op, const std::vector<ir::test::In>& in
     const ir::TensorData* want = ref->value(l.lk.outputs[0]);
     ir::TensorData got = storage.back();
     got.dims = want->dims;
-    runtime::CompareOptions co = runtime::defaultCompareOptions(want->dtype);
+    eval::CompareOptions co = eval::defaultCompareOptions(want->dtype);
     if (want->dtype == ir::DType::F32) co = {1e-5, 1e-5};
-    auto cmp = runtime::compareTensors(got, *want, co);
+    auto cmp = eval::compareTensors(got, *want, co);
     return cmp.ok ? std::string() : cmp.summary();
 }
 
@@ -171,7 +171,7 @@ TEST(LowerGpuGemm, SmallProductsTakeTilesThatFillTheGpu) {
         auto one = runOne(op, ins, attrs);
         ASSERT_EQ(one.error(), "");
         // f32 sums of up to 1100 products of values in [-2, 2) in another order: absolute 2.5e-7 per term.
-        EXPECT_EQ(checkAgainstReference(one.g, makeInputs(one.g, 7), nullptr, fill, runtime::CompareOptions{1e-5, 3e-4}), "") << op;
+        EXPECT_EQ(checkAgainstReference(one.g, makeInputs(one.g, 7), nullptr, fill, eval::CompareOptions{1e-5, 3e-4}), "") << op;
     }
 }
 

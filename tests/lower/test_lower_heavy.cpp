@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/golden.h"
 #include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
-#include "core/runtime/compare.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
 
@@ -34,7 +34,7 @@ Attribute F(double v) { return Attribute::ofFloat(v); }
 Attribute S(std::string v) { return Attribute::ofString(std::move(v)); }
 
 struct CheckOptions;
-std::string heavyCheckLowered(const ir::Graph& g, const runtime::ReferenceValues& refValues, const CheckOptions& co,
+std::string heavyCheckLowered(const ir::Graph& g, const eval::ReferenceValues& refValues, const CheckOptions& co,
                               Target target);
 
 struct CheckOptions {
@@ -52,9 +52,9 @@ std::string heavyCheck(const std::string& op, const std::vector<ir::test::In>& i
     for (ir::ValueId o : r.g.node(0).outputs)
         if (std::find(r.g.outputs().begin(), r.g.outputs().end(), o) == r.g.outputs().end()) r.g.outputs().push_back(o);
     const auto inputs = makeInputs(r.g, 7);
-    runtime::ReferenceOptions ro;
+    eval::ReferenceOptions ro;
     ro.opset = co.opset;
-    auto ref = runtime::evaluateAll(r.g, inputs, ro);
+    auto ref = eval::evaluateAll(r.g, inputs, ro);
     if (!ref) return "reference: " + ref.diagnostics().firstError()->format();
     // Ops shape inference does not know yet (ReduceL1 ...): take the output types from the reference.
     for (ir::ValueId o : r.g.node(0).outputs) {
@@ -76,9 +76,9 @@ std::string heavyCheck(const std::string& op, const std::vector<ir::test::In>& i
 }
 
 /// The lowering, interpreter run and comparison of heavyCheck for one target.
-std::string heavyCheckLowered(const ir::Graph& g, const runtime::ReferenceValues& refValues, const CheckOptions& co,
+std::string heavyCheckLowered(const ir::Graph& g, const eval::ReferenceValues& refValues, const CheckOptions& co,
                               Target target) {
-    const runtime::ReferenceValues* ref = &refValues;
+    const eval::ReferenceValues* ref = &refValues;
     LowerOptions lo;
     lo.opset = co.opset;
     lo.target = target;
@@ -103,9 +103,9 @@ std::string heavyCheckLowered(const ir::Graph& g, const runtime::ReferenceValues
         if (!want) return "no reference value for output " + std::to_string(o);
         ir::TensorData got = storage[lk->inputs.size() + o];
         got.dims = want->dims;
-        runtime::CompareOptions cmpOpt = runtime::defaultCompareOptions(want->dtype);
+        eval::CompareOptions cmpOpt = eval::defaultCompareOptions(want->dtype);
         if (want->dtype == ir::DType::F32) cmpOpt = {1e-5, 1e-5};
-        auto cmp = runtime::compareTensors(got, *want, cmpOpt);
+        auto cmp = eval::compareTensors(got, *want, cmpOpt);
         if (!cmp.ok) problems += "output " + std::to_string(o) + ": " + cmp.summary() + "\n";
     }
     return problems;
@@ -303,7 +303,7 @@ TEST(LowerHeavy, LogSumExpDoesNotOverflow) {
     auto one = runOne("ReduceLogSumExp", {floats({100, 90, -5}, {1, 3})}, {{"axes", Is({-1})}});
     ASSERT_EQ(one.error(), "");
     one.g.outputs().push_back(one.g.node(0).outputs[0]);
-    const auto r = runtime::evaluate(one.g, {});
+    const auto r = eval::evaluate(one.g, {});
     ASSERT_TRUE(r.ok());
     EXPECT_NEAR((*r)[0].toDoubles()[0], 100.0000454, 1e-6);
 }
@@ -325,7 +325,7 @@ TEST(LowerHeavy, ElementwiseAtTheEdgesOfTheRange) {
     auto value = [](const char* op, float x) {
         auto one = runOne(op, {floats({x}, {1})});
         one.g.outputs().push_back(one.g.node(0).outputs[0]);
-        const auto r = runtime::evaluate(one.g, {});
+        const auto r = eval::evaluate(one.g, {});
         return r.ok() ? (*r)[0].toDoubles()[0] : -12345.0;
     };
     EXPECT_NEAR(value("Softplus", 1000.0f), 1000.0, 1e-9);

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/frontend/onnx/tensor_proto.h"
 #include "core/pipeline/conformance_cases.h"
-#include "core/runtime/reference_interpreter.h"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -242,7 +242,7 @@ TEST(ConformanceNodeTests, ReferenceInterpreterPassesCoreOps) {
             case pipeline::ConformanceStatus::Failed: ++o.failed, ++total.failed; break;
             case pipeline::ConformanceStatus::Skipped:
                 ++o.skipped, ++total.skipped;
-                if (r.message.find(runtime::kNoReferenceImplementation) != std::string::npos) ++o.noImplementation;
+                if (r.message.find(eval::kNoReferenceImplementation) != std::string::npos) ++o.noImplementation;
                 break;
             case pipeline::ConformanceStatus::Error: ++o.error, ++total.error; break;
             }

@@ -7,14 +7,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/prepare.h"
 #include "core/pipeline/run.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/npy.h"
-#include "core/runtime/reference_interpreter.h"
 
+namespace eval = tessera::eval;
 namespace pipeline = tessera::pipeline;
 namespace runtime = tessera::runtime;
 namespace ir = tessera::ir;
@@ -31,14 +32,14 @@ TEST(PipelineControlFlow, SingleNodeGraphTakesTheBodiesOuterValues) {
     const ir::Graph& g = m->graph;
     const ir::NodeId ifNode = g.producer(g.findValue("if_out"));
     ASSERT_NE(ifNode, ir::kNoNode);
-    const auto implicit = runtime::subgraphInputs(g, ifNode);
+    const auto implicit = eval::subgraphInputs(g, ifNode);
     ASSERT_EQ(implicit.size(), 1u);
     EXPECT_EQ(g.value(implicit[0]).name, "x");
     const ir::Graph sub = pipeline::singleNodeGraph(g, ifNode);
     std::vector<std::string> names;
     for (ir::ValueId v : sub.runtimeInputs()) names.push_back(sub.value(v).name);
     EXPECT_EQ(names, (std::vector<std::string>{"is_pos", "x"}));
-    EXPECT_TRUE(runtime::subgraphInputs(g, g.producer(g.findValue("x_sum"))).empty());
+    EXPECT_TRUE(eval::subgraphInputs(g, g.producer(g.findValue("x_sum"))).empty());
 }
 
 TEST(PipelineControlFlow, SampleRunsWithReferenceFallback) {
@@ -68,7 +69,7 @@ TEST(PipelineControlFlow, SampleRunsWithReferenceFallback) {
     ASSERT_TRUE(rep.ok()) << rep.diagnostics().formatAll();
     EXPECT_TRUE(rep->allPassed);
     ASSERT_EQ(rep->outputs.size(), 1u);
-    const auto cmp = runtime::compareTensors(rep->outputs[0].second, *expected);
+    const auto cmp = eval::compareTensors(rep->outputs[0].second, *expected);
     EXPECT_TRUE(cmp.ok) << cmp.summary();
     EXPECT_EQ(cmp.beyondTolerance, 0);
 }

@@ -4,10 +4,10 @@
 // comparison; and the error that names the node deciding an extent from data.
 #include <gtest/gtest.h>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/prepare.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 
 namespace pipeline = tessera::pipeline;
@@ -163,8 +163,8 @@ TEST(ShapeFolding, IfOnAShapeComparisonBecomesItsBranch) {
         EXPECT_EQ(s->graph.nodes()[0].name, w > 4 ? "branch/mul" : "branch/sub");
         EXPECT_EQ(s->graph.value(s->graph.outputs()[0]).type.str(), "f32[3," + std::to_string(w) + "]");
         // Same values as the If in the reference interpreter.
-        auto want = tessera::runtime::evaluate(m.graph, {x});
-        auto got = tessera::runtime::evaluate(s->graph, {x});
+        auto want = tessera::eval::evaluate(m.graph, {x});
+        auto got = tessera::eval::evaluate(s->graph, {x});
         ASSERT_TRUE(want.ok() && got.ok());
         EXPECT_EQ((*want)[0].toDoubles(), (*got)[0].toDoubles());
     }

@@ -138,7 +138,7 @@ private slots:
 
     void heatmapSpecialValuesAndInvalidSlices()
     {
-        runtime::CompareOptions tol;
+        eval::CompareOptions tol;
         QVERIFY(std::isnan(views::elementError(NAN, 1, ErrorMode::Absolute, tol)));
         QCOMPARE(views::elementError(NAN, NAN, ErrorMode::Absolute, tol), 0.0);
         QCOMPARE(views::elementError(INFINITY, INFINITY, ErrorMode::Relative, tol), 0.0);

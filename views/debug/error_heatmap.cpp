@@ -59,7 +59,7 @@ bool sliceIndices(const std::vector<std::int64_t>& dims, const SliceSpec& s, Err
 
 }  // namespace
 
-double elementError(double got, double want, ErrorMode mode, const runtime::CompareOptions& tolerance)
+double elementError(double got, double want, ErrorMode mode, const eval::CompareOptions& tolerance)
 {
     const bool gn = std::isnan(got), wn = std::isnan(want);
     if (gn && wn)
@@ -96,7 +96,7 @@ ErrorStats errorStats(const ErrorTensor& t, ErrorMode mode)
     }
     s.meanError = finite > 0 ? sum / static_cast<double>(finite) : 0;
     // The same rule as the check, so the first bad element is the one the run reported.
-    const runtime::TensorComparison c = runtime::compareTensors(*t.got, *t.want, t.tolerance);
+    const eval::TensorComparison c = eval::compareTensors(*t.got, *t.want, t.tolerance);
     s.bad = c.beyondTolerance;
     s.firstBad = c.firstBadIndex;
     s.firstBadCoord = c.firstBadCoord;
@@ -114,7 +114,7 @@ SliceSpec defaultSlice(const ErrorTensor& t)
     const int rank = static_cast<int>(dims.size());
     s.index.assign(dims.size(), 0);
     if (usable(t)) {
-        const runtime::TensorComparison c = runtime::compareTensors(*t.got, *t.want, t.tolerance);
+        const eval::TensorComparison c = eval::compareTensors(*t.got, *t.want, t.tolerance);
         if (c.firstBadIndex >= 0 && c.firstBadCoord.size() == dims.size())
             s.index = c.firstBadCoord;
     }

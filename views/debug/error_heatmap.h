@@ -11,7 +11,7 @@
 ///   checked f32 run that is the expected tensor's RMS, so near-zero expected values do not blow
 ///   the scale up) or, when relTol is 0, 1e-30. NaN when exactly one of got/want is NaN, or when
 ///   they are infinities that differ; 0 when both are NaN or the same infinity.
-/// - Bad element: the check's rule (runtime::compareTensors): |got - want| > absTol + relTol·|want|.
+/// - Bad element: the check's rule (eval::compareTensors): |got - want| > absTol + relTol·|want|.
 ///   firstBad is the row-major first bad element.
 /// - Statistics (maxError, meanError) are over the whole tensor in the chosen mode and over the
 ///   finite errors only; nonFinite counts the NaN errors.
@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
 #include "core/ir/tensor.h"
-#include "core/runtime/compare.h"
 
 namespace tessera::views {
 
@@ -38,7 +38,7 @@ enum class ErrorMode { Absolute, Relative };
 struct ErrorTensor {
     std::string name;
     std::shared_ptr<const ir::TensorData> got, want;  ///< null when the run did not keep them
-    runtime::CompareOptions tolerance;
+    eval::CompareOptions tolerance;
     std::string note;  ///< why there is no data, or the check's summary
 };
 
@@ -75,7 +75,7 @@ struct ErrorStats {
 };
 
 /// The error of one element pair (see the file comment).
-double elementError(double got, double want, ErrorMode mode, const runtime::CompareOptions& tolerance);
+double elementError(double got, double want, ErrorMode mode, const eval::CompareOptions& tolerance);
 /// Statistics of a tensor pair; all zero (firstBad -1) when either is missing or the shapes
 /// differ.
 ErrorStats errorStats(const ErrorTensor& t, ErrorMode mode);

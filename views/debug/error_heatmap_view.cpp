@@ -385,7 +385,7 @@ void ErrorHeatmapView::redraw()
     m_cells = t ? errorSlice(*t, m_slice, m_mode) : ErrorSlice{};
     int failing = 0;
     for (const ErrorTensor& o : m_snapshot.outputs) {
-        if (o.got && o.want && runtime::compareTensors(*o.got, *o.want, o.tolerance).beyondTolerance > 0)
+        if (o.got && o.want && eval::compareTensors(*o.got, *o.want, o.tolerance).beyondTolerance > 0)
             ++failing;
     }
     QString title = tr("Kernel '%1'").arg(fromStd(m_snapshot.kernel));

@@ -4,7 +4,7 @@
 // Every op becomes one loop nest over the output (the node's schedule or defaultCpuMapping) whose
 // body loads each input at its broadcast index, computes in the "compute type" (the input's type;
 // f32 for f16/bf16 inputs) and stores the result converted to the output type. Semantics follow
-// the ONNX operator specification and core/runtime/reference_interpreter.cpp: integer Div
+// the ONNX operator specification and core/eval/reference_interpreter.cpp: integer Div
 // truncates, integer Mod (fmod=0) takes the divisor's sign, Round halves to even, Clip bounds
 // absent = unbounded, Dropout is the identity with an all-true mask.
 

@@ -1,11 +1,11 @@
-#include "core/runtime/compare.h"
+#include "core/eval/compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-namespace tessera::runtime {
+namespace tessera::eval {
 
 using ir::DType;
 
@@ -123,4 +123,4 @@ TensorComparison compareTensors(const ir::TensorData& actual, const ir::TensorDa
     return compareTensors(actual, expected, defaultCompareOptions(expected.dtype));
 }
 
-}  // namespace tessera::runtime
+}  // namespace tessera::eval

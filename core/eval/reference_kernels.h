@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// Internal to the reference interpreter (core/runtime/reference_interpreter*.cpp): the double
+/// Internal to the reference interpreter (core/eval/reference_interpreter*.cpp): the double
 /// buffer every value is held in, the per-node context, and the shared helpers (broadcasting,
-/// windows). Not a public interface: nothing outside core/runtime includes it.
+/// windows). Not a public interface: nothing outside core/eval includes it.
 ///
 /// Errors inside an op are reported by fail() (throws EvalError, which the interpreter turns into
 /// a diagnostic naming the node); nothing escapes evaluate().
@@ -17,10 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/graph.h"
-#include "core/runtime/reference_interpreter.h"
 
-namespace tessera::runtime::refimpl {
+namespace tessera::eval::refimpl {
 
 using ir::DType;
 using ir::Node;
@@ -387,4 +387,4 @@ std::vector<BufPtr> runSubgraph(Ctx& c, const ir::Graph& body, const std::string
 /// If, Loop and Scan (reference_control_flow.cpp); returns false for any other op.
 bool evalControlFlow(Ctx& c, std::vector<BufPtr>& outs);
 
-}  // namespace tessera::runtime::refimpl
+}  // namespace tessera::eval::refimpl

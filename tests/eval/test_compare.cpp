@@ -1,4 +1,4 @@
-// compareTensors (core/runtime/compare.h): tolerance rule, NaN/inf, exact integers, shape and
+// compareTensors (core/eval/compare.h): tolerance rule, NaN/inf, exact integers, shape and
 // dtype mismatches, first bad element, default tolerances.
 
 #include <gtest/gtest.h>
@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
 #include "core/frontend/dsl/tensor_init.h"
-#include "core/runtime/compare.h"
 
 using namespace tessera;
 using ir::DType;
 using ir::TensorData;
-using runtime::compareTensors;
-using runtime::CompareOptions;
+using eval::compareTensors;
+using eval::CompareOptions;
 
 namespace {
 
@@ -123,12 +123,12 @@ TEST(CompareTensors, ShapeAndDtypeMismatches) {
 }
 
 TEST(CompareTensors, DefaultTolerancesPerDtype) {
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::F32).relTol, 1e-4);
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::F32).absTol, 1e-6);
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::F64).relTol, 1e-7);
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::F16).relTol, 1e-2);
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::BF16).relTol, 2e-2);
-    EXPECT_EQ(runtime::defaultCompareOptions(DType::I32).relTol, 0);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::F32).relTol, 1e-4);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::F32).absTol, 1e-6);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::F64).relTol, 1e-7);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::F16).relTol, 1e-2);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::BF16).relTol, 2e-2);
+    EXPECT_EQ(eval::defaultCompareOptions(DType::I32).relTol, 0);
     // f16: 1.0 vs 1.005 passes (rel 1e-2), f32 does not.
     EXPECT_TRUE(compareTensors(make(DType::F16, {1.005}, {1}), make(DType::F16, {1}, {1})).ok);
     EXPECT_FALSE(compareTensors(make(DType::F32, {1.005}, {1}), make(DType::F32, {1}, {1})).ok);

@@ -32,7 +32,7 @@
 #include "core/ir/dtype.h"
 #include "core/ir/tensor.h"
 
-namespace tessera::runtime {
+namespace tessera::eval {
 
 struct CompareOptions {
     double relTol = 1e-4;  ///< relative tolerance, scaled by |expected|
@@ -72,4 +72,4 @@ TensorComparison compareTensors(const ir::TensorData& actual, const ir::TensorDa
 /// Same with defaultCompareOptions(expected.dtype).
 TensorComparison compareTensors(const ir::TensorData& actual, const ir::TensorData& expected);
 
-}  // namespace tessera::runtime
+}  // namespace tessera::eval

@@ -1,4 +1,4 @@
-#include "core/runtime/reference_interpreter.h"
+#include "core/eval/reference_interpreter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include <string>
 #include <utility>
 
+#include "core/eval/reference_kernels.h"
 #include "core/frontend/dsl/tensor_init.h"
 #include "core/ir/compute.h"
-#include "core/runtime/reference_kernels.h"
 
-namespace tessera::runtime {
+namespace tessera::eval {
 
 using ir::DType;
 using ir::Node;
@@ -1279,4 +1279,4 @@ std::vector<BufPtr> runSubgraph(Ctx& c, const ir::Graph& body, const std::string
 
 }  // namespace refimpl
 
-}  // namespace tessera::runtime
+}  // namespace tessera::eval

@@ -1,4 +1,4 @@
-// The reference interpreter's If, Loop and Scan (core/runtime/reference_control_flow.cpp): the
+// The reference interpreter's If, Loop and Scan (core/eval/reference_control_flow.cpp): the
 // control-flow sample against its recorded output, hand-built graphs with exact expected values
 // (outer-scope names, nested bodies, scan axes and directions, runaway loops, errors inside a
 // body), and the ONNX node tests of these ops.
@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
+#include "core/eval/reference_interpreter.h"
 #include "core/frontend/onnx/onnx_importer.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/conformance_cases.h"
-#include "core/runtime/compare.h"
 #include "core/runtime/npy.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 
 using namespace tessera;
@@ -122,12 +122,12 @@ TEST(ReferenceControlFlow, SampleMatchesRecordedOutput) {
     auto input = runtime::readNpy(dir + "/control_flow_if_input.npy");
     auto expected = runtime::readNpy(dir + "/control_flow_if_output.npy");
     ASSERT_TRUE(input.ok() && expected.ok());
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.opset = model->defaultOpset();
-    auto out = runtime::evaluate(model->graph, {*input}, opt);
+    auto out = eval::evaluate(model->graph, {*input}, opt);
     ASSERT_TRUE(out.ok()) << firstError(out.diagnostics());
     ASSERT_EQ(out->size(), 1u);
-    const auto cmp = runtime::compareTensors((*out)[0], *expected);
+    const auto cmp = eval::compareTensors((*out)[0], *expected);
     EXPECT_TRUE(cmp.ok) << cmp.summary();
     EXPECT_EQ((*out)[0].dims, (Dims{2, 8}));
     // The recorded input sums below zero: else branch x - 1, then three loop trips adding x, Relu;
@@ -145,7 +145,7 @@ TEST(ReferenceControlFlow, SampleMatchesRecordedOutput) {
     // The negated input sums above zero: the then branch (2x) runs instead.
     std::vector<float> neg;
     for (double v : x) neg.push_back(-static_cast<float>(v));
-    auto out2 = runtime::evaluate(model->graph, {f32(neg, input->dims)}, opt);
+    auto out2 = eval::evaluate(model->graph, {f32(neg, input->dims)}, opt);
     ASSERT_TRUE(out2.ok()) << firstError(out2.diagnostics());
     const auto y2 = (*out2)[0].toDoubles();
     for (std::size_t i = 0; i < neg.size(); ++i) {
@@ -159,7 +159,7 @@ TEST(ReferenceControlFlow, IfPicksBranchAndSeesEveryEnclosingScope) {
     auto b = ifGraph();
     const TensorData x = f32({1, 2, 3}, {3});
     auto run = [&](bool c, bool c2) {
-        auto r = runtime::evaluate(b.g, {boolScalar(c), boolScalar(c2), x});
+        auto r = eval::evaluate(b.g, {boolScalar(c), boolScalar(c2), x});
         EXPECT_TRUE(r.ok()) << firstError(r.diagnostics());
         return r.ok() ? (*r)[0].toDoubles() : std::vector<double>{};
     };
@@ -182,7 +182,7 @@ TEST(ReferenceControlFlow, IfPicksBranchAndSeesEveryEnclosingScope) {
     two.dtype = ir::DType::Bool;
     two.dims = {2};
     two.bytes = {1, 0};
-    auto r = runtime::evaluate(bad.g, {two});
+    auto r = eval::evaluate(bad.g, {two});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.diagnostics().firstError()->where, "node 'if2' (If)");
     EXPECT_EQ(r.diagnostics().firstError()->message, "cond must have one element, got shape [2]");
@@ -206,7 +206,7 @@ TEST(ReferenceControlFlow, IfBranchReadsValueOfALaterListedNode) {
     b.node("Relu", "producer", {"x"}, {"late"});
     b.output("y");
     ir::inferShapes(b.g);
-    auto r = runtime::evaluate(b.g, {boolScalar(false), f32({-1, 4}, {2})});
+    auto r = eval::evaluate(b.g, {boolScalar(false), f32({-1, 4}, {2})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{-0.0, -4}));
 }
@@ -215,7 +215,7 @@ TEST(ReferenceControlFlow, LoopCarriesValuesStacksScansAndStopsOnCond) {
     {
         // M = 10, but cond_out = iter < 2 turns false after the third trip.
         auto b = loopGraph(true, true);
-        auto r = runtime::evaluate(b.g, {i64Scalar(10), boolScalar(true), f32({1, 2}, {2}), i64Scalar(2)});
+        auto r = eval::evaluate(b.g, {i64Scalar(10), boolScalar(true), f32({1, 2}, {2}), i64Scalar(2)});
         ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
         EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{4, 5}));
         EXPECT_EQ((*r)[1].dims, (Dims{3, 2}));
@@ -225,7 +225,7 @@ TEST(ReferenceControlFlow, LoopCarriesValuesStacksScansAndStopsOnCond) {
     {
         // M = 2 ends it first.
         auto b = loopGraph(true, true);
-        auto r = runtime::evaluate(b.g, {i64Scalar(2), boolScalar(true), f32({1, 2}, {2}), i64Scalar(100)});
+        auto r = eval::evaluate(b.g, {i64Scalar(2), boolScalar(true), f32({1, 2}, {2}), i64Scalar(100)});
         ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
         EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{2, 3}));
         EXPECT_EQ((*r)[1].toDoubles(), (std::vector<double>{10, 20, 20, 30}));
@@ -233,18 +233,18 @@ TEST(ReferenceControlFlow, LoopCarriesValuesStacksScansAndStopsOnCond) {
     {
         // cond false at the start (or M = 0): no trip; the scan output is empty with the body's shape.
         auto b = loopGraph(true, true);
-        auto r = runtime::evaluate(b.g, {i64Scalar(5), boolScalar(false), f32({1, 2}, {2}), i64Scalar(100)});
+        auto r = eval::evaluate(b.g, {i64Scalar(5), boolScalar(false), f32({1, 2}, {2}), i64Scalar(100)});
         ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
         EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{1, 2}));
         EXPECT_EQ((*r)[1].dims, (Dims{0, 2}));
-        auto r0 = runtime::evaluate(b.g, {i64Scalar(0), boolScalar(true), f32({1, 2}, {2}), i64Scalar(100)});
+        auto r0 = eval::evaluate(b.g, {i64Scalar(0), boolScalar(true), f32({1, 2}, {2}), i64Scalar(100)});
         ASSERT_TRUE(r0.ok()) << firstError(r0.diagnostics());
         EXPECT_EQ((*r0)[1].dims, (Dims{0, 2}));
     }
     {
         // Without a cond input the body's cond output is ignored: M trips.
         auto b = loopGraph(true, false);
-        auto r = runtime::evaluate(b.g, {i64Scalar(4), f32({0, 0}, {2}), i64Scalar(0)});
+        auto r = eval::evaluate(b.g, {i64Scalar(4), f32({0, 0}, {2}), i64Scalar(0)});
         ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
         EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{6, 6}));
         EXPECT_EQ((*r)[1].toDoubles(), (std::vector<double>{0, 0, 10, 10, 30, 30, 60, 60}));
@@ -252,7 +252,7 @@ TEST(ReferenceControlFlow, LoopCarriesValuesStacksScansAndStopsOnCond) {
     {
         // Without M: a while loop on cond.
         auto b = loopGraph(false, true);
-        auto r = runtime::evaluate(b.g, {boolScalar(true), f32({0, 1}, {2}), i64Scalar(3)});
+        auto r = eval::evaluate(b.g, {boolScalar(true), f32({0, 1}, {2}), i64Scalar(3)});
         ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
         // Trips 0..3: cond_out = iter < 3 is false after trip 3.
         EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{6, 7}));
@@ -262,9 +262,9 @@ TEST(ReferenceControlFlow, LoopCarriesValuesStacksScansAndStopsOnCond) {
 
 TEST(ReferenceControlFlow, RunawayLoopIsStoppedByTheIterationLimitAndCancel) {
     auto b = loopGraph(false, true, false);  // cond_out = cond_in: never ends by itself
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.maxLoopIterations = 50;
-    auto r = runtime::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, opt);
+    auto r = eval::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, opt);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.diagnostics().firstError()->where, "node 'loop' (Loop)");
     EXPECT_EQ(r.diagnostics().firstError()->message,
@@ -273,14 +273,14 @@ TEST(ReferenceControlFlow, RunawayLoopIsStoppedByTheIterationLimitAndCancel) {
     // The stacked scan output reaches the element limit first.
     opt.maxLoopIterations = 1000;
     opt.maxElements = 64;
-    auto big = runtime::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, opt);
+    auto big = eval::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, opt);
     ASSERT_FALSE(big.ok());
     EXPECT_EQ(big.diagnostics().firstError()->message,
               "scan output 0 exceeds the limit of 64 elements after 33 iterations");
 
     support::CancelToken cancel;
     cancel.cancel();
-    auto c = runtime::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, runtime::ReferenceOptions{},
+    auto c = eval::evaluate(b.g, {boolScalar(true), f32({0, 0}, {2}), i64Scalar(0)}, eval::ReferenceOptions{},
                                &cancel);
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.diagnostics().firstError()->message, "cancelled");
@@ -318,7 +318,7 @@ TEST(ReferenceControlFlow, LoopBodyWithNestedIfSeesLoopAndTopLevelValues) {
     b.node("Loop", "loop", {"M", "", "acc0"}, {"acc"}, {{"body", Attribute::ofGraph(finish(body, "body"))}});
     b.output("acc");
     ir::inferShapes(b.g);
-    auto r = runtime::evaluate(b.g, {i64Scalar(3), f32({0}, {}), f32({1}, {})});
+    auto r = eval::evaluate(b.g, {i64Scalar(3), f32({0}, {}), f32({1}, {})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{103}));  // +101, -99, +101
 }
@@ -351,7 +351,7 @@ TEST(ReferenceControlFlow, ScanAxesAndDirections) {
     b.output("P");
     b.output("XR");
     ir::inferShapes(b.g);
-    auto r = runtime::evaluate(b.g, {f32({0, 0}, {2}), f32({1, 2, 3, 4, 5, 6}, {3, 2}), f32({1, 2, 3, 4, 5, 6}, {2, 3})});
+    auto r = eval::evaluate(b.g, {f32({0, 0}, {2}), f32({1, 2, 3, 4, 5, 6}, {3, 2}), f32({1, 2, 3, 4, 5, 6}, {2, 3})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{9, 12}));
     EXPECT_EQ((*r)[1].dims, (Dims{2, 3}));
@@ -360,7 +360,7 @@ TEST(ReferenceControlFlow, ScanAxesAndDirections) {
     EXPECT_EQ((*r)[2].toDoubles(), (std::vector<double>{5, 6, 3, 4, 1, 2}));
 
     // Scan inputs of different lengths.
-    auto bad = runtime::evaluate(b.g, {f32({0, 0}, {2}), f32({1, 2, 3, 4, 5, 6}, {3, 2}), f32({1, 2, 3, 4}, {2, 2})});
+    auto bad = eval::evaluate(b.g, {f32({0, 0}, {2}), f32({1, 2, 3, 4, 5, 6}, {3, 2}), f32({1, 2, 3, 4}, {2, 2})});
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.diagnostics().firstError()->message, "scan input 1 has sequence length 2 but input 0 has 3");
 }
@@ -386,7 +386,7 @@ TEST(ReferenceControlFlow, Scan8BatchForm) {
     EXPECT_FALSE(result.diagnostics.hasErrors());
     EXPECT_EQ(b.type("Z").str(), "f32[2,3,2]");
     EXPECT_EQ(b.type("s").str(), "f32[2,2]");
-    auto r = runtime::evaluate(
+    auto r = eval::evaluate(
         b.g, {f32({0, 0, 100, 100}, {2, 2}), f32({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 3, 2})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     EXPECT_EQ((*r)[0].toDoubles(), (std::vector<double>{9, 12, 127, 130}));
@@ -409,15 +409,15 @@ TEST(ReferenceControlFlow, ErrorsInsideABodyNameTheSubgraphAndNode) {
            {{"then_branch", Attribute::ofGraph(finish(thenB, "then"))},
             {"else_branch", Attribute::ofGraph(finish(elseB, "else"))}});
     b.output("out");
-    auto r = runtime::evaluate(b.g, {boolScalar(true), f32({1, 2}, {2}), f32({1, 2, 3}, {3})});
+    auto r = eval::evaluate(b.g, {boolScalar(true), f32({1, 2}, {2}), f32({1, 2, 3}, {3})});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.diagnostics().firstError()->where, "node 'the_if' (If)");
     EXPECT_EQ(r.diagnostics().firstError()->message,
               "in subgraph 'then_branch' > node 'bad_add' (Add): shapes [2] and [3] cannot be broadcast");
-    auto r2 = runtime::evaluate(b.g, {boolScalar(false), f32({1, 2}, {2}), f32({1, 2, 3}, {3})});
+    auto r2 = eval::evaluate(b.g, {boolScalar(false), f32({1, 2}, {2}), f32({1, 2, 3}, {3})});
     ASSERT_FALSE(r2.ok());
     EXPECT_EQ(r2.diagnostics().firstError()->message,
-              std::string(runtime::kNoReferenceImplementation) +
+              std::string(eval::kNoReferenceImplementation) +
                   " (in subgraph 'else_branch' > node 'mystery' (NoSuchOp))");
 }
 

@@ -1,5 +1,5 @@
 // Reference implementations of the ONNX control-flow ops If, Loop and Scan (see
-// core/runtime/reference_interpreter.h for the semantics every op follows). Bodies run through
+// core/eval/reference_interpreter.h for the semantics every op follows). Bodies run through
 // runSubgraph(), which resolves the names a body does not define in the enclosing scopes.
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/reference_kernels.h"
+#include "core/eval/reference_kernels.h"
 
-namespace tessera::runtime::refimpl {
+namespace tessera::eval::refimpl {
 
 namespace {
 
@@ -287,4 +287,4 @@ bool evalControlFlow(Ctx& c, std::vector<BufPtr>& outs) {
     return true;
 }
 
-}  // namespace tessera::runtime::refimpl
+}  // namespace tessera::eval::refimpl

@@ -1,4 +1,4 @@
-// Reference interpreter (core/runtime/reference_interpreter.h): evaluateAll and the ops added for
+// Reference interpreter (core/eval/reference_interpreter.h): evaluateAll and the ops added for
 // the ONNX node tests, each on small cases whose results are worked out by hand from the spec.
 
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
-#include "core/runtime/reference_interpreter.h"
 #include "core/test_ir_helpers.h"
 
 using namespace tessera;
@@ -47,9 +47,9 @@ std::vector<TensorData> runOp(const std::string& op, const std::vector<TensorDat
     b.node(op, "n", ins, outs, attrs);
     for (const auto& o : outs) b.output(o);
     ir::inferShapes(b.g);
-    runtime::ReferenceOptions opt;
+    eval::ReferenceOptions opt;
     opt.opset = opset;
-    auto r = runtime::evaluate(b.g, fed, opt);
+    auto r = eval::evaluate(b.g, fed, opt);
     EXPECT_TRUE(r.ok()) << op << ": " << firstError(r.diagnostics());
     return r.ok() ? *r : std::vector<TensorData>(static_cast<std::size_t>(outputs));
 }
@@ -73,7 +73,7 @@ TEST(ReferenceEvaluateAll, KeepsEveryIntermediateValue) {
     b.node("Neg", "neg", {"m"}, {"y"});
     b.output("y");
     ir::inferShapes(b.g);
-    auto all = runtime::evaluateAll(b.g, {f32({-1, 0.5f, 3}, {3})});
+    auto all = eval::evaluateAll(b.g, {f32({-1, 0.5f, 3}, {3})});
     ASSERT_TRUE(all.ok()) << firstError(all.diagnostics());
     ASSERT_EQ(all->values.size(), b.g.numValues());
     const auto* r = all->value(b.g.findValue("r"));
@@ -102,7 +102,7 @@ TEST(ReferenceEvaluateAll, F32IntermediatesAreStoredAsF32) {
     b.node("Sub", "s", {"s", "big"}, {"y"});
     b.output("y");
     ir::inferShapes(b.g);
-    auto all = runtime::evaluateAll(b.g, {f32({1}, {1})});
+    auto all = eval::evaluateAll(b.g, {f32({1}, {1})});
     ASSERT_TRUE(all.ok()) << firstError(all.diagnostics());
     EXPECT_EQ(all->value(b.g.findValue("q"))->elementAsDouble(0), static_cast<double>(1.0f / 3.0f));
     EXPECT_EQ(all->outputs[0].elementAsDouble(0), 0.0);
@@ -120,7 +120,7 @@ TEST(ReferenceEvaluateAll, CastsThroughHalfTypesRoundToThem) {
     b.output("y");
     b.output("z");
     ir::inferShapes(b.g);
-    auto r = runtime::evaluate(b.g, {f32({13.0038357f, 0.1f, 1.0f / 3.0f, 1000.7f, 65519.0f, 65520.0f, 1e-7f, -2.5e-5f}, {8})});
+    auto r = eval::evaluate(b.g, {f32({13.0038357f, 0.1f, 1.0f / 3.0f, 1000.7f, 65519.0f, 65520.0f, 1e-7f, -2.5e-5f}, {8})});
     ASSERT_TRUE(r.ok()) << firstError(r.diagnostics());
     const std::vector<double> want{13.0, 0.0999755859375, 0.333251953125, 1000.5, 65504.0,
                                    std::numeric_limits<double>::infinity(), 1.1920928955078125e-07, -2.4974346160888672e-05};
@@ -135,10 +135,10 @@ TEST(ReferenceEvaluateAll, MissingOpNamesTheNode) {
     b.input("x", "f32[2]");
     b.node("NoSuchOp", "mystery", {"x"}, {"y"});
     b.output("y");
-    auto all = runtime::evaluateAll(b.g, {f32({1, 2}, {2})});
+    auto all = eval::evaluateAll(b.g, {f32({1, 2}, {2})});
     ASSERT_FALSE(all.ok());
     EXPECT_EQ(all.diagnostics().firstError()->where, "node 'mystery' (NoSuchOp)");
-    EXPECT_EQ(all.diagnostics().firstError()->message, runtime::kNoReferenceImplementation);
+    EXPECT_EQ(all.diagnostics().firstError()->message, eval::kNoReferenceImplementation);
 }
 
 TEST(ReferenceMoreOps, SliceNegativeStepAndSaturatedEnds) {
@@ -310,8 +310,8 @@ TEST(ReferenceMoreOps, TrainingDropoutIsReportedAsUnsupported) {
     b.init("train", on);
     b.node("Dropout", "drop", {"x", "ratio", "train"}, {"y"});
     b.output("y");
-    auto r = runtime::evaluate(b.g, {f32({1, 2}, {2})});
+    auto r = eval::evaluate(b.g, {f32({1, 2}, {2})});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.diagnostics().firstError()->message,
-              std::string(runtime::kNoReferenceImplementation) + " for Dropout in training mode (random mask)");
+              std::string(eval::kNoReferenceImplementation) + " for Dropout in training mode (random mask)");
 }

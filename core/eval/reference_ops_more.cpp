@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/reference_kernels.h"
+#include "core/eval/reference_kernels.h"
 
-namespace tessera::runtime::refimpl {
+namespace tessera::eval::refimpl {
 
 namespace {
 
@@ -1679,4 +1679,4 @@ bool evalMoreOps(Ctx& c, std::vector<BufPtr>& outs) {
     return false;
 }
 
-}  // namespace tessera::runtime::refimpl
+}  // namespace tessera::eval::refimpl

@@ -86,7 +86,7 @@
 #include "core/support/cancel.h"
 #include "core/support/expected.h"
 
-namespace tessera::runtime {
+namespace tessera::eval {
 
 struct ReferenceOptions {
     /// Largest tensor (elements) any value may have; 2^26 elements = 512 MiB of doubles.
@@ -143,4 +143,4 @@ support::Expected<ReferenceValues> evaluateAll(const ir::Graph& g, const std::ve
                                                const ReferenceOptions& options = {},
                                                const support::CancelToken* cancel = nullptr);
 
-}  // namespace tessera::runtime
+}  // namespace tessera::eval
