@@ -1,7 +1,9 @@
 # The layers of core/, in build order: each entry is "<library> <folder under core/> <the libraries
 # right below it>". core/CMakeLists.txt builds one static library per entry from the folder's
 # sources (subfolders included) and links it PUBLIC to the libraries named, so a layer sees every
-# layer before it and none after it.
+# layer before it and none after it. cmake/CheckLayers.cmake (CTest label `layers`) reads the same
+# table: a file in a layer's folder may include headers of that folder and of the layers it links,
+# directly or through them, and nothing else under core/.
 #
 # Order: support -> ir, target -> schedule -> frontend (dsl; onnx is a library of its own because it
 # links libonnx, and only pipeline uses it) -> eval -> lower -> codegen -> runtime -> perf ->
