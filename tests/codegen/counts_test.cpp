@@ -11,8 +11,8 @@
 #include <string>
 
 #include "core/lower/counts.h"
-#include "core/lower/kernel_eval.h"
 #include "tests/codegen/test_kernels.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::test {
 namespace {

@@ -7,10 +7,10 @@
 #include <random>
 
 #include "core/codegen/cpp/cpp_codegen.h"
-#include "core/lower/kernel_eval.h"
 #include "tests/codegen/compile_util.h"
 #include "tests/codegen/test_kernels.h"
 #include "tests/core/golden.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::test {
 namespace {

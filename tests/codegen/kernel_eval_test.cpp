@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/lower/kernel_eval.h"
 #include "tests/codegen/test_kernels.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::test {
 namespace {

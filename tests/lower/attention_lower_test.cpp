@@ -16,13 +16,13 @@
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/eval/compare.h"
 #include "core/eval/reference_interpreter.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/schedule/planners.h"
 #include "lower/attention_test_graphs.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 namespace {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 namespace {

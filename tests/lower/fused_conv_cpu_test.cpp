@@ -17,9 +17,9 @@
 #include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
 #include "core/lower/detail/lower_fused.h"
-#include "core/lower/kernel_eval.h"
 #include "core/test_ir_helpers.h"
 #include "lower/test_lower_basic_util.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 namespace {

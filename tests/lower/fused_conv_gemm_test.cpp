@@ -24,11 +24,11 @@
 #include "core/ir/shape_inference.h"
 #include "core/lower/detail/lower_fused.h"
 #include "core/lower/detail/lower_fused_conv_gpu.h"
-#include "core/lower/kernel_eval.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/test_ir_helpers.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 namespace {

@@ -16,8 +16,8 @@
 #include "core/codegen/cpp/cpp_codegen.h"
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/lower/counts.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/kernel_ir.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower {
 namespace {

@@ -13,8 +13,8 @@
 #include "core/eval/compare.h"
 #include "core/eval/reference_interpreter.h"
 #include "core/ir/graph.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 

@@ -20,12 +20,12 @@
 #include "core/eval/reference_interpreter.h"
 #include "core/lower/counts.h"
 #include "core/lower/detail/lower_heavy.h"
-#include "core/lower/kernel_eval.h"
 #include "core/lower/lower.h"
 #include "core/runtime/cuda/nvrtc.h"
 #include "core/test_ir_helpers.h"
 #include "lower/nvrtc_sm90_util.h"
 #include "lower/test_lower_basic_util.h"
+#include "tests/test_support/kernel_eval.h"
 
 namespace tessera::lower::test {
 namespace {

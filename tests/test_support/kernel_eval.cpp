@@ -1,4 +1,4 @@
-#include "core/lower/kernel_eval.h"
+#include "tests/test_support/kernel_eval.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
-/// Kernel IR interpreter: runs a lower::Kernel on host tensors without a compiler. Meant for tests
-/// of lowering and code generation (the reference for generated code), not for speed; it runs
-/// tensors of ~1e6 elements in well under a second per simple kernel.
+/// Kernel IR interpreter: runs a lower::Kernel on host tensors without a compiler. Test support
+/// (library tessera_test_support, not part of the product): the reference for the tests of
+/// lowering and code generation, not for speed; it runs tensors of ~1e6 elements in well under a
+/// second per simple kernel. It keeps the namespace of the kernel IR it runs (tessera::lower).
 ///
 /// Semantics (those of core/lower/kernel_ir.h, as the C++ generator implements them)
 /// - Float expressions (f16, bf16, f32, f64) are computed in double. Values are rounded to their
