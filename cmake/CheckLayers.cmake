@@ -20,7 +20,6 @@ set(TESSERA_APP_LAYER_EXCEPTIONS
   app/cli/roofline_cmd.cpp
   app/cli/run_cmd.cpp
   app/gui/main_window_program.cpp
-  app/gui/run_inputs_dialog.cpp
   app/gui/run_session.cpp
   app/gui/run_targets.h
   app/gui/schedule_controller.cpp)

@@ -17,17 +17,17 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/inspect.h"
+#include "core/codegen/cuda/cuda_codegen.h"
 #include "core/frontend/dsl/diagnostic_render.h"
 #include "core/frontend/dsl/lexer.h"
+#include "core/ir/npy.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
+#include "core/pipeline/prepare.h"
 #include "core/pipeline/run.h"
 #include "core/pipeline/user_schedule.h"
-#include "core/pipeline/prepare.h"
-#include "core/runtime/npy.h"
 #include "core/runtime/cuda/nvrtc.h"
-#include "core/codegen/cuda/cuda_codegen.h"
 
 namespace tessera::cli {
 
@@ -98,7 +98,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             err << ")\n";
             return kExitBadInput;
         }
-        auto t = shapeOnly[idx] ? runtime::readNpyShape(path) : runtime::readNpy(path);
+        auto t = shapeOnly[idx] ? ir::readNpyShape(path) : ir::readNpy(path);
         if (!t.ok()) {
             printDiagnostics(t.diagnostics(), err);
             return kExitBadInput;
@@ -425,7 +425,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             err << "error: --expect '" << spec << "': expected NAME=FILE.npy\n";
             return kExitBadInput;
         }
-        auto t = runtime::readNpy(spec.substr(eq + 1));
+        auto t = ir::readNpy(spec.substr(eq + 1));
         if (!t.ok()) {
             printDiagnostics(t.diagnostics(), err);
             return kExitBadInput;
@@ -460,7 +460,7 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             for (int n = 2; usedFiles.count(unique); ++n) unique = stem + "_" + std::to_string(n);
             usedFiles.insert(unique);
             const std::string path = (std::filesystem::path(options.outputDir) / (unique + ".npy")).string();
-            auto w = runtime::writeNpy(path, t);
+            auto w = ir::writeNpy(path, t);
             if (!w.ok()) {
                 printDiagnostics(w.diagnostics(), err);
                 return kExitBadInput;
@@ -480,8 +480,8 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
             for (const auto& c : k.checks) {
                 if (!c.actual || !c.expected) continue;
                 const std::string stem = fileNameFor(k.name) + "." + fileNameFor(c.tensor);
-                if (runtime::writeNpy((dir / (stem + ".got.npy")).string(), *c.actual).ok() &&
-                    runtime::writeNpy((dir / (stem + ".want.npy")).string(), *c.expected).ok())
+                if (ir::writeNpy((dir / (stem + ".got.npy")).string(), *c.actual).ok() &&
+                    ir::writeNpy((dir / (stem + ".want.npy")).string(), *c.expected).ok())
                     ++written;
             }
         if (written > 0)

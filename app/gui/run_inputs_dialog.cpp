@@ -11,8 +11,8 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "core/ir/npy.h"
 #include "core/pipeline/prepare.h"
-#include "core/runtime/npy.h"
 
 namespace tessera::app {
 
@@ -57,7 +57,7 @@ std::pair<RunInputData, std::vector<std::string>> readRunInputs(const ir::Graph&
             errors.push_back("input '" + name + "': the model has no runtime input of that name");
             continue;
         }
-        auto t = runtime::readNpy(path);
+        auto t = ir::readNpy(path);
         if (!t.ok()) {
             errors.push_back("input '" + name + "': " + firstMessage(t.diagnostics()));
             continue;
@@ -77,7 +77,7 @@ std::pair<RunInputData, std::vector<std::string>> readRunInputs(const ir::Graph&
             errors.push_back("output '" + name + "': the model has no graph output of that name");
             continue;
         }
-        auto t = runtime::readNpy(path);
+        auto t = ir::readNpy(path);
         if (!t.ok()) {
             errors.push_back("output '" + name + "': " + firstMessage(t.diagnostics()));
             continue;

@@ -5,14 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/eval/reference_interpreter.h"
 #include "core/frontend/dsl/dsl.h"
-#include "core/frontend/dsl/tensor_init.h"
+#include "core/ir/npy.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/load_model.h"
 #include "test_ir_helpers.h"
@@ -22,20 +20,15 @@ using ir::TensorData;
 
 namespace {
 
-TensorData readNpy(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    EXPECT_TRUE(f.good()) << path;
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string err;
-    auto t = frontend::dsl::parseNpy(ss.str(), err);
-    EXPECT_TRUE(t.has_value()) << path << ": " << err;
-    return t ? *t : TensorData{};
-}
-
 std::string firstError(const support::DiagnosticList& d) {
     const auto* e = d.firstError();
     return e ? e->where + ": " + e->message : std::string("<no error>");
+}
+
+TensorData readNpy(const std::string& path) {
+    auto t = ir::readNpy(path);
+    EXPECT_TRUE(t.ok()) << path << ": " << firstError(t.diagnostics());
+    return t ? t.value() : TensorData{};
 }
 
 /// Runs the model at `model` on `input` and returns max |out - expected|; also checks shape/dtype.

@@ -16,9 +16,9 @@
 #include "core/eval/compare.h"
 #include "core/eval/reference_interpreter.h"
 #include "core/frontend/onnx/onnx_importer.h"
+#include "core/ir/npy.h"
 #include "core/ir/shape_inference.h"
 #include "core/pipeline/conformance_cases.h"
-#include "core/runtime/npy.h"
 #include "core/test_ir_helpers.h"
 
 using namespace tessera;
@@ -119,8 +119,8 @@ TEST(ReferenceControlFlow, SampleMatchesRecordedOutput) {
     const std::string dir = TESSERA_SAMPLES;
     auto model = frontend::onnx::importModel(dir + "/control_flow_if.onnx");
     ASSERT_TRUE(model.ok()) << firstError(model.diagnostics());
-    auto input = runtime::readNpy(dir + "/control_flow_if_input.npy");
-    auto expected = runtime::readNpy(dir + "/control_flow_if_output.npy");
+    auto input = ir::readNpy(dir + "/control_flow_if_input.npy");
+    auto expected = ir::readNpy(dir + "/control_flow_if_output.npy");
     ASSERT_TRUE(input.ok() && expected.ok());
     eval::ReferenceOptions opt;
     opt.opset = model->defaultOpset();

@@ -9,13 +9,13 @@
 #include <filesystem>
 
 #include "core/frontend/dsl/dsl.h"
+#include "core/ir/npy.h"
+#include "core/ir/shape_inference.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
-#include "core/runtime/npy.h"
 #include "core/schedule/planners.h"
-#include "core/ir/shape_inference.h"
 #include "core/test_ir_helpers.h"
 
 namespace pipeline = tessera::pipeline;
@@ -223,7 +223,7 @@ TEST(FusionRun, MobileNetV2UnderHidetFusesEveryClipIntoItsConv) {
     if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
     auto m = pipeline::loadModel(sample("mobilenet_v2.onnx"));
     ASSERT_TRUE(m.ok());
-    auto x = runtime::readNpy(sample("mobilenet_v2_input.npy"));
+    auto x = ir::readNpy(sample("mobilenet_v2_input.npy"));
     ASSERT_TRUE(x.ok());
     pipeline::CompileOptions co;
     co.planner = "hidet";
@@ -245,7 +245,7 @@ TEST(FusionRun, MobileNetV2UnderHidetFusesEveryClipIntoItsConv) {
     auto rep = pipeline::runModel(*cm, {*x}, checkedOnce(), runner);
     ASSERT_TRUE(rep.ok()) << rep.diagnostics().formatAll();
     EXPECT_TRUE(rep->allPassed);
-    auto torchOut = runtime::readNpy(sample("mobilenet_v2_output.npy"));
+    auto torchOut = ir::readNpy(sample("mobilenet_v2_output.npy"));
     ASSERT_TRUE(torchOut.ok());
     ASSERT_EQ(rep->outputs.size(), 1u);
     EXPECT_LT(relL2(rep->outputs[0].second, *torchOut), 1e-3);

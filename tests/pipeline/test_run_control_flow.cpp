@@ -9,11 +9,11 @@
 
 #include "core/eval/compare.h"
 #include "core/eval/reference_interpreter.h"
+#include "core/ir/npy.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/prepare.h"
 #include "core/pipeline/run.h"
-#include "core/runtime/npy.h"
 
 namespace eval = tessera::eval;
 namespace pipeline = tessera::pipeline;
@@ -46,8 +46,8 @@ TEST(PipelineControlFlow, SampleRunsWithReferenceFallback) {
     if (std::system("c++ --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
     auto m = pipeline::loadModel(sample("control_flow_if.onnx"));
     ASSERT_TRUE(m.ok()) << m.diagnostics().formatAll();
-    auto x = runtime::readNpy(sample("control_flow_if_input.npy"));
-    auto expected = runtime::readNpy(sample("control_flow_if_output.npy"));
+    auto x = ir::readNpy(sample("control_flow_if_input.npy"));
+    auto expected = ir::readNpy(sample("control_flow_if_output.npy"));
     ASSERT_TRUE(x.ok() && expected.ok());
     pipeline::CompileOptions co;
     co.fallbackReference = true;

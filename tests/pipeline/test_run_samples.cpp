@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/ir/npy.h"
 #include "core/pipeline/compile.h"
 #include "core/pipeline/load_model.h"
 #include "core/pipeline/run.h"
-#include "core/runtime/npy.h"
 
 namespace pipeline = tessera::pipeline;
 namespace runtime = tessera::runtime;
@@ -41,7 +41,7 @@ TEST(PipelineRun, MobileNetV2MatchesTorch) {
     if (!haveCompiler()) GTEST_SKIP() << "no host C++ compiler (c++) on this machine";
     auto m = pipeline::loadModel(sample("mobilenet_v2.onnx"));
     ASSERT_TRUE(m.ok());
-    auto x = runtime::readNpy(sample("mobilenet_v2_input.npy"));
+    auto x = ir::readNpy(sample("mobilenet_v2_input.npy"));
     ASSERT_TRUE(x.ok());
     auto cm = pipeline::compileModel(*m, {*x});
     ASSERT_TRUE(cm.ok()) << cm.diagnostics().formatAll();
@@ -51,7 +51,7 @@ TEST(PipelineRun, MobileNetV2MatchesTorch) {
     ASSERT_TRUE(rep.ok()) << rep.diagnostics().formatAll();
     EXPECT_TRUE(rep->allPassed);
     for (const auto& k : rep->kernels) EXPECT_TRUE(k.passed) << k.name << " rel.err " << k.maxRelError();
-    auto torchOut = runtime::readNpy(sample("mobilenet_v2_output.npy"));
+    auto torchOut = ir::readNpy(sample("mobilenet_v2_output.npy"));
     ASSERT_TRUE(torchOut.ok());
     ASSERT_EQ(rep->outputs.size(), 1u);
     const ir::TensorData& y = rep->outputs[0].second;

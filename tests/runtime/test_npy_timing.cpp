@@ -1,4 +1,4 @@
-// .npy reading/writing, timing statistics, rotation counts and the 128-bit hash.
+// .npy reading/writing (core/ir/npy.h), timing statistics, rotation counts and the 128-bit hash.
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/runtime/npy.h"
+#include "core/ir/npy.h"
 #include "core/runtime/timing.h"
 #include "core/support/hash.h"
 
@@ -15,6 +15,11 @@ namespace tessera::runtime {
 namespace {
 
 using ir::DType;
+using ir::encodeNpy;
+using ir::parseNpy;
+using ir::readNpy;
+using ir::readNpyShape;
+using ir::writeNpy;
 
 std::string fileBytes(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

@@ -18,6 +18,7 @@
 #include "core/frontend/dsl/suggest.h"
 #include "core/frontend/dsl/tensor_init.h"
 #include "core/ir/compute.h"
+#include "core/ir/npy.h"
 #include "core/ir/op_registry.h"
 #include "core/ir/verifier.h"
 #include "core/schedule/mapping_parser.h"
@@ -531,13 +532,13 @@ private:
             }
             std::ifstream in(*full, std::ios::binary);
             std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-            std::string err;
-            auto t = parseNpy(bytes, err);
+            auto t = ir::parseNpy(bytes, init.path);
             if (!t) {
-                error(init.range, quote(init.path) + ": " + err);
+                const auto* e = t.diagnostics().firstError();
+                error(init.range, quote(init.path) + ": " + (e ? e->message : "cannot read the .npy file"));
                 return nullptr;
             }
-            data = std::move(*t);
+            data = std::move(t.value());
         } else {
             if (!m_opt.onnxLoader) {
                 error(init.range,

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// Building constant tensors for DSL initializers (docs/dsl.md §4.2): element stores for every
-/// numeric dtype, the portable `random(seed=...)` generator, and a NumPy `.npy` reader.
+/// numeric dtype and the portable `random(seed=...)` generator (`npy("...")` files are read by
+/// ir::parseNpy, core/ir/npy.h).
 ///
 /// Errors are returned as one-line messages (the caller attaches the source range).
 /// Thread rules: pure functions.
@@ -40,9 +41,5 @@ private:
 
 /// Fills `t` as `random(seed, low, high)` specifies.
 void fillRandom(ir::TensorData& t, std::uint64_t seed, double low, double high);
-
-/// Parses a .npy file's bytes (format versions 1-3, little-endian or byte-order-free dtypes,
-/// C order). Supported descr: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1.
-std::optional<ir::TensorData> parseNpy(const std::string& bytes, std::string& error);
 
 }  // namespace tessera::frontend::dsl

@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// NumPy .npy files <-> ir::TensorData (inputs fed to runs, outputs saved from them).
+/// NumPy .npy files <-> ir::TensorData: inputs fed to runs, outputs saved from them, and the
+/// DSL's npy("...") initializers.
 ///
 /// Format (numpy.lib.format): magic "\x93NUMPY", major/minor version, header length (2 bytes
 /// little-endian in version 1.0, 4 bytes in 2.0 and 3.0), then a Python dict literal
@@ -24,30 +25,30 @@
 #include "core/ir/tensor.h"
 #include "core/support/expected.h"
 
-namespace tessera::runtime {
+namespace tessera::ir {
 
 /// Parses the bytes of a .npy file. `name` is used as the diagnostic's file.
-support::Expected<ir::TensorData> parseNpy(std::string_view bytes, const std::string& name);
+support::Expected<TensorData> parseNpy(std::string_view bytes, const std::string& name);
 
 /// Reads and parses the .npy file at `path`.
-support::Expected<ir::TensorData> readNpy(const std::string& path);
+support::Expected<TensorData> readNpy(const std::string& path);
 
 /// Reads only the header of the .npy file at `path`: dtype and dims, no elements (the result is
 /// ir::TensorData::isShapeOnly() unless it has no elements). The file's size is checked against
 /// the header as readNpy does, so a truncated file is refused here too. For callers that need a
 /// tensor's shape, not its values (`tessera-cli compile --input`): a batch-32 image input is 19 MB.
-support::Expected<ir::TensorData> readNpyShape(const std::string& path);
+support::Expected<TensorData> readNpyShape(const std::string& path);
 
 /// The .npy bytes of `tensor`: version 1.0 (2.0 when the header needs more than 65535 bytes),
 /// header padded so the data starts at a multiple of 64 bytes. Errors for dtypes .npy cannot
 /// express (bf16, string, undefined) and for byte counts that do not match the dims.
-support::Expected<std::string> encodeNpy(const ir::TensorData& tensor, const std::string& name = "tensor");
+support::Expected<std::string> encodeNpy(const TensorData& tensor, const std::string& name = "tensor");
 
 /// Writes `tensor` to `path` (through a temporary file renamed into place). Returns the number
 /// of bytes written.
-support::Expected<std::int64_t> writeNpy(const std::string& path, const ir::TensorData& tensor);
+support::Expected<std::int64_t> writeNpy(const std::string& path, const TensorData& tensor);
 
 /// The .npy descr of a dtype ("<f4", "|u1" ...), or empty when .npy has none.
-std::string npyDescr(ir::DType dtype);
+std::string npyDescr(DType dtype);
 
-}  // namespace tessera::runtime
+}  // namespace tessera::ir

@@ -1,4 +1,4 @@
-#include "core/runtime/npy.h"
+#include "core/ir/npy.h"
 
 #include <bit>
 #include <cctype>
@@ -11,13 +11,11 @@
 #include <system_error>
 #include <unistd.h>
 
-namespace tessera::runtime {
+namespace tessera::ir {
 
 static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
 
 namespace {
-
-using ir::DType;
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
@@ -150,7 +148,7 @@ private:
 };
 
 std::string shapeText(DType dt, const std::vector<std::int64_t>& dims) {
-    std::string s(ir::dtypeName(dt));
+    std::string s(dtypeName(dt));
     s += "[";
     for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
     return s + "]";
@@ -160,7 +158,7 @@ std::string shapeText(DType dt, const std::vector<std::int64_t>& dims) {
 
 std::string npyDescr(DType dtype) {
     for (const auto& e : kDescrs)
-        if (e.dtype == dtype) return std::string(ir::dtypeSize(dtype) == 1 ? "|" : "<") + e.code;
+        if (e.dtype == dtype) return std::string(dtypeSize(dtype) == 1 ? "|" : "<") + e.code;
     return {};
 }
 
@@ -168,7 +166,7 @@ namespace {
 
 /// parseNpy's work; headerOnly: `bytes` is the start of a file of `fileBytes` bytes (at least its
 /// whole header; the data is not read) and the result has no elements.
-support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std::string& name, bool headerOnly,
+support::Expected<TensorData> parseNpyImpl(std::string_view bytes, const std::string& name, bool headerOnly,
                                                std::uint64_t fileBytes) {
     if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0)
         return errorList(name, "not a .npy file (bad magic: expected \\x93NUMPY)");
@@ -211,13 +209,13 @@ support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std
     if (dt == DType::Undefined || (order != '<' && order != '>' && order != '|' && order != '='))
         return errorList(name, "unsupported .npy dtype '" + descr +
                                    "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1 c8 c16)");
-    if (order == '>' && ir::dtypeSize(dt) > 1)
+    if (order == '>' && dtypeSize(dt) > 1)
         return errorList(name, "big-endian data ('" + descr + "') is not supported; save it with arr.astype('<" + code +
                                    "')");
     if (*h.fortranOrder)
         return errorList(name, "fortran_order True is not supported; save it with np.ascontiguousarray(arr)");
 
-    ir::TensorData t;
+    TensorData t;
     t.dtype = dt;
     t.dims = *h.shape;
     std::uint64_t count = 1;
@@ -226,7 +224,7 @@ support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std
             return errorList(name, "shape " + shapeText(dt, t.dims) + " is too large");
         count *= static_cast<std::uint64_t>(d);
     }
-    const std::uint64_t expected = count * ir::dtypeSize(dt);
+    const std::uint64_t expected = count * dtypeSize(dt);
     const std::uint64_t available = (headerOnly ? fileBytes : bytes.size()) - pos;
     if (available < expected)
         return errorList(name, "truncated data: " + shapeText(dt, t.dims) + " needs " + std::to_string(expected) +
@@ -242,11 +240,11 @@ support::Expected<ir::TensorData> parseNpyImpl(std::string_view bytes, const std
 
 }  // namespace
 
-support::Expected<ir::TensorData> parseNpy(std::string_view bytes, const std::string& name) {
+support::Expected<TensorData> parseNpy(std::string_view bytes, const std::string& name) {
     return parseNpyImpl(bytes, name, false, 0);
 }
 
-support::Expected<ir::TensorData> readNpyShape(const std::string& path) {
+support::Expected<TensorData> readNpyShape(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return errorList(path, std::string("cannot open: ") + std::strerror(errno));
     std::error_code ec;
@@ -262,7 +260,7 @@ support::Expected<ir::TensorData> readNpyShape(const std::string& path) {
     return t;
 }
 
-support::Expected<ir::TensorData> readNpy(const std::string& path) {
+support::Expected<TensorData> readNpy(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return errorList(path, std::string("cannot open: ") + std::strerror(errno));
     // A regular file is read in one piece into a buffer of its size: a batch-32 image input is
@@ -283,16 +281,16 @@ support::Expected<ir::TensorData> readNpy(const std::string& path) {
     return parseNpy(ss.str(), path);
 }
 
-support::Expected<std::string> encodeNpy(const ir::TensorData& tensor, const std::string& name) {
+support::Expected<std::string> encodeNpy(const TensorData& tensor, const std::string& name) {
     const std::string descr = npyDescr(tensor.dtype);
     if (descr.empty())
-        return errorList(name, "dtype " + std::string(ir::dtypeName(tensor.dtype)) + " has no .npy equivalent");
+        return errorList(name, "dtype " + std::string(dtypeName(tensor.dtype)) + " has no .npy equivalent");
     for (const std::int64_t d : tensor.dims)
         if (d < 0) return errorList(name, "negative dimension in " + shapeText(tensor.dtype, tensor.dims));
     if (!tensor.sizeConsistent())
         return errorList(name, "tensor " + shapeText(tensor.dtype, tensor.dims) + " holds " +
                                    std::to_string(tensor.bytes.size()) + " bytes, expected " +
-                                   std::to_string(tensor.numElements() * static_cast<std::int64_t>(ir::dtypeSize(tensor.dtype))));
+                                   std::to_string(tensor.numElements() * static_cast<std::int64_t>(dtypeSize(tensor.dtype))));
     std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
     for (std::size_t i = 0; i < tensor.dims.size(); ++i) dict += (i ? ", " : "") + std::to_string(tensor.dims[i]);
     if (tensor.dims.size() == 1) dict += ",";
@@ -318,7 +316,7 @@ support::Expected<std::string> encodeNpy(const ir::TensorData& tensor, const std
     return out;
 }
 
-support::Expected<std::int64_t> writeNpy(const std::string& path, const ir::TensorData& tensor) {
+support::Expected<std::int64_t> writeNpy(const std::string& path, const TensorData& tensor) {
     auto bytes = encodeNpy(tensor, path);
     if (!bytes) return bytes.diagnostics();
     const std::string tmp = path + ".tmp" + std::to_string(::getpid());
@@ -342,4 +340,4 @@ support::Expected<std::int64_t> writeNpy(const std::string& path, const ir::Tens
     return static_cast<std::int64_t>(bytes->size());
 }
 
-}  // namespace tessera::runtime
+}  // namespace tessera::ir
