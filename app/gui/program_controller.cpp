@@ -22,7 +22,7 @@
 #include "app/gui/run_targets.h"
 #include "app/gui/schedule_controller.h"
 #include "app/gui/session.h"
-#include "core/frontend/dsl/dsl_printer.h"
+#include "core/pipeline/dsl_text.h"
 #include "core/schedule/fusion_plan.h"
 #include "views/graph/graph_view.h"
 #include "views/program/program_editor.h"
@@ -454,9 +454,9 @@ bool ProgramController::saveProgramAs(const QString& chosen)
                                     .arg(QFileInfo(m_doc->path()).fileName(), QFileInfo(m_doc->path()).absolutePath())});
             return false;
         }
-        frontend::dsl::PrintOptions po;
+        pipeline::DslPrintOptions po;
         po.onnxReference = reference.toStdString();
-        bytes = QByteArray::fromStdString(frontend::dsl::printDsl(*m_doc->model(), po));
+        bytes = QByteArray::fromStdString(pipeline::printDsl(*m_doc->model(), po));
     } else {
         bytes = m_panel->editor()->toPlainText().toUtf8();
     }
