@@ -206,54 +206,168 @@ bool useGpuGemm(const LowerContext& ctx, const std::vector<std::int64_t>& batch,
            levelIs(*s, "block", blockMapping(batch.size(), tile));
 }
 
-Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
+namespace {
+
+/// The guarded global value of element r (tile row `row`, reduction index kk) of a thread's share
+/// of a staged tile, given to a sink that stores it.
+using GemmSink = std::function<Stmt(const Expr& r, const Expr& kk, const Expr& row, const Expr& v)>;
+
+/// "ty*4 + {0,64} + 0..3": the rows (columns) of a thread's register tile, for the kernel notes.
+std::string lanesText(const char* v, const DimSplit& d) {
+    std::string r = std::string(v) + "*" + std::to_string(d.group);
+    if (d.groups > 1) {
+        r += " + {0";
+        for (std::int64_t g = 1; g < d.groups; ++g) r += "," + std::to_string(g * d.stride);
+        r += "}";
+    }
+    return r + (d.group > 1 ? " + 0.." + std::to_string(d.group - 1) : "");
+}
+
+/// One emitGpuGemm call: the constructor derives the tile geometry from the spec, declareBuffers
+/// adds the kernel's buffers and each phase function below emits one part of a block's code (file
+/// comment). Variables are numbered in creation order, so blockBody runs the phases in a fixed
+/// order (that of the generated code).
+class GpuGemmEmitter {
+public:
+    GpuGemmEmitter(Kernel& k, const GpuGemmSpec& s);
+    /// The grid loop over the blocks, then the block mapping and the notes.
+    Stmt emit();
+
+private:
+    using ThreadBody = std::function<Stmt(const Expr& tAll, const Expr& g, const Expr& t)>;
+
+    void declareBuffers();
+    Stmt blockBody(const std::vector<Expr>& g);
+    Stmt zeroAccumulators();
+    Stmt mainLoop();
+    Stmt prefetchedMainLoop(Stmt* prologue);
+    Stmt epilogue();
+    void describe();
+
+    // Building blocks of the phases.
+    Stmt threads(const ThreadBody& body);
+    Expr sRow(const Expr& g, const Expr& kk) const;
+    Expr stepBase(const Expr& k0, const Expr& g) const;
+    Stmt withYX(const Expr& t, const std::function<Stmt(const Expr&, const Expr&)>& body);
+    Stmt unrolled(const std::string& hint, std::int64_t n, const std::function<Stmt(const Expr&)>& body);
+    Expr aAt(const Expr& i, const Expr& kk) const;
+    Expr bAt(const Expr& kk, const Expr& j) const;
+    Expr groupOf(const Expr& j) const;
+    Expr inGroup(const Expr& j) const;
+    void coords(const Expr& t, const Expr& r, bool kContiguous, std::int64_t rows, Expr* row, Expr* kk) const;
+    Expr guardOf(const Expr& gRow, const Expr& gK, std::int64_t rows, std::int64_t extent) const;
+    Stmt stageWith(const Expr& t, const Expr& kBase, bool kContiguous, const Expr& base, std::int64_t rows,
+                   std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at, const GemmSink& sink);
+    Stmt stage(const Expr& t, const Expr& g, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
+               std::int64_t rows, std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at);
+    void runCoords(const Expr& t, std::int64_t u, Expr* col0, Expr* kk) const;
+    Stmt stageRuns(const Expr& t, const Expr& kBase, const GemmSink& sink);
+    Stmt stageB(const Expr& t, const Expr& g, const Expr& kBase);
+    Stmt inWarp(const Expr& t, const std::function<Stmt(const Expr&, const Expr&, const Expr&)>& body);
+    Stmt mmaStep(const Expr& ta, const Expr& g, const Expr& t);
+    Stmt computeStep(const Expr& ta, const Expr& g, const Expr& t);
+    Stmt fetchGlobal(const Expr& ta, const Expr& t, const Expr& kB);
+    Stmt toShared(const Expr& ta, const Expr& g, const Expr& t, int dst, int reg, bool kContiguous, std::int64_t rows);
+    Stmt combineToShared(const Expr& ta, const Expr& g, const Expr& t, const Var& k1);
+    Stmt result(const Expr& i, const Expr& j, const Expr& v) const;
+    Stmt redStore(const Expr& f, const Expr& v) const;
+    Expr redLoad(const Expr& f) const;
+    Expr redIndex(const Expr& g1, const Expr& li, const Expr& lj, const Expr& t) const;
+    Stmt storeElement(const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row, const Expr& col) const;
+    Stmt rowGuard(const Expr& row, Stmt st) const;
+    Stmt mmaOut(const Expr& ta, const Expr& t);
+
+    Kernel& k;
+    const GpuGemmSpec& s;
+    const GpuGemmSpec::Tile& tl;
     const DType accT = DType::F32;
     const Expr zero = floatImm(0.0, accT);
-    const std::size_t nb = s.batch.size();
+    // Tile geometry (constructor).
+    std::size_t nb = 0;
+    DType aT = DType::F32, bT = DType::F32, yT = DType::F32, cT = DType::F32;
+    std::int64_t kBM = 0, kBN = 0, kBK = 0, kTY = 0, kTX = 0, kTM = 0, kTN = 0;
+    std::int64_t kPad = 0;  // floats of padding per shared row
+    bool kMma = false;
+    std::int64_t kMt = 0, kNt = 0, kA1 = 0, kA2 = 0;
+    DimSplit dM, dN;
+    std::int64_t kS = 1, kAll = 0, kSteps = 0, kStepsG = 0;
+    bool rawB = false;
+    std::int64_t kRaw = 1;
+    bool kRuns = false;
+    std::int64_t kRun = 1;
+    bool kGuard = false;
+    std::int64_t kBPer = 0;    // B elements per thread
+    std::int64_t groups = 0;   // column groups (spec.colGroup)
+    std::int64_t kRowW = 0;    // floats per padded As row
+    std::string blockText, splitText;
+    // Buffers (declareBuffers).
+    int As = -1, Bs = -1, Rs = -1, acc = -1, aReg = -1, bReg = -1, preA = -1, preB = -1;
+    // The block being emitted (blockBody).
+    std::vector<Expr> bidx, aB, bB;
+    Expr rowBase, colBase;
+};
+
+GpuGemmEmitter::GpuGemmEmitter(Kernel& kernel, const GpuGemmSpec& spec) : k(kernel), s(spec), tl(spec.tile) {
+    nb = s.batch.size();
     const auto bufType = [&](int b) { return k.buffers[static_cast<std::size_t>(b)].dtype; };
-    const DType aT = bufType(s.a), bT = s.b >= 0 ? bufType(s.b) : accT, yT = bufType(s.y);
-    const DType cT = s.c >= 0 ? bufType(s.c) : accT;
-    const GpuGemmSpec::Tile& tl = s.tile;
-    const std::int64_t kBM = tl.rows(), kBN = tl.cols(), kBK = tl.bk, kTY = tl.ty, kTX = tl.tx;
-    const std::int64_t kTM = tl.rm, kTN = tl.rn;
-    const std::int64_t kPad = tl.pad();  // floats of padding per shared row
+    aT = bufType(s.a), bT = s.b >= 0 ? bufType(s.b) : accT, yT = bufType(s.y);
+    cT = s.c >= 0 ? bufType(s.c) : accT;
+    kBM = tl.rows(), kBN = tl.cols(), kBK = tl.bk, kTY = tl.ty, kTX = tl.tx;
+    kTM = tl.rm, kTN = tl.rn;
+    kPad = tl.pad();
     // Tensor cores (Tile::mma): mt x nt m16n8 tiles per warp; the accumulator is [.., mt * nt, 4]
     // (MMA tile, fragment element) instead of [.., rm, rn].
-    const bool kMma = tl.mma;
-    const std::int64_t kMt = kMma ? tl.mmaRows() : 0, kNt = kMma ? tl.mmaCols() : 0;
-    const std::int64_t kA1 = kMma ? kMt * kNt : kTM, kA2 = kMma ? 4 : kTN;
-    const DimSplit dM = dimSplit(kTY, kTM), dN = dimSplit(kTX, kTN);
+    kMma = tl.mma;
+    kMt = kMma ? tl.mmaRows() : 0, kNt = kMma ? tl.mmaCols() : 0;
+    kA1 = kMma ? kMt * kNt : kTM, kA2 = kMma ? 4 : kTN;
+    dM = dimSplit(kTY, kTM), dN = dimSplit(kTX, kTN);
     // Split reduction (Tile::splitK): kS groups of kThreads threads, each with its own shared
     // stage (rows g * kBK .. of As and Bs) and every kS-th reduction step.
-    const std::int64_t kS = tl.splitK, kAll = kThreads * kS;
-    const std::int64_t kSteps = ceilDiv(s.K, kBK), kStepsG = ceilDiv(kSteps, kS);
+    kS = tl.splitK, kAll = kThreads * kS;
+    kSteps = ceilDiv(s.K, kBK), kStepsG = ceilDiv(kSteps, kS);
     // Raw B prefetch (GpuGemmSpec::bRawCount): raw values per B element kept in registers.
-    const bool rawB = s.prefetch && s.bElement && s.bRawCount > 0 && s.bRaw && s.bCombine;
-    const std::int64_t kRaw = rawB ? s.bRawCount : 1;
+    rawB = s.prefetch && s.bElement && s.bRawCount > 0 && s.bRaw && s.bCombine;
+    kRaw = rawB ? s.bRawCount : 1;
     // B runs (GpuGemmSpec::bRun): a thread's B elements in runs of kRun columns of one k; runs of
     // 1 (bRun 1 with bRunElements) give each element through the producer's statement form.
-    const bool kRuns = s.bElement && s.bRunElements && !rawB &&
-                       (s.bRun == 1 ? (tl.cols() * tl.bk) % kThreads == 0 : gpuGemmBRunApplies(tl, s.N, s.bRun));
-    const std::int64_t kRun = kRuns ? s.bRun : 1;
+    kRuns = s.bElement && s.bRunElements && !rawB &&
+            (s.bRun == 1 ? (tl.cols() * tl.bk) % kThreads == 0 : gpuGemmBRunApplies(tl, s.N, s.bRun));
+    kRun = kRuns ? s.bRun : 1;
+    // Whether the staged reduction indices can pass K (ragged last step, or groups past the end).
+    kGuard = kStepsG * kS * kBK > s.K;
+    kBPer = kBN * kBK / kThreads;
+    groups = s.colGroup > 0 ? s.N / s.colGroup : 0;
+    kRowW = kBM + kPad;
+    blockText = (kS > 1 ? std::to_string(kS) + " reduction groups x " : std::string()) +
+                (kMma ? std::to_string(tl.wy) + "x" + std::to_string(tl.wx()) + " warps of tensor-core MMAs"
+                      : "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")");
+    splitText = kS > 1 ? " per group, " + std::to_string(kS) + " groups interleaved" : "";
+}
 
+Stmt GpuGemmEmitter::emit() {
     MappingPlan plan;
     plan.target = Target::Cuda;
     plan.grid = gridMapping(s.batch, s.M, s.N, tl);
     const std::vector<std::int64_t> gridShape = plan.grid.taskShape();
+    declareBuffers();
+    Stmt body = emitMappedLoops(k, plan, gridShape, [&](const std::vector<Expr>& g) { return blockBody(g); });
+    describe();
+    return body;
+}
 
+void GpuGemmEmitter::declareBuffers() {
     BufferDecl tile;
     tile.dtype = accT;
     tile.scope = MemoryScope::Shared;
     tile.name = "As";
     tile.shape = {kS * kBK, kBM + kPad};
-    const int As = k.addBuffer(tile);
+    As = k.addBuffer(tile);
     tile.name = "Bs";
     tile.shape = {kS * kBK, kBN + kPad};
-    const int Bs = k.addBuffer(tile);
+    Bs = k.addBuffer(tile);
     // Partial sums of groups 1.. (split reduction): in As when it is large enough (the loop is
     // done with it by then), else a buffer of their own. Element (group g >= 1, i, j, thread t)
     // at ((g - 1) * kTM * kTN + i * kTN + j) * kThreads + t: consecutive threads, consecutive words.
-    int Rs = -1;
     const std::int64_t kRed = (kS - 1) * kA1 * kA2 * kThreads;
     if (kS > 1 && kRed > kS * kBK * (kBM + kPad)) {
         tile.name = "Rs";
@@ -266,17 +380,16 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
     accDecl.scope = MemoryScope::Local;
     accDecl.shape = {kAll, kA1, kA2};
     accDecl.perThread = true;
-    const int acc = k.addBuffer(accDecl);
+    acc = k.addBuffer(accDecl);
     BufferDecl reg;
     reg.dtype = accT;
     reg.scope = MemoryScope::Local;
     reg.name = "a";
     reg.shape = {kTM};
-    const int aReg = k.addBuffer(reg);
+    aReg = k.addBuffer(reg);
     reg.name = "b";
     reg.shape = {kTN};
-    const int bReg = k.addBuffer(reg);
-    int preA = -1, preB = -1;
+    bReg = k.addBuffer(reg);
     if (s.prefetch) {
         BufferDecl pre = accDecl;
         pre.name = "pa";
@@ -286,418 +399,450 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         pre.shape = {kAll, kBN * kBK / kThreads * kRaw};
         preB = k.addBuffer(pre);
     }
+}
 
-    const std::string blockText = (kS > 1 ? std::to_string(kS) + " reduction groups x " : std::string()) +
-                                  (kMma ? std::to_string(tl.wy) + "x" + std::to_string(tl.wx()) + " warps of tensor-core MMAs"
-                                        : "spatial(" + std::to_string(kTY) + "," + std::to_string(kTX) + ")");
-    // A phase: every thread of the block runs body(tAll, g, t) (kernel_ir.h: Threads loops): tAll
-    // the block's thread (per-thread buffers' row), g its reduction group, t its thread in the
-    // group (without a split: g = 0, t = tAll).
-    auto threads = [&](const std::function<Stmt(const Expr& tAll, const Expr& g, const Expr& t)>& body) {
-        const Var ta = k.newVar("t");
-        Stmt b;
-        if (kS == 1) {
-            b = body(varRef(ta), intImm(0), varRef(ta));
-        } else {
-            const Var gv = k.newVar("kg"), tv = k.newVar("tg");
-            b = let(gv, varRef(ta) / intImm(kThreads),
-                    let(tv, varRef(ta) % intImm(kThreads), body(varRef(ta), varRef(gv), varRef(tv))));
+// A phase: every thread of the block runs body(tAll, g, t) (kernel_ir.h: Threads loops): tAll
+// the block's thread (per-thread buffers' row), g its reduction group, t its thread in the
+// group (without a split: g = 0, t = tAll).
+Stmt GpuGemmEmitter::threads(const ThreadBody& body) {
+    const Var ta = k.newVar("t");
+    Stmt b;
+    if (kS == 1) {
+        b = body(varRef(ta), intImm(0), varRef(ta));
+    } else {
+        const Var gv = k.newVar("kg"), tv = k.newVar("tg");
+        b = let(gv, varRef(ta) / intImm(kThreads),
+                let(tv, varRef(ta) % intImm(kThreads), body(varRef(ta), varRef(gv), varRef(tv))));
+    }
+    return forLoop(ta, intImm(kAll), b, ForKind::Threads, 0, "block = " + blockText);
+}
+
+// Shared row of reduction index kk of group g's stage.
+Expr GpuGemmEmitter::sRow(const Expr& g, const Expr& kk) const { return kS == 1 ? kk : g * intImm(kBK) + kk; }
+
+// First reduction index of step k0 of group g.
+Expr GpuGemmEmitter::stepBase(const Expr& k0, const Expr& g) const {
+    return (kS == 1 ? k0 : k0 * intImm(kS) + g) * intImm(kBK);
+}
+
+// body(ty, tx) with ty = t / 16 and tx = t % 16 bound by Lets.
+Stmt GpuGemmEmitter::withYX(const Expr& t, const std::function<Stmt(const Expr&, const Expr&)>& body) {
+    const Var ty = k.newVar("ty"), tx = k.newVar("tx");
+    return let(ty, t / intImm(kTX), let(tx, t % intImm(kTX), body(varRef(ty), varRef(tx))));
+}
+
+Stmt GpuGemmEmitter::unrolled(const std::string& hint, std::int64_t n, const std::function<Stmt(const Expr&)>& body) {
+    return loopOver(k, hint, intImm(n), ForKind::Unroll, body);
+}
+
+Expr GpuGemmEmitter::aAt(const Expr& i, const Expr& kk) const {
+    std::vector<Expr> idx = aB;
+    if (s.transA) {
+        idx.push_back(kk);
+        idx.push_back(i);
+    } else {
+        idx.push_back(i);
+        idx.push_back(kk);
+    }
+    return cast(load(s.a, aT, idx), accT);
+}
+
+// Column j as (matrix, column within it) of a column-grouped B and Y (spec.colGroup).
+Expr GpuGemmEmitter::groupOf(const Expr& j) const { return groups == 1 ? intImm(0) : j / intImm(s.colGroup); }
+Expr GpuGemmEmitter::inGroup(const Expr& j) const { return groups == 1 ? j : j % intImm(s.colGroup); }
+
+Expr GpuGemmEmitter::bAt(const Expr& kk, const Expr& j) const {
+    if (s.bElement) return cast(s.bElement(kk, j), accT);
+    std::vector<Expr> idx = bB;
+    if (s.colGroup > 0) {
+        idx = {groupOf(j), kk, inGroup(j)};
+    } else if (s.transB) {
+        idx.push_back(j);
+        idx.push_back(kk);
+    } else {
+        idx.push_back(kk);
+        idx.push_back(j);
+    }
+    return cast(load(s.b, bT, idx), accT);
+}
+
+// Staging one operand tile of `rows` x kBK (rows = m or n) at k offset k0 into `dst`[kk][row].
+// kContiguous: the operand's k dimension is contiguous in memory, so consecutive threads
+// take consecutive kk (8 per row); otherwise consecutive rows.
+// Element r of thread t's share of a tile: its (row, kk) in the tile.
+void GpuGemmEmitter::coords(const Expr& t, const Expr& r, bool kContiguous, std::int64_t rows, Expr* row, Expr* kk) const {
+    if (kContiguous && kBK > 8 && rows % 32 == 0) {
+        // A warp stores 8 consecutive kk of 4 consecutive rows (as with BK = 8): with 32
+        // kk of one row the padded rows (stride = 4 mod 32 floats) would meet 4-way bank
+        // conflicts. Element r: k chunk r % (BK/8), row group r / (BK/8).
+        const std::int64_t chunks = kBK / 8;
+        *kk = t % intImm(8) + (r % intImm(chunks)) * intImm(8);
+        *row = t / intImm(8) + (r / intImm(chunks)) * intImm(32);
+    } else if (kContiguous) {
+        *kk = t % intImm(kBK);
+        *row = t / intImm(kBK) + r * intImm(kThreads / kBK);
+    } else {
+        *row = t % intImm(rows);
+        *kk = t / intImm(rows) + r * intImm(kThreads / rows);
+    }
+}
+
+// The staging guard of element (global row or column gRow, reduction index gK); null: none.
+Expr GpuGemmEmitter::guardOf(const Expr& gRow, const Expr& gK, std::int64_t rows, std::int64_t extent) const {
+    Expr cond;
+    if (extent % rows != 0) cond = gRow < intImm(extent);
+    if (kGuard) cond = andMaybe(cond, gK < intImm(s.K));
+    return cond;
+}
+
+Stmt GpuGemmEmitter::stageWith(const Expr& t, const Expr& kBase, bool kContiguous, const Expr& base, std::int64_t rows,
+                               std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at,
+                               const GemmSink& sink) {
+    const std::int64_t perThread = rows * kBK / kThreads;  // 4
+    return unrolled("r", perThread, [&](const Expr& r) {
+        Expr row, kk;
+        coords(t, r, kContiguous, rows, &row, &kk);
+        const Expr gRow = base + row, gK = kBase + kk;
+        const Expr cond = guardOf(gRow, gK, rows, extent);
+        Expr v = at(gRow, gK);
+        if (cond) v = select(cond, v, zero);
+        return sink(r, kk, row, v);
+    });
+}
+
+Stmt GpuGemmEmitter::stage(const Expr& t, const Expr& g, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
+                           std::int64_t rows, std::int64_t extent,
+                           const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
+    return stageWith(t, kBase, kContiguous, base, rows, extent, at,
+                     [&](const Expr&, const Expr& kk, const Expr& row, const Expr& v) {
+                         return store(dst, {sRow(g, kk), row}, v);
+                     });
+}
+
+// B runs (kRun > 1): element e of thread t's share is column col0 + e % kRun of reduction
+// index kk, run u = e / kRun being the block-wide run t + u * kThreads (kBN / kRun runs
+// per tile row).
+void GpuGemmEmitter::runCoords(const Expr& t, std::int64_t u, Expr* col0, Expr* kk) const {
+    const Expr f = t + intImm(u * kThreads);
+    *kk = f / intImm(kBN / kRun);
+    *col0 = (f % intImm(kBN / kRun)) * intImm(kRun);
+}
+
+// Every element of thread t's runs at step base kBase, given to sink(e, kk, col, value).
+Stmt GpuGemmEmitter::stageRuns(const Expr& t, const Expr& kBase, const GemmSink& sink) {
+    std::vector<Stmt> st;
+    for (std::int64_t u = 0; u < kBPer / kRun; ++u) {
+        Expr col0, kk;
+        runCoords(t, u, &col0, &kk);
+        const Expr gCol = colBase + col0, gK = kBase + kk;
+        const Expr cond = guardOf(gCol, gK, kBN, s.N);
+        Stmt produce = s.bRunElements(gK, gCol, [&](std::int64_t r, const Expr& v) {
+            return sink(intImm(u * kRun + r), kk, col0 + intImm(r), cast(v, accT));
+        });
+        if (cond) {
+            std::vector<Stmt> zeros;
+            for (std::int64_t r = 0; r < kRun; ++r) zeros.push_back(sink(intImm(u * kRun + r), kk, col0 + intImm(r), zero));
+            produce = ifThen(cond, produce, seq(zeros));
         }
-        return forLoop(ta, intImm(kAll), b, ForKind::Threads, 0, "block = " + blockText);
-    };
-    // Shared row of reduction index kk of group g's stage.
-    auto sRow = [&](const Expr& g, const Expr& kk) { return kS == 1 ? kk : g * intImm(kBK) + kk; };
-    // First reduction index of step k0 of group g.
-    auto stepBase = [&](const Expr& k0, const Expr& g) { return (kS == 1 ? k0 : k0 * intImm(kS) + g) * intImm(kBK); };
-    // Whether the staged reduction indices can pass K (ragged last step, or groups past the end).
-    const bool kGuard = kStepsG * kS * kBK > s.K;
-    // body(ty, tx) with ty = t / 16 and tx = t % 16 bound by Lets.
-    auto withYX = [&](const Expr& t, const std::function<Stmt(const Expr&, const Expr&)>& body) {
-        const Var ty = k.newVar("ty"), tx = k.newVar("tx");
-        return let(ty, t / intImm(kTX), let(tx, t % intImm(kTX), body(varRef(ty), varRef(tx))));
-    };
-    auto unrolled = [&](const std::string& hint, std::int64_t n, const std::function<Stmt(const Expr&)>& body) {
-        return loopOver(k, hint, intImm(n), ForKind::Unroll, body);
-    };
+        st.push_back(produce);
+    }
+    return seq(st);
+}
 
-    Stmt body = emitMappedLoops(k, plan, gridShape, [&](const std::vector<Expr>& g) {
-        const std::vector<Expr> bidx(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
-        const Expr rowBase = g[nb] * intImm(kBM), colBase = g[nb + 1] * intImm(kBN);
-        const std::vector<Expr> aB = broadcastIndex(bidx, s.aBatch), bB = broadcastIndex(bidx, s.bBatch);
-        auto aAt = [&](const Expr& i, const Expr& kk) {
-            std::vector<Expr> idx = aB;
-            if (s.transA) {
-                idx.push_back(kk);
-                idx.push_back(i);
-            } else {
-                idx.push_back(i);
-                idx.push_back(kk);
-            }
-            return cast(load(s.a, aT, idx), accT);
-        };
-        // Column j as (matrix, column within it) of a column-grouped B and Y (spec.colGroup).
-        const std::int64_t groups = s.colGroup > 0 ? s.N / s.colGroup : 0;
-        auto groupOf = [&](const Expr& j) { return groups == 1 ? intImm(0) : j / intImm(s.colGroup); };
-        auto inGroup = [&](const Expr& j) { return groups == 1 ? j : j % intImm(s.colGroup); };
-        auto bAt = [&](const Expr& kk, const Expr& j) {
-            if (s.bElement) return cast(s.bElement(kk, j), accT);
-            std::vector<Expr> idx = bB;
-            if (s.colGroup > 0) {
-                idx = {groupOf(j), kk, inGroup(j)};
-            } else if (s.transB) {
-                idx.push_back(j);
-                idx.push_back(kk);
-            } else {
-                idx.push_back(kk);
-                idx.push_back(j);
-            }
-            return cast(load(s.b, bT, idx), accT);
-        };
+Stmt GpuGemmEmitter::stageB(const Expr& t, const Expr& g, const Expr& kBase) {
+    if (kRuns)
+        return stageRuns(t, kBase, [&](const Expr&, const Expr& kk, const Expr& col, const Expr& v) {
+            return store(Bs, {sRow(g, kk), col}, v);
+        });
+    return stage(t, g, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); });
+}
 
-        // Zero the accumulator.
-        Stmt init = threads([&](const Expr& ta, const Expr&, const Expr&) {
-            return unrolled("i", kA1, [&](const Expr& i) {
-                return unrolled("j", kA2, [&](const Expr& j) { return store(acc, {ta, i, j}, zero); });
+// Tensor cores: warp w = t / 32 (rows wr = w / wx, columns wc = w % wx) runs, per 8
+// reduction indices, an m16n8k8 MMA for each of its mt x nt tiles, straight from the stages.
+// Only the first wy * wx warps compute (a condition uniform within each warp).
+// body(lane, wr, wc) for thread t of a computing warp (lane, warp row and column bound by Lets).
+Stmt GpuGemmEmitter::inWarp(const Expr& t, const std::function<Stmt(const Expr&, const Expr&, const Expr&)>& body) {
+    const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
+    const std::int64_t warps = tl.wy * tl.wx();
+    Stmt st = body(varRef(lane), varRef(wr), varRef(wc));
+    if (warps * 32 < kThreads) st = ifThen(t < intImm(warps * 32), st);
+    return let(lane, t % intImm(32), let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), st)));
+}
+
+// One reduction step of thread t with tensor cores: the warp's MMAs over the step's kBK indices.
+Stmt GpuGemmEmitter::mmaStep(const Expr& ta, const Expr& g, const Expr& t) {
+    return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
+        return unrolled("ks", kBK / 8, [&](const Expr& ks) {
+            return unrolled("mi", kMt, [&](const Expr& mi) {
+                return unrolled("ni", kNt, [&](const Expr& ni) {
+                    MmaInfo m;
+                    m.precision = tl.mmaPrecision;
+                    m.lane = lane;
+                    m.a.buffer = As;  // A(m, k) = As[k][m]
+                    m.a.base = {sRow(g, ks * intImm(8)), wr * intImm(kMt * 16) + mi * intImm(16)};
+                    m.a.stride = {{0, 1}, {1, 0}};
+                    m.b.buffer = Bs;  // B(k, n) = Bs[k][n]
+                    m.b.base = {sRow(g, ks * intImm(8)), wc * intImm(kNt * 8) + ni * intImm(8)};
+                    m.b.stride = {{1, 0}, {0, 1}};
+                    return mma(acc, {ta, mi * intImm(kNt) + ni, intImm(0)}, std::move(m));
+                });
             });
         });
+    });
+}
 
-        // Stage one operand tile of `rows` x kBK (rows = m or n) at k offset k0 into `dst`[kk][row].
-        // kContiguous: the operand's k dimension is contiguous in memory, so consecutive threads
-        // take consecutive kk (8 per row); otherwise consecutive rows.
-        // Element r of thread t's share of a tile: its (row, kk) in the tile.
-        auto coords = [&](const Expr& t, const Expr& r, bool kContiguous, std::int64_t rows, Expr* row, Expr* kk) {
-            if (kContiguous && kBK > 8 && rows % 32 == 0) {
-                // A warp stores 8 consecutive kk of 4 consecutive rows (as with BK = 8): with 32
-                // kk of one row the padded rows (stride = 4 mod 32 floats) would meet 4-way bank
-                // conflicts. Element r: k chunk r % (BK/8), row group r / (BK/8).
-                const std::int64_t chunks = kBK / 8;
-                *kk = t % intImm(8) + (r % intImm(chunks)) * intImm(8);
-                *row = t / intImm(8) + (r / intImm(chunks)) * intImm(32);
-            } else if (kContiguous) {
-                *kk = t % intImm(kBK);
-                *row = t / intImm(kBK) + r * intImm(kThreads / kBK);
-            } else {
-                *row = t % intImm(rows);
-                *kk = t / intImm(rows) + r * intImm(kThreads / rows);
-            }
-        };
-        // The guarded global value of each element of thread t's share, given to `sink`.
-        using Sink = std::function<Stmt(const Expr& r, const Expr& kk, const Expr& row, const Expr& v)>;
-        // The staging guard of element (global row or column gRow, reduction index gK); null: none.
-        auto guardOf = [&](const Expr& gRow, const Expr& gK, std::int64_t rows, std::int64_t extent) {
-            Expr cond;
-            if (extent % rows != 0) cond = gRow < intImm(extent);
-            if (kGuard) cond = andMaybe(cond, gK < intImm(s.K));
-            return cond;
-        };
-        auto stageWith = [&](const Expr& t, const Expr& kBase, bool kContiguous, const Expr& base, std::int64_t rows,
-                             std::int64_t extent, const std::function<Expr(const Expr& row, const Expr& kk)>& at,
-                             const Sink& sink) {
-            const std::int64_t perThread = rows * kBK / kThreads;  // 4
-            return unrolled("r", perThread, [&](const Expr& r) {
-                Expr row, kk;
-                coords(t, r, kContiguous, rows, &row, &kk);
-                const Expr gRow = base + row, gK = kBase + kk;
-                const Expr cond = guardOf(gRow, gK, rows, extent);
-                Expr v = at(gRow, gK);
-                if (cond) v = select(cond, v, zero);
-                return sink(r, kk, row, v);
-            });
-        };
-        auto stage = [&](const Expr& t, const Expr& g, const Expr& kBase, int dst, bool kContiguous, const Expr& base,
-                         std::int64_t rows, std::int64_t extent,
-                         const std::function<Expr(const Expr& row, const Expr& kk)>& at) {
-            return stageWith(t, kBase, kContiguous, base, rows, extent, at,
-                             [&](const Expr&, const Expr& kk, const Expr& row, const Expr& v) {
-                                 return store(dst, {sRow(g, kk), row}, v);
-                             });
-        };
-
-        // B runs (kRun > 1): element e of thread t's share is column col0 + e % kRun of reduction
-        // index kk, run u = e / kRun being the block-wide run t + u * kThreads (kBN / kRun runs
-        // per tile row).
-        const std::int64_t kBPer = kBN * kBK / kThreads;  // B elements per thread
-        auto runCoords = [&](const Expr& t, std::int64_t u, Expr* col0, Expr* kk) {
-            const Expr f = t + intImm(u * kThreads);
-            *kk = f / intImm(kBN / kRun);
-            *col0 = (f % intImm(kBN / kRun)) * intImm(kRun);
-        };
-        // Every element of thread t's runs at step base kBase, given to sink(e, kk, col, value).
-        auto stageRuns = [&](const Expr& t, const Expr& kBase, const Sink& sink) {
-            std::vector<Stmt> st;
-            for (std::int64_t u = 0; u < kBPer / kRun; ++u) {
-                Expr col0, kk;
-                runCoords(t, u, &col0, &kk);
-                const Expr gCol = colBase + col0, gK = kBase + kk;
-                const Expr cond = guardOf(gCol, gK, kBN, s.N);
-                Stmt produce = s.bRunElements(gK, gCol, [&](std::int64_t r, const Expr& v) {
-                    return sink(intImm(u * kRun + r), kk, col0 + intImm(r), cast(v, accT));
+// One reduction step of thread t from the shared stages: per kk, its a- and b-values into
+// registers, then the outer product into its accumulators (or the MMAs).
+Stmt GpuGemmEmitter::computeStep(const Expr& ta, const Expr& g, const Expr& t) {
+    if (kMma) return mmaStep(ta, g, t);
+    return withYX(t, [&](const Expr& ty, const Expr& tx) {
+        Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
+            auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
+                return unrolled("g", d.groups, [&](const Expr& gi) {
+                    return unrolled("q", d.group, [&](const Expr& q) {
+                        return store(reg, {gi * intImm(d.group) + q},
+                                     load(tileBuf, accT, {sRow(g, kk), gi * intImm(d.stride) + lane * intImm(d.group) + q}));
+                    });
                 });
-                if (cond) {
-                    std::vector<Stmt> zeros;
-                    for (std::int64_t r = 0; r < kRun; ++r) zeros.push_back(sink(intImm(u * kRun + r), kk, col0 + intImm(r), zero));
-                    produce = ifThen(cond, produce, seq(zeros));
-                }
-                st.push_back(produce);
+            };
+            Stmt fma = unrolled("i", kTM, [&](const Expr& i) {
+                return unrolled("j", kTN, [&](const Expr& j) {
+                    const std::vector<Expr> idx{ta, i, j};
+                    return store(acc, idx, load(acc, accT, idx) + load(aReg, accT, {i}) * load(bReg, accT, {j}));
+                });
+            });
+            return seq({fetch(aReg, As, ty, dM), fetch(bReg, Bs, tx, dN), fma});
+        });
+        return allocate(aReg, allocate(bReg, steps));
+    });
+}
+
+Stmt GpuGemmEmitter::zeroAccumulators() {
+    return threads([&](const Expr& ta, const Expr&, const Expr&) {
+        return unrolled("i", kA1, [&](const Expr& i) {
+            return unrolled("j", kA2, [&](const Expr& j) { return store(acc, {ta, i, j}, zero); });
+        });
+    });
+}
+
+// The k-loop: stage the step's A and B tiles into shared memory, barrier, accumulate, barrier.
+Stmt GpuGemmEmitter::mainLoop() {
+    const Var k0 = k.newVar("k0");
+    Stmt loadPhase = threads([&](const Expr&, const Expr& g, const Expr& t) {
+        const Expr kBase = stepBase(varRef(k0), g);
+        return seq({stage(t, g, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
+                    stageB(t, g, kBase)});
+    });
+    Stmt compute = threads([&](const Expr& ta, const Expr& g, const Expr& t) { return computeStep(ta, g, t); });
+    return forLoop(k0, intImm(kStepsG), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial, 0,
+                   "k in steps of " + std::to_string(kBK) + splitText);
+}
+
+// Register prefetch: step k0 + 1's elements are loaded (and B produced) into per-thread
+// registers in the same phase that computes step k0 from shared memory, so their latency
+// overlaps the FMAs; the next iteration moves them to shared memory. Thread t's share of step
+// base kB into its registers:
+Stmt GpuGemmEmitter::fetchGlobal(const Expr& ta, const Expr& t, const Expr& kB) {
+    Stmt bPart;
+    if (rawB) {
+        // The raw values of each B element (guarded like the element), combined at the put.
+        bPart = unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
+            Expr row, kk;
+            coords(t, r, s.transB, kBN, &row, &kk);
+            const Expr gCol = colBase + row, gK = kB + kk;
+            const Expr cond = guardOf(gCol, gK, kBN, s.N);
+            std::vector<Stmt> st;
+            for (std::int64_t q = 0; q < kRaw; ++q) {
+                Expr v = cast(s.bRaw(gK, gCol, q), accT);
+                if (cond) v = select(cond, v, zero);
+                st.push_back(store(preB, {ta, r * intImm(kRaw) + intImm(q)}, v));
             }
             return seq(st);
-        };
-        auto stageB = [&](const Expr& t, const Expr& g, const Expr& kBase) {
-            if (kRuns)
-                return stageRuns(t, kBase, [&](const Expr&, const Expr& kk, const Expr& col, const Expr& v) {
-                    return store(Bs, {sRow(g, kk), col}, v);
-                });
-            return stage(t, g, kBase, Bs, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); });
-        };
-
-        const Var k0 = k.newVar("k0");
-        Stmt loadPhase = threads([&](const Expr&, const Expr& g, const Expr& t) {
-            const Expr kBase = stepBase(varRef(k0), g);
-            return seq({stage(t, g, kBase, As, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); }),
-                        stageB(t, g, kBase)});
         });
-        // Tensor cores: warp w = t / 32 (rows wr = w / wx, columns wc = w % wx) runs, per 8
-        // reduction indices, an m16n8k8 MMA for each of its mt x nt tiles, straight from the stages.
-        // Only the first wy * wx warps compute (a condition uniform within each warp).
-        // body(lane, wr, wc) for thread t of a computing warp (lane, warp row and column bound by Lets).
-        auto inWarp = [&](const Expr& t, const std::function<Stmt(const Expr&, const Expr&, const Expr&)>& body) {
-            const Var lane = k.newVar("lane"), wr = k.newVar("wr"), wc = k.newVar("wc");
-            const std::int64_t warps = tl.wy * tl.wx();
-            Stmt st = body(varRef(lane), varRef(wr), varRef(wc));
-            if (warps * 32 < kThreads) st = ifThen(t < intImm(warps * 32), st);
-            return let(lane, t % intImm(32), let(wr, t / intImm(32) / intImm(tl.wx()), let(wc, t / intImm(32) % intImm(tl.wx()), st)));
-        };
-        auto mmaBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
-            return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
-                return unrolled("ks", kBK / 8, [&](const Expr& ks) {
-                    return unrolled("mi", kMt, [&](const Expr& mi) {
-                        return unrolled("ni", kNt, [&](const Expr& ni) {
-                            MmaInfo m;
-                            m.precision = tl.mmaPrecision;
-                            m.lane = lane;
-                            m.a.buffer = As;  // A(m, k) = As[k][m]
-                            m.a.base = {sRow(g, ks * intImm(8)), wr * intImm(kMt * 16) + mi * intImm(16)};
-                            m.a.stride = {{0, 1}, {1, 0}};
-                            m.b.buffer = Bs;  // B(k, n) = Bs[k][n]
-                            m.b.base = {sRow(g, ks * intImm(8)), wc * intImm(kNt * 8) + ni * intImm(8)};
-                            m.b.stride = {{1, 0}, {0, 1}};
-                            return mma(acc, {ta, mi * intImm(kNt) + ni, intImm(0)}, std::move(m));
-                        });
-                    });
-                });
-            });
-        };
-        auto computeBody = [&](const Expr& ta, const Expr& g, const Expr& t) {
-            if (kMma) return mmaBody(ta, g, t);
-            return withYX(t, [&](const Expr& ty, const Expr& tx) {
-                Stmt steps = unrolled("kk", kBK, [&](const Expr& kk) {
-                    auto fetch = [&](int reg, int tileBuf, const Expr& lane, const DimSplit& d) {
-                        return unrolled("g", d.groups, [&](const Expr& gi) {
-                            return unrolled("q", d.group, [&](const Expr& q) {
-                                return store(reg, {gi * intImm(d.group) + q},
-                                             load(tileBuf, accT, {sRow(g, kk), gi * intImm(d.stride) + lane * intImm(d.group) + q}));
-                            });
-                        });
-                    };
-                    Stmt fma = unrolled("i", kTM, [&](const Expr& i) {
-                        return unrolled("j", kTN, [&](const Expr& j) {
-                            const std::vector<Expr> idx{ta, i, j};
-                            return store(acc, idx, load(acc, accT, idx) + load(aReg, accT, {i}) * load(bReg, accT, {j}));
-                        });
-                    });
-                    return seq({fetch(aReg, As, ty, dM), fetch(bReg, Bs, tx, dN), fma});
-                });
-                return allocate(aReg, allocate(bReg, steps));
-            });
-        };
-        Stmt compute = threads(computeBody);
-        const std::string splitText = kS > 1 ? " per group, " + std::to_string(kS) + " groups interleaved" : "";
-        Stmt mainLoop = forLoop(k0, intImm(kStepsG), seq({loadPhase, barrier(), compute, barrier()}), ForKind::Serial,
-                                0, "k in steps of " + std::to_string(kBK) + splitText);
-        Stmt prologue;
-        if (s.prefetch) {
-            // Register prefetch: step k0 + 1's elements are loaded (and B produced) into per-thread
-            // registers in the same phase that computes step k0 from shared memory, so their
-            // latency overlaps the FMAs; the next iteration moves them to shared memory.
-            auto fetchGlobal = [&](const Expr& ta, const Expr& t, const Expr& kB) {
-                Stmt bPart;
-                if (rawB) {
-                    // The raw values of each B element (guarded like the element), combined at the put.
-                    bPart = unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
-                        Expr row, kk;
-                        coords(t, r, s.transB, kBN, &row, &kk);
-                        const Expr gCol = colBase + row, gK = kB + kk;
-                        const Expr cond = guardOf(gCol, gK, kBN, s.N);
-                        std::vector<Stmt> st;
-                        for (std::int64_t q = 0; q < kRaw; ++q) {
-                            Expr v = cast(s.bRaw(gK, gCol, q), accT);
-                            if (cond) v = select(cond, v, zero);
-                            st.push_back(store(preB, {ta, r * intImm(kRaw) + intImm(q)}, v));
-                        }
-                        return seq(st);
-                    });
-                } else if (kRuns) {
-                    bPart = stageRuns(t, kB, [&](const Expr& e, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, e}, v); });
-                } else {
-                    bPart = stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
-                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, r}, v); });
-                }
-                return seq({stageWith(t, kB, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); },
-                                      [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preA, {ta, r}, v); }),
-                            bPart});
-            };
-            auto toShared = [&](const Expr& ta, const Expr& g, const Expr& t, int dst, int reg, bool kContiguous, std::int64_t rows) {
-                return unrolled("r", rows * kBK / kThreads, [&](const Expr& r) {
-                    Expr row, kk;
-                    coords(t, r, kContiguous, rows, &row, &kk);
-                    return store(dst, {sRow(g, kk), row}, load(reg, accT, {ta, r}));
-                });
-            };
-            const Var k1 = k.newVar("k0");
-            // The B elements from their raw values (rawB), at the put of step k1.
-            auto combineToShared = [&](const Expr& ta, const Expr& g, const Expr& t) {
-                return unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
-                    Expr row, kk;
-                    coords(t, r, s.transB, kBN, &row, &kk);
-                    const Expr gCol = colBase + row, gK = stepBase(varRef(k1), g) + kk;
-                    const Expr cond = guardOf(gCol, gK, kBN, s.N);
-                    Expr v = cast(s.bCombine(gK, gCol, [&](std::int64_t q) { return load(preB, accT, {ta, r * intImm(kRaw) + intImm(q)}); }),
-                                  accT);
-                    if (cond) v = select(cond, v, zero);
-                    return store(Bs, {sRow(g, kk), row}, v);
-                });
-            };
-            prologue = threads([&](const Expr& ta, const Expr& g, const Expr& t) { return fetchGlobal(ta, t, stepBase(intImm(0), g)); });
-            Stmt put = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-                Stmt bPut;
-                if (rawB) {
-                    bPut = combineToShared(ta, g, t);
-                } else if (kRuns) {
-                    std::vector<Stmt> st;
-                    for (std::int64_t e = 0; e < kBPer; ++e) {
-                        Expr col0, kk;
-                        runCoords(t, e / kRun, &col0, &kk);
-                        st.push_back(store(Bs, {sRow(g, kk), col0 + intImm(e % kRun)}, load(preB, accT, {ta, intImm(e)})));
-                    }
-                    bPut = seq(st);
-                } else {
-                    bPut = toShared(ta, g, t, Bs, preB, s.transB, kBN);
-                }
-                return seq({toShared(ta, g, t, As, preA, !s.transA, kBM), bPut});
-            });
-            Stmt next = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-                return seq({ifThen(varRef(k1) + 1 < intImm(kStepsG), fetchGlobal(ta, t, stepBase(varRef(k1) + 1, g))), computeBody(ta, g, t)});
-            });
-            mainLoop = forLoop(k1, intImm(kStepsG), seq({put, barrier(), next, barrier()}), ForKind::Serial, 0,
-                               "k in steps of " + std::to_string(kBK) + splitText + ", the next step prefetched into registers" +
-                                   (rawB ? " (B as raw loads, combined at the store to shared memory)" : ""));
-        }
+    } else if (kRuns) {
+        bPart = stageRuns(t, kB, [&](const Expr& e, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, e}, v); });
+    } else {
+        bPart = stageWith(t, kB, s.transB, colBase, kBN, s.N, [&](const Expr& j, const Expr& kk) { return bAt(kk, j); },
+                          [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preB, {ta, r}, v); });
+    }
+    return seq({stageWith(t, kB, !s.transA, rowBase, kBM, s.M, [&](const Expr& i, const Expr& kk) { return aAt(i, kk); },
+                          [&](const Expr& r, const Expr&, const Expr&, const Expr& v) { return store(preA, {ta, r}, v); }),
+                bPart});
+}
 
-        // Epilogue: one thread's 8 x 8 results.
-        auto result = [&](const Expr& i, const Expr& j, const Expr& v) {
-            Expr r = s.alpha == 1.0 ? v : v * constant(s.alpha, accT);
-            if (s.c >= 0 && s.beta != 0.0) {
-                const Expr c = cast(load(s.c, cT, broadcastIndex({i, j}, s.cShape)), accT);
-                r = r + (s.beta == 1.0 ? c : c * constant(s.beta, accT));
-            }
-            std::vector<Expr> idx = bidx;
-            if (s.colGroup > 0) {
-                idx = {groupOf(j), i, inGroup(j)};
-            } else {
-                idx.push_back(i);
-                idx.push_back(j);
-            }
-            return store(s.y, idx, cast(r, yT));
-        };
-        // Partial sums of groups 1.. (split reduction), see Rs.
-        const std::int64_t kRowW = kBM + kPad;
-        auto redStore = [&](const Expr& f, const Expr& v) {
-            return Rs >= 0 ? store(Rs, {f}, v) : store(As, {f / intImm(kRowW), f % intImm(kRowW)}, v);
-        };
-        auto redLoad = [&](const Expr& f) {
-            return Rs >= 0 ? load(Rs, accT, {f}) : load(As, accT, {f / intImm(kRowW), f % intImm(kRowW)});
-        };
-        auto redIndex = [&](const Expr& g1, const Expr& li, const Expr& lj, const Expr& t) {
-            return ((g1 * intImm(kA1 * kA2) + li * intImm(kA2) + lj) * intImm(kThreads)) + t;
-        };
-        Stmt partials;
-        if (kS > 1) {
-            partials = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-                Stmt st = unrolled("i", kA1, [&](const Expr& i) {
-                    return unrolled("j", kA2, [&](const Expr& j) {
-                        return redStore(redIndex(g - intImm(1), i, j, t), load(acc, accT, {ta, i, j}));
-                    });
-                });
-                return ifThen(g >= intImm(1), st);
-            });
-        }
-        // One accumulator element (li, lj) of thread t at output (row, col), added to the other
-        // groups' partial sums, stored (guarded at the N edge; the callers guard the rows).
-        auto storeElement = [&](const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row, const Expr& col) {
-            Expr v = load(acc, accT, {ta, li, lj});
-            for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
-            Stmt st = result(row, col, v);
-            return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
-        };
-        auto rowGuard = [&](const Expr& row, Stmt st) { return s.M % kBM != 0 ? ifThen(row < intImm(s.M), st) : st; };
-        // MMA tiles: element r of tile (mi, ni) of lane l = 4 g + q of warp (wr, wc) is row
-        // wr * 16 mt + 16 mi + g + 8 (r / 2), column wc * 8 nt + 8 ni + 2 q + r % 2.
-        auto mmaOut = [&](const Expr& ta, const Expr& t) {
-            return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
-                return unrolled("mi", kMt, [&](const Expr& mi) {
-                    return unrolled("ni", kNt, [&](const Expr& ni) {
-                        return unrolled("r", 4, [&](const Expr& r) {
-                            const Expr row = rowBase + wr * intImm(kMt * 16) + mi * intImm(16) + lane / intImm(4) +
-                                             (r / intImm(2)) * intImm(8);
-                            const Expr col = colBase + wc * intImm(kNt * 8) + ni * intImm(8) + (lane % intImm(4)) * intImm(2) +
-                                             r % intImm(2);
-                            return rowGuard(row, storeElement(ta, t, mi * intImm(kNt) + ni, r, row, col));
-                        });
-                    });
-                });
-            });
-        };
-        Stmt out = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
-            if (kMma) return kS > 1 ? ifThen(g < intImm(1), mmaOut(ta, t)) : mmaOut(ta, t);
-            Stmt o = withYX(t, [&](const Expr& ty, const Expr& tx) {
-                return unrolled("g", dM.groups, [&](const Expr& gi) {
-                    return unrolled("q", dM.group, [&](const Expr& q) {
-                        const Expr li = gi * intImm(dM.group) + q;
-                        const Expr row = rowBase + gi * intImm(dM.stride) + ty * intImm(dM.group) + q;
-                        Stmt cols = unrolled("h", dN.groups, [&](const Expr& hi) {
-                            return unrolled("p", dN.group, [&](const Expr& p) {
-                                const Expr lj = hi * intImm(dN.group) + p;
-                                const Expr col = colBase + hi * intImm(dN.stride) + tx * intImm(dN.group) + p;
-                                return storeElement(ta, t, li, lj, row, col);
-                            });
-                        });
-                        return rowGuard(row, cols);
-                    });
-                });
-            });
-            return kS > 1 ? ifThen(g < intImm(1), o) : o;
-        });
-        if (kS > 1) out = seq({partials, barrier(), out});
-        auto withRs = [&](Stmt st) { return Rs >= 0 ? allocate(Rs, std::move(st)) : st; };
-        if (s.prefetch)
-            return allocate(As, allocate(Bs, allocate(acc, allocate(preA, allocate(preB, withRs(seq({init, prologue, mainLoop, out})))))));
-        return allocate(As, allocate(Bs, allocate(acc, withRs(seq({init, mainLoop, out})))));
+Stmt GpuGemmEmitter::toShared(const Expr& ta, const Expr& g, const Expr& t, int dst, int reg, bool kContiguous,
+                              std::int64_t rows) {
+    return unrolled("r", rows * kBK / kThreads, [&](const Expr& r) {
+        Expr row, kk;
+        coords(t, r, kContiguous, rows, &row, &kk);
+        return store(dst, {sRow(g, kk), row}, load(reg, accT, {ta, r}));
     });
+}
 
+// The B elements from their raw values (rawB), at the put of step k1.
+Stmt GpuGemmEmitter::combineToShared(const Expr& ta, const Expr& g, const Expr& t, const Var& k1) {
+    return unrolled("r", kBN * kBK / kThreads, [&](const Expr& r) {
+        Expr row, kk;
+        coords(t, r, s.transB, kBN, &row, &kk);
+        const Expr gCol = colBase + row, gK = stepBase(varRef(k1), g) + kk;
+        const Expr cond = guardOf(gCol, gK, kBN, s.N);
+        Expr v = cast(s.bCombine(gK, gCol, [&](std::int64_t q) { return load(preB, accT, {ta, r * intImm(kRaw) + intImm(q)}); }),
+                      accT);
+        if (cond) v = select(cond, v, zero);
+        return store(Bs, {sRow(g, kk), row}, v);
+    });
+}
+
+// The k-loop with register prefetch: put the registers into shared memory, barrier, fetch the
+// next step while accumulating this one, barrier. *prologue fetches step 0.
+Stmt GpuGemmEmitter::prefetchedMainLoop(Stmt* prologue) {
+    const Var k1 = k.newVar("k0");
+    *prologue = threads([&](const Expr& ta, const Expr& g, const Expr& t) { return fetchGlobal(ta, t, stepBase(intImm(0), g)); });
+    Stmt put = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+        Stmt bPut;
+        if (rawB) {
+            bPut = combineToShared(ta, g, t, k1);
+        } else if (kRuns) {
+            std::vector<Stmt> st;
+            for (std::int64_t e = 0; e < kBPer; ++e) {
+                Expr col0, kk;
+                runCoords(t, e / kRun, &col0, &kk);
+                st.push_back(store(Bs, {sRow(g, kk), col0 + intImm(e % kRun)}, load(preB, accT, {ta, intImm(e)})));
+            }
+            bPut = seq(st);
+        } else {
+            bPut = toShared(ta, g, t, Bs, preB, s.transB, kBN);
+        }
+        return seq({toShared(ta, g, t, As, preA, !s.transA, kBM), bPut});
+    });
+    Stmt next = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+        return seq({ifThen(varRef(k1) + 1 < intImm(kStepsG), fetchGlobal(ta, t, stepBase(varRef(k1) + 1, g))), computeStep(ta, g, t)});
+    });
+    return forLoop(k1, intImm(kStepsG), seq({put, barrier(), next, barrier()}), ForKind::Serial, 0,
+                   "k in steps of " + std::to_string(kBK) + splitText + ", the next step prefetched into registers" +
+                       (rawB ? " (B as raw loads, combined at the store to shared memory)" : ""));
+}
+
+// Output element (i, j) of value v: alpha, beta * C, stored in Y's type.
+Stmt GpuGemmEmitter::result(const Expr& i, const Expr& j, const Expr& v) const {
+    Expr r = s.alpha == 1.0 ? v : v * constant(s.alpha, accT);
+    if (s.c >= 0 && s.beta != 0.0) {
+        const Expr c = cast(load(s.c, cT, broadcastIndex({i, j}, s.cShape)), accT);
+        r = r + (s.beta == 1.0 ? c : c * constant(s.beta, accT));
+    }
+    std::vector<Expr> idx = bidx;
+    if (s.colGroup > 0) {
+        idx = {groupOf(j), i, inGroup(j)};
+    } else {
+        idx.push_back(i);
+        idx.push_back(j);
+    }
+    return store(s.y, idx, cast(r, yT));
+}
+
+// Partial sums of groups 1.. (split reduction), see Rs.
+Stmt GpuGemmEmitter::redStore(const Expr& f, const Expr& v) const {
+    return Rs >= 0 ? store(Rs, {f}, v) : store(As, {f / intImm(kRowW), f % intImm(kRowW)}, v);
+}
+Expr GpuGemmEmitter::redLoad(const Expr& f) const {
+    return Rs >= 0 ? load(Rs, accT, {f}) : load(As, accT, {f / intImm(kRowW), f % intImm(kRowW)});
+}
+Expr GpuGemmEmitter::redIndex(const Expr& g1, const Expr& li, const Expr& lj, const Expr& t) const {
+    return ((g1 * intImm(kA1 * kA2) + li * intImm(kA2) + lj) * intImm(kThreads)) + t;
+}
+
+// One accumulator element (li, lj) of thread t at output (row, col), added to the other
+// groups' partial sums, stored (guarded at the N edge; the callers guard the rows).
+Stmt GpuGemmEmitter::storeElement(const Expr& ta, const Expr& t, const Expr& li, const Expr& lj, const Expr& row,
+                                  const Expr& col) const {
+    Expr v = load(acc, accT, {ta, li, lj});
+    for (std::int64_t g1 = 1; g1 < kS; ++g1) v = v + redLoad(redIndex(intImm(g1 - 1), li, lj, t));
+    Stmt st = result(row, col, v);
+    return s.N % kBN != 0 ? ifThen(col < intImm(s.N), st) : st;
+}
+
+Stmt GpuGemmEmitter::rowGuard(const Expr& row, Stmt st) const { return s.M % kBM != 0 ? ifThen(row < intImm(s.M), st) : st; }
+
+// MMA tiles: element r of tile (mi, ni) of lane l = 4 g + q of warp (wr, wc) is row
+// wr * 16 mt + 16 mi + g + 8 (r / 2), column wc * 8 nt + 8 ni + 2 q + r % 2.
+Stmt GpuGemmEmitter::mmaOut(const Expr& ta, const Expr& t) {
+    return inWarp(t, [&](const Expr& lane, const Expr& wr, const Expr& wc) {
+        return unrolled("mi", kMt, [&](const Expr& mi) {
+            return unrolled("ni", kNt, [&](const Expr& ni) {
+                return unrolled("r", 4, [&](const Expr& r) {
+                    const Expr row = rowBase + wr * intImm(kMt * 16) + mi * intImm(16) + lane / intImm(4) +
+                                     (r / intImm(2)) * intImm(8);
+                    const Expr col = colBase + wc * intImm(kNt * 8) + ni * intImm(8) + (lane % intImm(4)) * intImm(2) +
+                                     r % intImm(2);
+                    return rowGuard(row, storeElement(ta, t, mi * intImm(kNt) + ni, r, row, col));
+                });
+            });
+        });
+    });
+}
+
+// Epilogue: groups 1.. hand their partial sums to group 0 (split reduction), whose threads
+// store their results (a thread's 8 x 8 by default).
+Stmt GpuGemmEmitter::epilogue() {
+    Stmt partials;
+    if (kS > 1) {
+        partials = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+            Stmt st = unrolled("i", kA1, [&](const Expr& i) {
+                return unrolled("j", kA2, [&](const Expr& j) {
+                    return redStore(redIndex(g - intImm(1), i, j, t), load(acc, accT, {ta, i, j}));
+                });
+            });
+            return ifThen(g >= intImm(1), st);
+        });
+    }
+    Stmt out = threads([&](const Expr& ta, const Expr& g, const Expr& t) {
+        if (kMma) return kS > 1 ? ifThen(g < intImm(1), mmaOut(ta, t)) : mmaOut(ta, t);
+        Stmt o = withYX(t, [&](const Expr& ty, const Expr& tx) {
+            return unrolled("g", dM.groups, [&](const Expr& gi) {
+                return unrolled("q", dM.group, [&](const Expr& q) {
+                    const Expr li = gi * intImm(dM.group) + q;
+                    const Expr row = rowBase + gi * intImm(dM.stride) + ty * intImm(dM.group) + q;
+                    Stmt cols = unrolled("h", dN.groups, [&](const Expr& hi) {
+                        return unrolled("p", dN.group, [&](const Expr& p) {
+                            const Expr lj = hi * intImm(dN.group) + p;
+                            const Expr col = colBase + hi * intImm(dN.stride) + tx * intImm(dN.group) + p;
+                            return storeElement(ta, t, li, lj, row, col);
+                        });
+                    });
+                    return rowGuard(row, cols);
+                });
+            });
+        });
+        return kS > 1 ? ifThen(g < intImm(1), o) : o;
+    });
+    if (kS > 1) out = seq({partials, barrier(), out});
+    return out;
+}
+
+// One block (grid task g): zero the accumulators, the k-loop, the epilogue.
+Stmt GpuGemmEmitter::blockBody(const std::vector<Expr>& g) {
+    bidx.assign(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(nb));
+    rowBase = g[nb] * intImm(kBM), colBase = g[nb + 1] * intImm(kBN);
+    aB = broadcastIndex(bidx, s.aBatch), bB = broadcastIndex(bidx, s.bBatch);
+    Stmt init = zeroAccumulators();
+    // The plain loop is built even when the prefetched one replaces it: its variables are part
+    // of the numbering the generated names follow.
+    Stmt loop = mainLoop();
+    Stmt prologue;
+    if (s.prefetch) loop = prefetchedMainLoop(&prologue);
+    Stmt out = epilogue();
+    auto withRs = [&](Stmt st) { return Rs >= 0 ? allocate(Rs, std::move(st)) : st; };
+    if (s.prefetch)
+        return allocate(As, allocate(Bs, allocate(acc, allocate(preA, allocate(preB, withRs(seq({init, prologue, loop, out})))))));
+    return allocate(As, allocate(Bs, allocate(acc, withRs(seq({init, loop, out})))));
+}
+
+void GpuGemmEmitter::describe() {
     // The block mapping in full rank (batch dims 1), as a schedule would write it.
     k.mappings.push_back("block = " + blockMapping(nb, tl).str());
     k.notes.push_back("A/B tiles staged in shared memory, BK = " + std::to_string(kBK) + " (tiles " +
                       std::to_string(kBM) + "x" + std::to_string(kBK) + " and " + std::to_string(kBK) + "x" +
                       std::to_string(kBN) + ", rows padded by " + std::to_string(kPad) + ")");
-    auto lanes = [](const char* v, const DimSplit& d) {
-        std::string r = std::string(v) + "*" + std::to_string(d.group);
-        if (d.groups > 1) {
-            r += " + {0";
-            for (std::int64_t g = 1; g < d.groups; ++g) r += "," + std::to_string(g * d.stride);
-            r += "}";
-        }
-        return r + (d.group > 1 ? " + 0.." + std::to_string(d.group - 1) : "");
-    };
     if (kRun > 1)
         k.notes.push_back("B produced in runs of " + std::to_string(kRun) + " consecutive columns of one reduction index per thread "
                           "(loads shared within a run)");
@@ -715,8 +860,11 @@ Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) {
         k.notes.push_back(std::string("each thread accumulates ") +
                           (kTM == 8 || kTM == 11 || kTM == 18 || (kTM >= 80 && kTM < 90) ? "an " : "a ") +
                           std::to_string(kTM) + "x" + std::to_string(kTN) + " register tile: rows " +
-                          lanes("ty", dM) + ", columns " + lanes("tx", dN));
-    return body;
+                          lanesText("ty", dM) + ", columns " + lanesText("tx", dN));
 }
+
+}  // namespace
+
+Stmt emitGpuGemm(Kernel& k, const GpuGemmSpec& s) { return GpuGemmEmitter(k, s).emit(); }
 
 }  // namespace tessera::lower::detail
