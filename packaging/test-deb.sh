@@ -49,7 +49,7 @@ cleanup() {
   done
   if [ "${KEEP_ROOT:-0}" = 1 ]; then
     echo "test-deb: root kept at $target"
-  elif findmnt -R -n -o TARGET | grep -q "^$target/"; then
+  elif findmnt -l -n -o TARGET | grep -q "^$target/"; then
     echo "test-deb: something is still mounted under $target; not removing it" >&2
   else
     rm -rf --one-file-system "$target"
