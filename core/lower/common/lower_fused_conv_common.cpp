@@ -1,6 +1,6 @@
 // Shared parts of the fused convolution-chain lowerings (lower_fused_conv_common.h): reading and
-// checking the two convolutions and the elementwise ops between them, and the chain kernel's
-// parameters.
+// checking the two convolutions and the elementwise ops between them, the chain kernel's
+// parameters, and lowerConvChain, which hands a checked chain to the target's lowering.
 
 #include "core/lower/detail/lower_fused_conv_common.h"
 
@@ -221,6 +221,14 @@ Expr chainTapGuard(const WindowGeom& ga, std::int64_t kh, std::int64_t kw, const
     if (kw * ga.d[1] < ga.pb[1]) andI(xw >= intImm(0));
     if ((W1 - 1) * ga.s[1] + kw * ga.d[1] - ga.pb[1] >= W) andI(xw < intImm(W));
     return inside;
+}
+
+support::Expected<LoweredKernel> lowerConvChain(const ir::Graph& g, const ConvChainSpec& chain,
+                                                const LowerOptions& options, const std::string& where) {
+    auto validated = validateConvChain(g, chain, options, where);
+    if (!validated) return validated.diagnostics();
+    if (options.target == Target::Cuda) return lowerConvChainCuda(g, chain, *validated, options, where);
+    return lowerConvChainCpu(g, chain, *validated, options, where);
 }
 
 }  // namespace tessera::lower::detail

@@ -8,8 +8,9 @@
 ///   elementwise templates (lower_elementwise.cpp / lower_fuse_rewrite.cpp).
 /// - lowerAttention: the fused attention kernel of an `attention` group's core
 ///   (lower_attention.cpp).
-/// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv.cpp: CUDA and the
-///   dispatch; lower_fused_conv_cpu.cpp: lowerConvChainCpu).
+/// - lowerConvChain: the fused convolution-chain kernels (lower_fused_conv_common.cpp: the
+///   checks and the dispatch; cuda/lower_fused_conv.cpp: lowerConvChainCuda;
+///   cpu/lower_fused_conv_cpu.cpp: lowerConvChainCpu).
 ///
 /// Thread rules: as lower.h (pure).
 
@@ -91,5 +92,14 @@ struct ConvChainInfo;  // lower_fused_conv_common.h: the validated chain (convs,
 support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
                                                    const ConvChainInfo& info, const LowerOptions& options,
                                                    const std::string& where);
+
+/// The CUDA kernel of lowerConvChain (cuda/lower_fused_conv.cpp) for a chain that
+/// validateConvChain accepted as `info`: the GEMM form of a dw-pw chain where useDwPwGemm
+/// (lower_fused_conv_gpu.h) says so, else the tile kernel (one block per image, output tile and
+/// channel chunk; the intermediate in Shared memory). Same params, store rules and errors as
+/// lowerConvChain, and an error when the tile does not fit one CUDA block.
+support::Expected<LoweredKernel> lowerConvChainCuda(const ir::Graph& g, const ConvChainSpec& chain,
+                                                    const ConvChainInfo& info, const LowerOptions& options,
+                                                    const std::string& where);
 
 }  // namespace tessera::lower::detail

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
-/// Internal pieces shared by the fused convolution-chain lowerings (lower_fused_conv.cpp: CUDA
-/// and the dispatch; lower_fused_conv_cpu.cpp: CPU). Not a public API.
+/// Internal pieces shared by the fused convolution-chain lowerings (cuda/lower_fused_conv.cpp,
+/// cpu/lower_fused_conv_cpu.cpp; lowerConvChain's dispatch is in lower_fused_conv_common.cpp).
+/// Not a public API.
 ///
 /// validateConvChain reads and checks both convolutions and the elementwise ops between them
 /// once; beginChainKernel starts the kernel with the chain's parameters (first conv's data input,

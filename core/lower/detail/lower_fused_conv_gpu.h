@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The GEMM form of a fused depthwise -> pointwise chain on CUDA (issue 6; internal to
-/// core/lower, called by lowerConvChain in lower_fused_conv.cpp).
+/// core/lower, called by lowerConvChainCuda in cuda/lower_fused_conv.cpp).
 ///
 /// The pointwise conv is a GEMM with M = K filters, N = images x output pixels (the images laid
 /// end to end along the columns, GpuGemmSpec::colGroup) and a reduction over the Cm intermediate
