@@ -204,7 +204,20 @@ Stmt tileLoops(Kernel& k, const std::vector<Expr>& ext, const std::string& hint,
 
 }  // namespace
 
-support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
+namespace {
+
+/// A Conv node read and checked (lowerConv's first phase): X [N, C, in...], W [M, C / G,
+/// kernel...], optional bias [M], Y [N, M, w.out...].
+struct ConvShape {
+    std::size_t r = 0;  ///< spatial rank
+    std::int64_t N = 0, C = 0, M = 0, G = 1;
+    std::vector<std::int64_t> in, kernel;  ///< spatial extents of X and W
+    WindowGeom w;
+    std::vector<std::int64_t> outShape;  ///< Y's shape
+    bool hasBias = false;
+};
+
+support::Expected<ConvShape> readConvShape(const LowerContext& ctx) {
     const ir::Node& node = ctx.node;
     if (node.inputs.size() < 2 || node.inputs.size() > 3 || node.outputs.empty() || node.outputs[0] == ir::kNoValue)
         return lowerError(ctx, "Conv needs inputs X, W, optional B and one output");
@@ -216,232 +229,421 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     if (!ys) return ys.diagnostics();
     if (xs->size() < 3 || ws->size() != xs->size())
         return lowerError(ctx, "Conv needs X and W of the same rank >= 3, got " + dimsText(*xs) + " and " + dimsText(*ws));
-    const std::size_t r = xs->size() - 2;
-    const std::int64_t N = (*xs)[0], C = (*xs)[1], M = (*ws)[0], G = node.attrInt("group", 1);
+    ConvShape cs;
+    cs.r = xs->size() - 2;
+    cs.N = (*xs)[0], cs.C = (*xs)[1], cs.M = (*ws)[0], cs.G = node.attrInt("group", 1);
+    const std::int64_t C = cs.C, M = cs.M, G = cs.G;
     if (G < 1 || C % G != 0 || M % G != 0 || (*ws)[1] != C / G)
         return lowerError(ctx, "group " + std::to_string(G) + " does not fit X " + dimsText(*xs) + " and W " + dimsText(*ws));
-    const std::vector<std::int64_t> in(xs->begin() + 2, xs->end()), kernel(ws->begin() + 2, ws->end());
-    if (node.attrInts("kernel_shape", kernel) != kernel)
-        return lowerError(ctx, "kernel_shape differs from W's " + dimsText(kernel));
-    auto geom = windowGeometry(ctx, in, kernel, false);
+    cs.in.assign(xs->begin() + 2, xs->end());
+    cs.kernel.assign(ws->begin() + 2, ws->end());
+    if (node.attrInts("kernel_shape", cs.kernel) != cs.kernel)
+        return lowerError(ctx, "kernel_shape differs from W's " + dimsText(cs.kernel));
+    auto geom = windowGeometry(ctx, cs.in, cs.kernel, false);
     if (!geom) return geom.diagnostics();
-    const WindowGeom& w = *geom;
-    std::vector<std::int64_t> outShape{N, M};
-    outShape.insert(outShape.end(), w.out.begin(), w.out.end());
-    if (*ys != outShape) return lowerError(ctx, "output shape " + dimsText(*ys) + " differs from " + dimsText(outShape));
-    const bool hasBias = node.inputs.size() == 3 && node.inputs[2] != ir::kNoValue;
-    if (hasBias) {
+    cs.w = *geom;
+    cs.outShape = {cs.N, M};
+    cs.outShape.insert(cs.outShape.end(), cs.w.out.begin(), cs.w.out.end());
+    if (*ys != cs.outShape) return lowerError(ctx, "output shape " + dimsText(*ys) + " differs from " + dimsText(cs.outShape));
+    cs.hasBias = node.inputs.size() == 3 && node.inputs[2] != ir::kNoValue;
+    if (cs.hasBias) {
         auto bsh = shapeOf(ctx, node.inputs[2]);
         if (!bsh) return bsh.diagnostics();
         if (*bsh != std::vector<std::int64_t>{M}) return lowerError(ctx, "bias must have shape [" + std::to_string(M) + "]");
     }
+    return cs;
+}
 
-    const DType outT = dtypeOf(ctx.g, node.outputs[0]);
-    const DType accT = accumulatorType(outT);
-    LoweredKernel lk = beginKernel(ctx);
-    const int X = addInput(ctx, lk, node.inputs[0]);
-    const int W = addInput(ctx, lk, node.inputs[1]);
-    const int Bi = hasBias ? addInput(ctx, lk, node.inputs[2]) : -1;
-    const int Y = addOutput(ctx, lk, node.outputs[0]);
+/// The loop forms of a checked Conv (file comment), over the kernel that the constructor begins
+/// with the parameters X, W, optional bias, Y. lowerConv tries them in order; the one that
+/// applies sets the kernel's body and notes.
+class ConvForms {
+public:
+    ConvForms(const LowerContext& ctx, const ConvShape& cs);
+    /// 1x1, stride 1, no padding, group 1.
+    bool pointwise() const;
+    /// CUDA: the GEMM template with the images flattened into the columns; false when it does not apply.
+    bool pointwiseAsGpuGemm();
+    /// The matmul view over [N, C_out, H*W]; false when the mapping does not resolve.
+    bool pointwiseAsMatmul();
+    /// CUDA, group 1: the implicit GEMM when convGemmTile finds a tile; false otherwise.
+    bool denseAsImplicitGemm();
+    /// CUDA without a user mapping: one output per thread, taps unrolled with guards.
+    support::Expected<LoweredKernel> oneOutputPerThread();
+    /// The direct conv (general, grouped, depthwise): staged rows or per-row window nests.
+    support::Expected<LoweredKernel> direct();
+    /// The kernel, once a form has set its body.
+    LoweredKernel take() { return std::move(lk); }
+
+private:
+    Expr biasOf(const Expr& co) const;
+    Stmt stagedTile(const TileView& tv);
+    Stmt windowTile(const TileView& tv);
+
+    const LowerContext& ctx;
+    const WindowGeom& w;
+    const std::size_t r;
+    const std::int64_t N, C, M, G;
+    const std::vector<std::int64_t>& in;
+    const std::vector<std::int64_t>& outShape;
+    const bool hasBias;
+    const std::int64_t cg, mg;  // input and output channels per group
+    std::int64_t HW = 1;        // pixels per image
+    DType outT = DType::F32, accT = DType::F32, xT = DType::F32, wT = DType::F32, bT = DType::F32;
+    LoweredKernel lk;
+    int X = -1, W = -1, Bi = -1, Y = -1;
+};
+
+ConvForms::ConvForms(const LowerContext& c, const ConvShape& s)
+    : ctx(c), w(s.w), r(s.r), N(s.N), C(s.C), M(s.M), G(s.G), in(s.in), outShape(s.outShape), hasBias(s.hasBias),
+      cg(s.C / s.G), mg(s.M / s.G) {
+    const ir::Node& node = ctx.node;
+    outT = dtypeOf(ctx.g, node.outputs[0]);
+    accT = accumulatorType(outT);
+    lk = beginKernel(ctx);
+    X = addInput(ctx, lk, node.inputs[0]);
+    W = addInput(ctx, lk, node.inputs[1]);
+    Bi = hasBias ? addInput(ctx, lk, node.inputs[2]) : -1;
+    Y = addOutput(ctx, lk, node.outputs[0]);
+    const Kernel& k = lk.kernel;
+    xT = k.buffers[static_cast<std::size_t>(X)].dtype, wT = k.buffers[static_cast<std::size_t>(W)].dtype;
+    bT = hasBias ? k.buffers[static_cast<std::size_t>(Bi)].dtype : outT;
+    for (auto v : in) HW *= v;
+}
+
+Expr ConvForms::biasOf(const Expr& co) const { return hasBias ? cast(load(Bi, bT, {co}), accT) : constant(0.0, accT); }
+
+bool ConvForms::pointwise() const {
+    bool p = G == 1 && X != W;
+    for (std::size_t i = 0; i < r; ++i) p = p && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
+    return p;
+}
+
+bool ConvForms::pointwiseAsGpuGemm() {
     Kernel& k = lk.kernel;
-    const DType xT = k.buffers[static_cast<std::size_t>(X)].dtype, wT = k.buffers[static_cast<std::size_t>(W)].dtype;
-    const DType bT = hasBias ? k.buffers[static_cast<std::size_t>(Bi)].dtype : outT;
-    auto biasOf = [&](const Expr& co) { return hasBias ? cast(load(Bi, bT, {co}), accT) : constant(0.0, accT); };
-    const std::int64_t cg = C / G, mg = M / G;
-
-    // ---- pointwise: matmul view ----
-    bool pointwise = G == 1 && X != W;
-    for (std::size_t i = 0; i < r; ++i)
-        pointwise = pointwise && w.k[i] == 1 && w.s[i] == 1 && w.pb[i] == 0 && w.pe[i] == 0;
-    if (pointwise) {
-        std::int64_t HW = 1;
-        for (auto v : in) HW *= v;
-        // CUDA: the GEMM template (lower_matmul_gpu.cpp) with the images flattened into the columns.
-        std::vector<DType> types{xT, wT, outT};
-        if (hasBias) types.push_back(bT);
-        if (HW > 0 && N <= std::numeric_limits<std::int64_t>::max() / HW && useGpuGemm(ctx, {}, M, N * HW, types)) {
-            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
-            k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
-            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
-            GpuGemmSpec g;
-            g.a = W, g.b = X, g.y = Y, g.M = M, g.N = N * HW, g.K = C, g.colGroup = HW;
-            if (hasBias) {
-                // Gemm's C of shape [M, 1]: one value per row, broadcast along the columns.
-                k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
-                g.c = Bi;
-                g.cShape = {M, 1};
-            }
-            k.body = emitGpuGemm(k, g);
-            k.notes.push_back("pointwise conv as GEMM: M = Co, N = batch x spatial, K = Ci (" + std::to_string(M) + ", " +
-                              std::to_string(N) + " x " + std::to_string(HW) + ", " + std::to_string(C) +
-                              "); X, W, Y declared [N, Ci, P], [Co, Ci], [N, Co, P]");
-            return lk;
-        }
-        const std::vector<std::int64_t> ext{N, M, HW};
-        const std::vector<std::int64_t> tile{1, std::min<std::int64_t>(M, 8), std::min<std::int64_t>(HW, 64)};
-        auto plan = resolveMappings(ctx, ext, tiledMapping(ext, tile, {0, 2, 1}));
-        if (plan) {
-            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
-            k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
-            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
-            k.body = emitTiledLoops(k, *plan, ext, {1, 16, 256}, [&](const TileView& tv) {
-                const Expr n = tv.origin[0];
-                if (C >= kPointwiseChunk && HW < kPointwiseChunkMaxPixels) {
-                    // Pixels outermost, input channels summed in chunks of kPointwiseChunk per
-                    // accumulator update: acc[cc, p] += sum over u of W[co, ci + u] * X[n, ci + u, p].
-                    const Expr co0 = tv.origin[1], p0 = tv.origin[2];
-                    BufferDecl ab;
-                    ab.name = "acc";
-                    ab.dtype = accT;
-                    ab.scope = MemoryScope::Local;
-                    ab.shape = {tv.size[1], tv.size[2]};
-                    const int acc = k.addBuffer(ab);
-                    auto update = [&](const Expr& ciBase, std::int64_t terms) {
-                        return loopOver(k, "p", tv.extent[2], ForKind::Vectorize, [&](const Expr& p) {
-                            return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
-                                Expr v = load(acc, accT, {cc, p});
-                                for (std::int64_t u = 0; u < terms; ++u)
-                                    v = v + cast(load(W, wT, {co0 + cc, ciBase + intImm(u)}), accT) *
-                                                cast(load(X, xT, {n, ciBase + intImm(u), p0 + p}), accT);
-                                return store(acc, {cc, p}, v);
-                            });
-                        });
-                    };
-                    const Var cb = k.newVar("cb");
-                    std::vector<Stmt> body{
-                        tileLoops(k, {tv.extent[1], tv.extent[2]}, "z",
-                                  [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1),
-                        forLoop(cb, intImm(C / kPointwiseChunk), update(varRef(cb) * intImm(kPointwiseChunk), kPointwiseChunk))};
-                    if (C % kPointwiseChunk) body.push_back(update(intImm(C / kPointwiseChunk * kPointwiseChunk), C % kPointwiseChunk));
-                    body.push_back(tileLoops(k, {tv.extent[1], tv.extent[2]}, "y", [&](const std::vector<Expr>& i) {
-                        const Expr co = co0 + i[0];
-                        const Expr v = load(acc, accT, i);
-                        return store(Y, {n, co, p0 + i[1]}, cast(hasBias ? v + biasOf(co) : v, outT));
-                    }, 1));
-                    return allocate(acc, seq(std::move(body)));
-                }
-                GemmTileSpec s;
-                s.K = C;
-                s.acc = accT;
-                s.a = [&](const Expr& co, const Expr& ci) { return cast(load(W, wT, {co, ci}), accT); };
-                s.b = [&, n](const Expr& ci, const Expr& p) { return cast(load(X, xT, {n, ci, p}), accT); };
-                s.store = [&, n](const Expr& co, const Expr& p, const Expr& v) {
-                    return store(Y, {n, co, p}, cast(hasBias ? v + biasOf(co) : v, outT));
-                };
-                return emitGemmTile(k, s, tv.origin[1], tv.origin[2], tv.extent[1], tv.extent[2], tv.size[1], tv.size[2]);
-            });
-            k.notes.push_back("pointwise conv as matmul over [N, C_out, H*W]; X, W, Y declared flattened");
-            return lk;
-        }
+    // CUDA: the GEMM template (lower_matmul_gpu.cpp) with the images flattened into the columns.
+    std::vector<DType> types{xT, wT, outT};
+    if (hasBias) types.push_back(bT);
+    if (!(HW > 0 && N <= std::numeric_limits<std::int64_t>::max() / HW && useGpuGemm(ctx, {}, M, N * HW, types))) return false;
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
+    k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
+    k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
+    GpuGemmSpec g;
+    g.a = W, g.b = X, g.y = Y, g.M = M, g.N = N * HW, g.K = C, g.colGroup = HW;
+    if (hasBias) {
+        // Gemm's C of shape [M, 1]: one value per row, broadcast along the columns.
+        k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
+        g.c = Bi;
+        g.cShape = {M, 1};
     }
+    k.body = emitGpuGemm(k, g);
+    k.notes.push_back("pointwise conv as GEMM: M = Co, N = batch x spatial, K = Ci (" + std::to_string(M) + ", " +
+                      std::to_string(N) + " x " + std::to_string(HW) + ", " + std::to_string(C) +
+                      "); X, W, Y declared [N, Ci, P], [Co, Ci], [N, Co, P]");
+    return true;
+}
 
-    // ---- CUDA without a user mapping: one output per thread, taps unrolled with guards ----
-    // The CPU forms below vectorise along output rows with a Local accumulator row per tile; on the
-    // GPU neighbouring threads take neighbouring outputs instead, so input loads coalesce, the
-    // weights of one co are a broadcast within a warp and the accumulator is one register.
-    const bool userMapping = hasUserMapping(ctx);
-    if (ctx.options.target == Target::Cuda && !userMapping && G == 1) {
-        // Dense conv as an implicit GEMM (lower_conv_gpu.cpp) when a tile gives the GPU enough blocks.
-        std::int64_t taps = 1, P = 1, Pin = 1;
-        for (std::size_t d = 0; d < r; ++d) {
-            taps *= w.k[d];
-            P *= w.out[d];
-            Pin *= w.in[d];
-        }
-        std::vector<DType> types{xT, wT, outT};
-        if (hasBias) types.push_back(bT);
-        const bool fits = P > 0 && N <= std::numeric_limits<std::int32_t>::max() / P &&
-                          C <= std::numeric_limits<std::int32_t>::max() / taps;
-        std::optional<GpuGemmSpec::Tile> tile;
-        if (fits && useGpuGemm(ctx, {}, M, N * P, types)) tile = convGemmTile(M, N * P, C * taps, ctx.options.convGemmMinBlocks);
-        if (tile) {
-            k.buffers[static_cast<std::size_t>(X)].shape = {N, C, Pin};
-            k.buffers[static_cast<std::size_t>(W)].shape = {M, C * taps};
-            k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, P};
-            if (hasBias) k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
-            ConvGemmSpec cs;
-            cs.x = X, cs.w = W, cs.y = Y, cs.bias = hasBias ? Bi : -1;
-            cs.batch = N, cs.channels = C, cs.filters = M;
-            cs.geom = w;
-            cs.tile = *tile;
-            k.body = emitConvImplicitGemm(k, cs);
-            k.notes.push_back("conv as implicit GEMM: M = Co, N = batch x output pixels, K = Ci x taps (" +
-                              std::to_string(M) + ", " + std::to_string(N) + " x " + std::to_string(P) + ", " +
-                              std::to_string(C) + " x " + std::to_string(taps) +
-                              "); B's im2col elements read from X as they are staged, 0 in the padding; X, W, Y "
-                              "declared [N, Ci, pixels], [Co, Ci x taps], [N, Co, pixels]");
-            return lk;
-        }
-    }
-    if (ctx.options.target == Target::Cuda && !userMapping) {
-        auto gplan = resolveMappings(ctx, outShape, defaultCpuMapping(outShape, 1));  // untiled: one output per thread
-        if (!gplan) return gplan.diagnostics();
-        std::int64_t taps = 1;
-        for (std::size_t d = 0; d < r; ++d) taps *= w.k[d];
-        const bool unrollTaps = taps <= 64;
-        k.body = emitMappedLoops(k, *gplan, outShape, [&](const std::vector<Expr>& o) {
+bool ConvForms::pointwiseAsMatmul() {
+    Kernel& k = lk.kernel;
+    const std::vector<std::int64_t> ext{N, M, HW};
+    const std::vector<std::int64_t> tile{1, std::min<std::int64_t>(M, 8), std::min<std::int64_t>(HW, 64)};
+    auto plan = resolveMappings(ctx, ext, tiledMapping(ext, tile, {0, 2, 1}));
+    if (!plan) return false;
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, C, HW};
+    k.buffers[static_cast<std::size_t>(W)].shape = {M, C};
+    k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, HW};
+    k.body = emitTiledLoops(k, *plan, ext, {1, 16, 256}, [&](const TileView& tv) {
+        const Expr n = tv.origin[0];
+        if (C >= kPointwiseChunk && HW < kPointwiseChunkMaxPixels) {
+            // Pixels outermost, input channels summed in chunks of kPointwiseChunk per
+            // accumulator update: acc[cc, p] += sum over u of W[co, ci + u] * X[n, ci + u, p].
+            const Expr co0 = tv.origin[1], p0 = tv.origin[2];
             BufferDecl ab;
             ab.name = "acc";
             ab.dtype = accT;
             ab.scope = MemoryScope::Local;
-            ab.shape = {};
+            ab.shape = {tv.size[1], tv.size[2]};
             const int acc = k.addBuffer(ab);
-            const Expr n = o[0], co = o[1];
-            const Expr chBase = G == 1 ? intImm(0) : (mg == 1 ? co : co / intImm(mg)) * intImm(cg);
-            // One tap: kIdx per spatial dim (constants when unrolled, loop variables otherwise).
-            auto tap = [&](const Expr& ci, const std::vector<Expr>& kIdx) -> Stmt {
-                std::vector<Expr> xi{n, cg == 1 ? chBase : chBase + ci}, wi{co, ci};
-                Expr inside;
-                for (std::size_t d = 0; d < r; ++d) {
-                    const Expr id = o[d + 2] * intImm(w.s[d]) + intImm(-w.pb[d]) + kIdx[d] * intImm(w.d[d]);
-                    xi.push_back(id);
-                    wi.push_back(kIdx[d]);
-                    // Guards only where padding can put the tap outside the input.
-                    if (w.pb[d] > 0 || w.pe[d] > 0) {
-                        const Expr c = id >= intImm(0) && id < intImm(w.in[d]);
-                        inside = inside ? (inside && c) : c;
-                    }
-                }
-                const Expr prod = cast(load(W, wT, wi), accT) * cast(load(X, xT, xi), accT);
-                Stmt st = store(acc, {}, load(acc, accT, {}) + prod);
-                return inside ? ifThen(inside, st) : st;
+            auto update = [&](const Expr& ciBase, std::int64_t terms) {
+                return loopOver(k, "p", tv.extent[2], ForKind::Vectorize, [&](const Expr& p) {
+                    return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
+                        Expr v = load(acc, accT, {cc, p});
+                        for (std::int64_t u = 0; u < terms; ++u)
+                            v = v + cast(load(W, wT, {co0 + cc, ciBase + intImm(u)}), accT) *
+                                        cast(load(X, xT, {n, ciBase + intImm(u), p0 + p}), accT);
+                        return store(acc, {cc, p}, v);
+                    });
+                });
             };
-            auto allTaps = [&](const Expr& ci) -> Stmt {
-                if (unrollTaps) {
-                    std::vector<Stmt> body;
-                    std::vector<std::int64_t> kv(r, 0);
-                    for (std::int64_t t = 0; t < taps; ++t) {
-                        std::int64_t rem = t;
-                        for (std::size_t d = r; d-- > 0;) {
-                            kv[d] = rem % w.k[d];
-                            rem /= w.k[d];
-                        }
-                        std::vector<Expr> kIdx;
-                        for (auto v : kv) kIdx.push_back(intImm(v));
-                        body.push_back(tap(ci, kIdx));
-                    }
-                    return seq(std::move(body));
-                }
-                std::vector<Expr> ext;
-                for (std::size_t d = 0; d < r; ++d) ext.push_back(intImm(w.k[d]));
-                return emitSerialLoops(k, w.k, "k", [&](const std::vector<Expr>& kIdx) { return tap(ci, kIdx); });
-            };
-            Stmt accumulate = loopOver(k, "ci", intImm(cg), ForKind::Serial, allTaps);
-            Stmt body = seq({store(acc, {}, biasOf(co)), accumulate, store(Y, o, cast(load(acc, accT, {}), outT))});
-            return allocate(acc, body);
-        });
-        k.notes.push_back(std::string(cg == 1 && mg == 1 ? "depthwise" : "direct") +
-                          " conv, GPU form: one output per thread, ci serial, " +
-                          (unrollTaps ? std::to_string(taps) + " taps unrolled" : std::string("tap loops")) +
-                          ", guards only where padding reaches");
-        return lk;
-    }
+            const Var cb = k.newVar("cb");
+            std::vector<Stmt> body{
+                tileLoops(k, {tv.extent[1], tv.extent[2]}, "z",
+                          [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1),
+                forLoop(cb, intImm(C / kPointwiseChunk), update(varRef(cb) * intImm(kPointwiseChunk), kPointwiseChunk))};
+            if (C % kPointwiseChunk) body.push_back(update(intImm(C / kPointwiseChunk * kPointwiseChunk), C % kPointwiseChunk));
+            body.push_back(tileLoops(k, {tv.extent[1], tv.extent[2]}, "y", [&](const std::vector<Expr>& i) {
+                const Expr co = co0 + i[0];
+                const Expr v = load(acc, accT, i);
+                return store(Y, {n, co, p0 + i[1]}, cast(hasBias ? v + biasOf(co) : v, outT));
+            }, 1));
+            return allocate(acc, seq(std::move(body)));
+        }
+        GemmTileSpec s;
+        s.K = C;
+        s.acc = accT;
+        s.a = [&](const Expr& co, const Expr& ci) { return cast(load(W, wT, {co, ci}), accT); };
+        s.b = [&, n](const Expr& ci, const Expr& p) { return cast(load(X, xT, {n, ci, p}), accT); };
+        s.store = [&, n](const Expr& co, const Expr& p, const Expr& v) {
+            return store(Y, {n, co, p}, cast(hasBias ? v + biasOf(co) : v, outT));
+        };
+        return emitGemmTile(k, s, tv.origin[1], tv.origin[2], tv.extent[1], tv.extent[2], tv.size[1], tv.size[2]);
+    });
+    k.notes.push_back("pointwise conv as matmul over [N, C_out, H*W]; X, W, Y declared flattened");
+    return true;
+}
 
-    // ---- direct conv (general, grouped, depthwise) ----
+bool ConvForms::denseAsImplicitGemm() {
+    Kernel& k = lk.kernel;
+    // Dense conv as an implicit GEMM (lower_conv_gpu.cpp) when a tile gives the GPU enough blocks.
+    std::int64_t taps = 1, P = 1, Pin = 1;
+    for (std::size_t d = 0; d < r; ++d) {
+        taps *= w.k[d];
+        P *= w.out[d];
+        Pin *= w.in[d];
+    }
+    std::vector<DType> types{xT, wT, outT};
+    if (hasBias) types.push_back(bT);
+    const bool fits = P > 0 && N <= std::numeric_limits<std::int32_t>::max() / P &&
+                      C <= std::numeric_limits<std::int32_t>::max() / taps;
+    std::optional<GpuGemmSpec::Tile> tile;
+    if (fits && useGpuGemm(ctx, {}, M, N * P, types)) tile = convGemmTile(M, N * P, C * taps, ctx.options.convGemmMinBlocks);
+    if (!tile) return false;
+    k.buffers[static_cast<std::size_t>(X)].shape = {N, C, Pin};
+    k.buffers[static_cast<std::size_t>(W)].shape = {M, C * taps};
+    k.buffers[static_cast<std::size_t>(Y)].shape = {N, M, P};
+    if (hasBias) k.buffers[static_cast<std::size_t>(Bi)].shape = {M, 1};
+    ConvGemmSpec gs;
+    gs.x = X, gs.w = W, gs.y = Y, gs.bias = hasBias ? Bi : -1;
+    gs.batch = N, gs.channels = C, gs.filters = M;
+    gs.geom = w;
+    gs.tile = *tile;
+    k.body = emitConvImplicitGemm(k, gs);
+    k.notes.push_back("conv as implicit GEMM: M = Co, N = batch x output pixels, K = Ci x taps (" +
+                      std::to_string(M) + ", " + std::to_string(N) + " x " + std::to_string(P) + ", " +
+                      std::to_string(C) + " x " + std::to_string(taps) +
+                      "); B's im2col elements read from X as they are staged, 0 in the padding; X, W, Y "
+                      "declared [N, Ci, pixels], [Co, Ci x taps], [N, Co, pixels]");
+    return true;
+}
+
+// The CPU forms vectorise along output rows with a Local accumulator row per tile; on the GPU
+// neighbouring threads take neighbouring outputs instead, so input loads coalesce, the weights of
+// one co are a broadcast within a warp and the accumulator is one register.
+support::Expected<LoweredKernel> ConvForms::oneOutputPerThread() {
+    Kernel& k = lk.kernel;
+    auto gplan = resolveMappings(ctx, outShape, defaultCpuMapping(outShape, 1));  // untiled: one output per thread
+    if (!gplan) return gplan.diagnostics();
+    std::int64_t taps = 1;
+    for (std::size_t d = 0; d < r; ++d) taps *= w.k[d];
+    const bool unrollTaps = taps <= 64;
+    k.body = emitMappedLoops(k, *gplan, outShape, [&](const std::vector<Expr>& o) {
+        BufferDecl ab;
+        ab.name = "acc";
+        ab.dtype = accT;
+        ab.scope = MemoryScope::Local;
+        ab.shape = {};
+        const int acc = k.addBuffer(ab);
+        const Expr n = o[0], co = o[1];
+        const Expr chBase = G == 1 ? intImm(0) : (mg == 1 ? co : co / intImm(mg)) * intImm(cg);
+        // One tap: kIdx per spatial dim (constants when unrolled, loop variables otherwise).
+        auto tap = [&](const Expr& ci, const std::vector<Expr>& kIdx) -> Stmt {
+            std::vector<Expr> xi{n, cg == 1 ? chBase : chBase + ci}, wi{co, ci};
+            Expr inside;
+            for (std::size_t d = 0; d < r; ++d) {
+                const Expr id = o[d + 2] * intImm(w.s[d]) + intImm(-w.pb[d]) + kIdx[d] * intImm(w.d[d]);
+                xi.push_back(id);
+                wi.push_back(kIdx[d]);
+                // Guards only where padding can put the tap outside the input.
+                if (w.pb[d] > 0 || w.pe[d] > 0) {
+                    const Expr c = id >= intImm(0) && id < intImm(w.in[d]);
+                    inside = inside ? (inside && c) : c;
+                }
+            }
+            const Expr prod = cast(load(W, wT, wi), accT) * cast(load(X, xT, xi), accT);
+            Stmt st = store(acc, {}, load(acc, accT, {}) + prod);
+            return inside ? ifThen(inside, st) : st;
+        };
+        auto allTaps = [&](const Expr& ci) -> Stmt {
+            if (unrollTaps) {
+                std::vector<Stmt> body;
+                std::vector<std::int64_t> kv(r, 0);
+                for (std::int64_t t = 0; t < taps; ++t) {
+                    std::int64_t rem = t;
+                    for (std::size_t d = r; d-- > 0;) {
+                        kv[d] = rem % w.k[d];
+                        rem /= w.k[d];
+                    }
+                    std::vector<Expr> kIdx;
+                    for (auto v : kv) kIdx.push_back(intImm(v));
+                    body.push_back(tap(ci, kIdx));
+                }
+                return seq(std::move(body));
+            }
+            return emitSerialLoops(k, w.k, "k", [&](const std::vector<Expr>& kIdx) { return tap(ci, kIdx); });
+        };
+        Stmt accumulate = loopOver(k, "ci", intImm(cg), ForKind::Serial, allTaps);
+        Stmt body = seq({store(acc, {}, biasOf(co)), accumulate, store(Y, o, cast(load(acc, accT, {}), outT))});
+        return allocate(acc, body);
+    });
+    k.notes.push_back(std::string(cg == 1 && mg == 1 ? "depthwise" : "direct") +
+                      " conv, GPU form: one output per thread, ci serial, " +
+                      (unrollTaps ? std::to_string(taps) + " taps unrolled" : std::string("tap loops")) +
+                      ", guards only where padding reaches");
+    return take();
+}
+
+// 2-D conv on a staged, phase-split input (see file comment). Output pixels of a tile are
+// flattened as p = oh * Wq + ow (Wq >= OW: the phase width), so the vectorised loop runs over
+// whole rows of the tile instead of one short output row.
+Stmt ConvForms::stagedTile(const TileView& tv) {
+    Kernel& k = lk.kernel;
+    const Expr n = tv.origin[0], co0 = tv.origin[1], oh0 = tv.origin[2];
+    const std::int64_t sh = w.s[0], sw = w.s[1], dh = w.d[0], dw = w.d[1], OW = w.out[1];
+    const std::int64_t th = tv.size[2], tcoS = tv.size[1];
+    const std::int64_t Wq = OW - 1 + (w.k[1] - 1) * dw / sw + 1;
+    const std::int64_t Rq = th - 1 + (w.k[0] - 1) * dh / sh + 1;
+    // Pixel loops run over a multiple of kStagedLanes (no scalar remainder); the extra lanes
+    // compute junk from the zeroed tail of xs and are never stored.
+    const std::int64_t Pv = roundUp((th - 1) * Wq + OW, kStagedLanes);
+    const std::int64_t maxOff = ((w.k[0] - 1) * dh / sh) * Wq + (w.k[1] - 1) * dw / sw;
+    const std::int64_t xsLen = std::max(Rq * Wq, maxOff + Pv);
+    BufferDecl ab;
+    ab.name = "acc";
+    ab.dtype = accT;
+    ab.scope = MemoryScope::Local;
+    ab.shape = {tcoS, Pv};
+    const int acc = k.addBuffer(ab);
+    BufferDecl xb;
+    xb.name = "xs";
+    xb.dtype = accT;
+    xb.scope = MemoryScope::Local;
+    xb.shape = {sh * sw, xsLen};
+    const int xs = k.addBuffer(xb);
+    // (rows - 1) * Wq + OW rounded up to kStagedLanes (<= Pv)
+    const Expr pExt = tv.full ? intImm(Pv)
+                              : floorDivE(tv.extent[2] * intImm(Wq) + intImm(OW - Wq + kStagedLanes - 1), kStagedLanes) *
+                                    intImm(kStagedLanes);
+    Stmt init = tileLoops(k, {tv.extent[1], intImm(Pv)}, "z",
+                          [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
+    if (xsLen > Rq * Wq)
+        init = seq({init, tileLoops(k, {intImm(sh * sw), intImm(xsLen - Rq * Wq)}, "t", [&](const std::vector<Expr>& i) {
+                        return store(xs, {i[0], i[1] + intImm(Rq * Wq)}, constant(0.0, accT));
+                    })});
+    Var ciVar;
+    Expr ci = intImm(0);
+    if (cg > 1) {
+        ciVar = k.newVar("ci");
+        ci = varRef(ciVar);
+    }
+    const Expr ch = G == 1 ? ci : co0;
+    // Stage: xs[ph * sw + pw, i * Wq + j] = X[n, ch, (oh0 + i) * sh + ph - pb_h, j * sw + pw - pb_w] (0 outside).
+    std::vector<Stmt> fill;
+    for (std::int64_t ph = 0; ph < sh; ++ph)
+        for (std::int64_t pw = 0; pw < sw; ++pw)
+            fill.push_back(tileLoops(k, {intImm(Rq), intImm(Wq)}, "s", [&](const std::vector<Expr>& i) {
+                const Expr ir = (oh0 + i[0]) * intImm(sh) + intImm(ph - w.pb[0]);
+                const Expr ic = i[1] * intImm(sw) + intImm(pw - w.pb[1]);
+                const Expr inside = ir >= intImm(0) && ir < intImm(w.in[0]) && ic >= intImm(0) && ic < intImm(w.in[1]);
+                // Load unconditionally at an index clamped into the image, then select: GCC
+                // vectorises `inside ? X[ir, ic] : 0` under omp simd into an unmasked vector
+                // load + blend (even with the index clamped inside the select, which it
+                // simplifies under the condition), and X[-1] of a tensor at the start of a
+                // mapping faulted (SIGSEGV in the runner).
+                const Expr cr = minOf(maxOf(ir, intImm(0)), intImm(w.in[0] - 1));
+                const Expr cc = minOf(maxOf(ic, intImm(0)), intImm(w.in[1] - 1));
+                const Var xv = k.newVar("xv", accT);
+                return let(xv, cast(load(X, xT, {n, ch, cr, cc}), accT),
+                           store(xs, {intImm(ph * sw + pw), i[0] * intImm(Wq) + i[1]},
+                                 select(inside, varRef(xv), constant(0.0, accT))));
+            }));
+    // Taps, pixels outermost so that each accumulator is loaded and stored once per input
+    // channel: acc[cc, p] += sum over (kh, kw) of W[co, ci, kh, kw] * xs[phase(kh, kw), offset(kh, kw) + p].
+    Stmt taps = loopOver(k, "p", pExt, ForKind::Vectorize, [&](const Expr& p) {
+        return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
+            Expr v = load(acc, accT, {cc, p});
+            for (std::int64_t kh = 0; kh < w.k[0]; ++kh)
+                for (std::int64_t kw = 0; kw < w.k[1]; ++kw) {
+                    const std::int64_t plane = (kh * dh % sh) * sw + kw * dw % sw;
+                    const std::int64_t off = (kh * dh / sh) * Wq + kw * dw / sw;
+                    v = v + cast(load(W, wT, {co0 + cc, ci, intImm(kh), intImm(kw)}), accT) *
+                                load(xs, accT, {intImm(plane), p + intImm(off)});
+                }
+            return store(acc, {cc, p}, v);
+        });
+    });
+    Stmt nest = seq({seq(std::move(fill)), taps});
+    if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
+    Stmt out = tileLoops(k, {tv.extent[1], tv.extent[2], intImm(OW)}, "y", [&](const std::vector<Expr>& i) {
+        const Expr co = co0 + i[0];
+        const Expr v = load(acc, accT, {i[0], i[1] * intImm(Wq) + i[2]});
+        return store(Y, {n, co, oh0 + i[1], i[2]}, cast(hasBias ? v + biasOf(co) : v, outT));
+    }, 1);
+    return allocate(acc, allocate(xs, seq({init, nest, out})));
+}
+
+// One tile of the direct conv without staging: per input channel the window nest
+// (emitWindowNest), co unrolled, each tap's valid output range vectorised.
+Stmt ConvForms::windowTile(const TileView& tv) {
+    Kernel& k = lk.kernel;
+    const Expr n = tv.origin[0], co0 = tv.origin[1];
+    BufferDecl ab;
+    ab.name = "acc";
+    ab.dtype = accT;
+    ab.scope = MemoryScope::Local;
+    ab.shape.assign(tv.size.begin() + 1, tv.size.end());
+    const int acc = k.addBuffer(ab);
+    const std::vector<Expr> accExt(tv.extent.begin() + 1, tv.extent.end());
+    const std::vector<Expr> sOrigin(tv.origin.begin() + 2, tv.origin.end()), sExt(tv.extent.begin() + 2, tv.extent.end());
+    Stmt init = tileLoops(k, accExt, "z", [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
+    Var ciVar;
+    Expr ci = intImm(0);
+    if (cg > 1) {
+        ciVar = k.newVar("ci");
+        ci = varRef(ciVar);
+    }
+    Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>& kIdx, const std::vector<Expr>& localOuter,
+                                                        const std::vector<Expr>& inOuter, const RowBuilder& row) {
+        return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
+            const Expr co = co0 + cc;
+            const Expr ch = G == 1 ? ci : (mg == 1 ? co : co / intImm(mg)) * intImm(cg) + ci;
+            std::vector<Expr> widx{co, ci};
+            widx.insert(widx.end(), kIdx.begin(), kIdx.end());
+            const Var wv = k.newVar("w", accT);
+            Stmt body = row([&](const Expr& ol, const Expr& il) {
+                std::vector<Expr> aidx{cc};
+                aidx.insert(aidx.end(), localOuter.begin(), localOuter.end());
+                aidx.push_back(ol);
+                std::vector<Expr> xidx{n, ch};
+                xidx.insert(xidx.end(), inOuter.begin(), inOuter.end());
+                xidx.push_back(il);
+                return store(acc, aidx, load(acc, accT, aidx) + varRef(wv) * cast(load(X, xT, xidx), accT));
+            });
+            return let(wv, cast(load(W, wT, widx), accT), body);
+        });
+    });
+    if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
+    Stmt out = tileLoops(k, accExt, "y", [&](const std::vector<Expr>& i) {
+        std::vector<Expr> yidx{n};
+        for (std::size_t d = 0; d < i.size(); ++d) yidx.push_back(tv.origin[d + 1] + i[d]);
+        const Expr v = load(acc, accT, i);
+        return store(Y, yidx, cast(hasBias ? v + biasOf(yidx[1]) : v, outT));
+    }, 1);
+    return allocate(acc, seq({init, nest, out}));
+}
+
+support::Expected<LoweredKernel> ConvForms::direct() {
+    Kernel& k = lk.kernel;
     const bool depthwise = cg == 1 && mg == 1;
-    // 2-D conv on a staged, phase-split input (see file comment).
-    // Output pixels of a tile are flattened as p = oh * Wq + ow (Wq >= OW: the phase width), so the
-    // vectorised loop runs over whole rows of the tile instead of one short output row.
     const bool stagedForm = r == 2 && (G == 1 || depthwise) && w.k[0] * w.k[1] <= 64 &&
                             (!depthwise || w.out[1] * std::max(w.s[0], w.s[1]) < kStagedDepthwiseMaxWidth ||
                              (w.s[0] == 1 && w.s[1] == 1 && w.out[1] <= kStagedDepthwiseMaxWidthStride1));
@@ -461,142 +663,13 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     }
     auto plan = resolveMappings(ctx, outShape, tiledMapping(outShape, tile));
     if (!plan) return plan.diagnostics();
-
     bool usedStaged = false;
-    auto stagedBody = [&](const TileView& tv) -> Stmt {
-        const Expr n = tv.origin[0], co0 = tv.origin[1], oh0 = tv.origin[2];
-        const std::int64_t sh = w.s[0], sw = w.s[1], dh = w.d[0], dw = w.d[1], OW = w.out[1];
-        const std::int64_t th = tv.size[2], tcoS = tv.size[1];
-        const std::int64_t Wq = OW - 1 + (w.k[1] - 1) * dw / sw + 1;
-        const std::int64_t Rq = th - 1 + (w.k[0] - 1) * dh / sh + 1;
-        // Pixel loops run over a multiple of kStagedLanes (no scalar remainder); the extra lanes
-        // compute junk from the zeroed tail of xs and are never stored.
-        const std::int64_t Pv = roundUp((th - 1) * Wq + OW, kStagedLanes);
-        const std::int64_t maxOff = ((w.k[0] - 1) * dh / sh) * Wq + (w.k[1] - 1) * dw / sw;
-        const std::int64_t xsLen = std::max(Rq * Wq, maxOff + Pv);
-        BufferDecl ab;
-        ab.name = "acc";
-        ab.dtype = accT;
-        ab.scope = MemoryScope::Local;
-        ab.shape = {tcoS, Pv};
-        const int acc = k.addBuffer(ab);
-        BufferDecl xb;
-        xb.name = "xs";
-        xb.dtype = accT;
-        xb.scope = MemoryScope::Local;
-        xb.shape = {sh * sw, xsLen};
-        const int xs = k.addBuffer(xb);
-        // (rows - 1) * Wq + OW rounded up to kStagedLanes (<= Pv)
-        const Expr pExt = tv.full ? intImm(Pv)
-                                  : floorDivE(tv.extent[2] * intImm(Wq) + intImm(OW - Wq + kStagedLanes - 1), kStagedLanes) *
-                                        intImm(kStagedLanes);
-        Stmt init = tileLoops(k, {tv.extent[1], intImm(Pv)}, "z",
-                              [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
-        if (xsLen > Rq * Wq)
-            init = seq({init, tileLoops(k, {intImm(sh * sw), intImm(xsLen - Rq * Wq)}, "t", [&](const std::vector<Expr>& i) {
-                            return store(xs, {i[0], i[1] + intImm(Rq * Wq)}, constant(0.0, accT));
-                        })});
-        Var ciVar;
-        Expr ci = intImm(0);
-        if (cg > 1) {
-            ciVar = k.newVar("ci");
-            ci = varRef(ciVar);
-        }
-        const Expr ch = G == 1 ? ci : co0;
-        // Stage: xs[ph * sw + pw, i * Wq + j] = X[n, ch, (oh0 + i) * sh + ph - pb_h, j * sw + pw - pb_w] (0 outside).
-        std::vector<Stmt> fill;
-        for (std::int64_t ph = 0; ph < sh; ++ph)
-            for (std::int64_t pw = 0; pw < sw; ++pw)
-                fill.push_back(tileLoops(k, {intImm(Rq), intImm(Wq)}, "s", [&](const std::vector<Expr>& i) {
-                    const Expr ir = (oh0 + i[0]) * intImm(sh) + intImm(ph - w.pb[0]);
-                    const Expr ic = i[1] * intImm(sw) + intImm(pw - w.pb[1]);
-                    const Expr inside = ir >= intImm(0) && ir < intImm(w.in[0]) && ic >= intImm(0) && ic < intImm(w.in[1]);
-                    // Load unconditionally at an index clamped into the image, then select: GCC
-                    // vectorises `inside ? X[ir, ic] : 0` under omp simd into an unmasked vector
-                    // load + blend (even with the index clamped inside the select, which it
-                    // simplifies under the condition), and X[-1] of a tensor at the start of a
-                    // mapping faulted (SIGSEGV in the runner).
-                    const Expr cr = minOf(maxOf(ir, intImm(0)), intImm(w.in[0] - 1));
-                    const Expr cc = minOf(maxOf(ic, intImm(0)), intImm(w.in[1] - 1));
-                    const Var xv = k.newVar("xv", accT);
-                    return let(xv, cast(load(X, xT, {n, ch, cr, cc}), accT),
-                               store(xs, {intImm(ph * sw + pw), i[0] * intImm(Wq) + i[1]},
-                                     select(inside, varRef(xv), constant(0.0, accT))));
-                }));
-        // Taps, pixels outermost so that each accumulator is loaded and stored once per input
-        // channel: acc[cc, p] += sum over (kh, kw) of W[co, ci, kh, kw] * xs[phase(kh, kw), offset(kh, kw) + p].
-        Stmt taps = loopOver(k, "p", pExt, ForKind::Vectorize, [&](const Expr& p) {
-            return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
-                Expr v = load(acc, accT, {cc, p});
-                for (std::int64_t kh = 0; kh < w.k[0]; ++kh)
-                    for (std::int64_t kw = 0; kw < w.k[1]; ++kw) {
-                        const std::int64_t plane = (kh * dh % sh) * sw + kw * dw % sw;
-                        const std::int64_t off = (kh * dh / sh) * Wq + kw * dw / sw;
-                        v = v + cast(load(W, wT, {co0 + cc, ci, intImm(kh), intImm(kw)}), accT) *
-                                    load(xs, accT, {intImm(plane), p + intImm(off)});
-                    }
-                return store(acc, {cc, p}, v);
-            });
-        });
-        Stmt nest = seq({seq(std::move(fill)), taps});
-        if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
-        Stmt out = tileLoops(k, {tv.extent[1], tv.extent[2], intImm(OW)}, "y", [&](const std::vector<Expr>& i) {
-            const Expr co = co0 + i[0];
-            const Expr v = load(acc, accT, {i[0], i[1] * intImm(Wq) + i[2]});
-            return store(Y, {n, co, oh0 + i[1], i[2]}, cast(hasBias ? v + biasOf(co) : v, outT));
-        }, 1);
-        return allocate(acc, allocate(xs, seq({init, nest, out})));
-    };
-
     k.body = emitTiledLoops(k, *plan, outShape, maxTile, [&](const TileView& tv) {
         if (stagedForm && tv.size[r + 1] == w.out[r - 1]) {
             usedStaged = true;
-            return stagedBody(tv);
+            return stagedTile(tv);
         }
-        const Expr n = tv.origin[0], co0 = tv.origin[1];
-        BufferDecl ab;
-        ab.name = "acc";
-        ab.dtype = accT;
-        ab.scope = MemoryScope::Local;
-        ab.shape.assign(tv.size.begin() + 1, tv.size.end());
-        const int acc = k.addBuffer(ab);
-        const std::vector<Expr> accExt(tv.extent.begin() + 1, tv.extent.end());
-        const std::vector<Expr> sOrigin(tv.origin.begin() + 2, tv.origin.end()), sExt(tv.extent.begin() + 2, tv.extent.end());
-        Stmt init = tileLoops(k, accExt, "z", [&](const std::vector<Expr>& i) { return store(acc, i, constant(0.0, accT)); }, 1);
-        Var ciVar;
-        Expr ci = intImm(0);
-        if (cg > 1) {
-            ciVar = k.newVar("ci");
-            ci = varRef(ciVar);
-        }
-        Stmt nest = emitWindowNest(k, w, sOrigin, sExt, [&](const std::vector<Expr>& kIdx, const std::vector<Expr>& localOuter,
-                                                            const std::vector<Expr>& inOuter, const RowBuilder& row) {
-            return loopOver(k, "cc", tv.extent[1], unrollKind(tv.extent[1], 16), [&](const Expr& cc) {
-            const Expr co = co0 + cc;
-            const Expr ch = G == 1 ? ci : (mg == 1 ? co : co / intImm(mg)) * intImm(cg) + ci;
-            std::vector<Expr> widx{co, ci};
-            widx.insert(widx.end(), kIdx.begin(), kIdx.end());
-            const Var wv = k.newVar("w", accT);
-            Stmt body = row([&](const Expr& ol, const Expr& il) {
-                std::vector<Expr> aidx{cc};
-                aidx.insert(aidx.end(), localOuter.begin(), localOuter.end());
-                aidx.push_back(ol);
-                std::vector<Expr> xidx{n, ch};
-                xidx.insert(xidx.end(), inOuter.begin(), inOuter.end());
-                xidx.push_back(il);
-                return store(acc, aidx, load(acc, accT, aidx) + varRef(wv) * cast(load(X, xT, xidx), accT));
-            });
-            return let(wv, cast(load(W, wT, widx), accT), body);
-            });
-        });
-        if (cg > 1) nest = forLoop(ciVar, intImm(cg), nest);
-        Stmt out = tileLoops(k, accExt, "y", [&](const std::vector<Expr>& i) {
-            std::vector<Expr> yidx{n};
-            for (std::size_t d = 0; d < i.size(); ++d) yidx.push_back(tv.origin[d + 1] + i[d]);
-            const Expr v = load(acc, accT, i);
-            return store(Y, yidx, cast(hasBias ? v + biasOf(yidx[1]) : v, outT));
-        }, 1);
-        return allocate(acc, seq({init, nest, out}));
+        return windowTile(tv);
     });
     if (usedStaged)
         k.notes.push_back(std::string(depthwise ? "depthwise" : "direct") +
@@ -605,7 +678,21 @@ support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
     else
         k.notes.push_back(depthwise ? "depthwise conv: rows of one channel per tile, taps unrolled, ow vectorised"
                                     : "direct conv: ci outer, taps, co unrolled, ow vectorised");
-    return lk;
+    return take();
+}
+
+}  // namespace
+
+support::Expected<LoweredKernel> lowerConv(const LowerContext& ctx) {
+    auto shape = readConvShape(ctx);
+    if (!shape) return shape.diagnostics();
+    ConvForms forms(ctx, *shape);
+    if (forms.pointwise() && (forms.pointwiseAsGpuGemm() || forms.pointwiseAsMatmul())) return forms.take();
+    // CUDA without a user mapping: the implicit GEMM for dense convs where it fills the GPU, else
+    // one output per thread (groups, depthwise, small batch-1 layers).
+    const bool gpuDefault = ctx.options.target == Target::Cuda && !hasUserMapping(ctx);
+    if (gpuDefault && shape->G == 1 && forms.denseAsImplicitGemm()) return forms.take();
+    return gpuDefault ? forms.oneOutputPerThread() : forms.direct();
 }
 
 }  // namespace tessera::lower::detail
