@@ -1,7 +1,5 @@
 #include "app/cli/cli_output.h"
 
-#include "core/pipeline/run.h"
-
 namespace tessera::cli {
 
 void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
@@ -11,10 +9,6 @@ void printDiagnostics(const support::DiagnosticList& d, std::ostream& err) {
     }
 }
 
-bool isRunnerFault(const support::DiagnosticList& d) {
-    for (const auto& x : d.items())
-        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere) return true;
-    return false;
-}
+bool isRunnerFault(const support::DiagnosticList& d) { return d.hasCode(support::DiagnosticCode::RunnerFault); }
 
 }  // namespace tessera::cli

@@ -56,8 +56,14 @@
 /// Errors: compiler missing or failing (from the host JIT or NVRTC), no CUDA driver or device for
 /// a CUDA model ("no CUDA driver found ..."), GPU faults ("kernel 'X' faulted on the GPU:
 /// CUDA_ERROR_ILLEGAL_ADDRESS ..."; the runner is restarted for the next run), runner faults (crash, abort,
-/// timeout: "kernel 'X' crashed: SIGSEGV ..."), reference failures, cancellation. A kernel
-/// outside tolerance is not an error: it is reported in KernelReport::check.
+/// timeout: "kernel 'X' crashed: SIGSEGV ..."), reference failures, cancellation. Every error of
+/// running the kernels in the runner has where = kRunnerWhere and code
+/// support::DiagnosticCode::RunnerFault. A kernel outside tolerance is not an error: it is
+/// reported in KernelReport::check.
+///
+/// Phases (in this order; each may end the run with its errors): the module's compile, the
+/// arena (layout, constants, inputs), the steps (kernel segments in the runner, reference steps
+/// in this process), the kernels' checks, the graph outputs' checks, the timing warnings.
 /// Thread rules: runModel blocks the calling thread (a worker thread in the GUI); the RunnerClient
 /// must not be used by another thread meanwhile.
 
@@ -193,6 +199,11 @@ struct RunReport {
     std::optional<runtime::cuda::CudaDeviceInfo> device;    ///< CUDA target: where it ran
     support::DiagnosticList warnings;
 };
+
+/// The NVRTC options runModel compiles `cm` with for architecture `arch` (RunOptions::cudaArch,
+/// else the device's own): compiling with them beforehand makes runModel's compile a cache hit.
+runtime::cuda::CudaCompileOptions cudaCompileOptions(const CompiledModel& cm, const RunOptions& options,
+                                                      const std::string& arch);
 
 /// `inputs` are the inputs given to compileModel (in the source graph's runtime-input order).
 support::Expected<RunReport> runModel(const CompiledModel& cm, const std::vector<ir::TensorData>& inputs,
