@@ -781,33 +781,24 @@ support::Expected<LoweredKernel> lowerPwPwGemmCpu(const ir::Graph& g, const Conv
     return std::move(lk);
 }
 
-}  // namespace
+/// a && b where either may be null (no condition).
+Expr andMaybe(const Expr& a, const Expr& b) {
+    if (!a) return b;
+    if (!b) return a;
+    return a && b;
+}
 
-support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
-                                                   const ConvChainInfo& info, const LowerOptions& options,
-                                                   const std::string& where) {
-    const ChainConv& A = info.A;
+Stmt guarded(const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; }
+
+/// The plan of the register-tiled kernel (pw-dw and pw-pw; file comment): column tiles of up to
+/// 256, as many rows as keep Ts within kTsBudget (pw-dw: then fewer channels), then shorter tiles
+/// until there are two workers per thread.
+CpuChainPlan planRegisterTiles(const ConvChainInfo& info, std::int64_t threads) {
     const ChainConv& B = info.B;
-    const ir::Node& nodeA = g.node(A.id);
-    const ir::Node& nodeB = g.node(B.id);
-    const bool firstDw = info.firstDw;
     const bool secondDw = info.secondDw;
-    const std::int64_t N = info.N, C = info.C, H = info.H, W = info.W;
-    const std::int64_t Cm = info.Cm, H1 = info.H1, W1 = info.W1;
-    const std::int64_t K = info.K, H2 = info.H2, W2 = info.W2;
+    const std::int64_t N = info.N, Cm = info.Cm, K = info.K, H2 = info.H2, W2 = info.W2;
     const std::int64_t s2h = B.geom.s[0], s2w = B.geom.s[1], k2h = B.geom.k[0], k2w = B.geom.k[1];
-    const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1], p2h = B.geom.pb[0], p2w = B.geom.pb[1];
-    const std::int64_t threads = std::max(1, options.cpuThreads);
-    if (firstDw) return lowerDwPwGemmCpu(g, chain, info, options, where);
-    // pw-dw through the template while one channel block's panel for a single output row fits
-    // (4x the budget); wider maps take the register-tiled path below (column tiles).
-    if (secondDw && std::min(Cm, kGemmTm) * (std::min(H, (k2h - 1) * d2h + 1) + 1) * W <= 4 * kPwDwPanelBudget)
-        return lowerPwDwGemmCpu(g, chain, info, options, where);
-    // pw-pw through the template while the panel of one row fits (4x the budget).
-    if (!firstDw && !secondDw && chainRoundUp(Cm, std::min(Cm, kGemmTm)) * (W + 16) <= 4 * kPwPwPanelBudget)
-        return lowerPwPwGemmCpu(g, chain, info, options, where);
-
-    // ---- plan ----
+    const std::int64_t d2h = B.geom.d[0], d2w = B.geom.d[1];
     CpuChainPlan pl;
     pl.tw = std::min<std::int64_t>(W2, 256);
     pl.tilesW = chainCeilDiv(W2, pl.tw);
@@ -836,242 +827,247 @@ support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const Con
         pl.Kc = K;
         pl.kChunks = 1;
     }
+    // Enough workers for the threads: shorter tiles.
     auto workerCount = [&] { return N * chainCeilDiv(H2, pl.th) * pl.tilesW * pl.kChunks; };
-    // Enough workers for the threads: shorter tiles first, then (dw-pw, where recomputing the
-    // cheap depthwise conv is all it costs) chunks of filters.
     while (workerCount() < 2 * threads && pl.th > 1) pl.th = (pl.th + 1) / 2;
-    while (firstDw && workerCount() < 2 * threads && pl.Kc > pl.RK2) {
-        pl.Kc = chainRoundUp(chainCeilDiv(pl.Kc, 2), pl.RK2);
-        pl.kChunks = chainCeilDiv(K, pl.Kc);
-    }
     pl.tilesH = chainCeilDiv(H2, pl.th);
     pl.rh = secondDw ? regionRows(pl.th) : pl.th;
     if (!secondDw) pl.rw = pl.tw;
+    return pl;
+}
 
-    // ---- kernel and parameters ----
-    auto begun = beginChainKernel(g, chain, info, options, where);
-    if (!begun) return begun.diagnostics();
-    ChainKernel& ck = *begun;
-    LoweredKernel& lk = ck.lk;
-    const int X = ck.X, W1b = ck.W1b, B1b = ck.B1b, W2b = ck.W2b, B2b = ck.B2b, Yb = ck.Yb;
-    Kernel& k = lk.kernel;
+/// The phases of one worker of the register-tiled kernel for plan `pl`, into the kernel `ck`
+/// begun. Each function creates its variables as the generated code uses them, so they run in
+/// that order.
+class RegisterTileEmitter {
+public:
+    RegisterTileEmitter(const ConvChainInfo& info, const CpuChainPlan& pl, ChainKernel& ck);
+    /// The Parallel loop over the workers; null when an op between the convs does not inline
+    /// (errors() says why).
+    Stmt emit(const std::string& gridText);
+    const support::DiagnosticList& errors() const { return m_betweenErrors; }
+
+private:
+    Stmt storeT(const std::vector<Expr>& idx, const Expr& value, const Expr& valid = Expr());
+    Stmt fillRegion(const ChainWorker& wk);
+    Stmt depthwiseOut(const ChainWorker& wk);
+    Stmt fillTile(const ChainWorker& wk);
+    Stmt pointwiseOut(const ChainWorker& wk);
+
+    const ConvChainInfo& m_info;
+    const CpuChainPlan& pl;
+    Kernel& k;
+    const ChainKernel& m_ck;
     const DType f32 = DType::F32;
     const Expr zero = floatImm(0.0, f32);
-    support::DiagnosticList betweenErrors;
+    const int X, W1b, B1b, W2b, B2b, Yb;
+    const bool secondDw;
+    const std::int64_t C, Cm, H1, W1, K, H2, W2;
+    const std::int64_t s2h, s2w, k2h, k2w, d2h, d2w, p2h, p2w;
+    support::DiagnosticList m_betweenErrors;
+    int Ts = -1;
+};
 
+RegisterTileEmitter::RegisterTileEmitter(const ConvChainInfo& info, const CpuChainPlan& plan, ChainKernel& ck)
+    : m_info(info), pl(plan), k(ck.lk.kernel), m_ck(ck), X(ck.X), W1b(ck.W1b), B1b(ck.B1b), W2b(ck.W2b), B2b(ck.B2b),
+      Yb(ck.Yb), secondDw(info.secondDw), C(info.C), Cm(info.Cm), H1(info.H1), W1(info.W1), K(info.K), H2(info.H2),
+      W2(info.W2), s2h(info.B.geom.s[0]), s2w(info.B.geom.s[1]), k2h(info.B.geom.k[0]), k2w(info.B.geom.k[1]),
+      d2h(info.B.geom.d[0]), d2w(info.B.geom.d[1]), p2h(info.B.geom.pb[0]), p2w(info.B.geom.pb[1]) {
     BufferDecl tsDecl;
     tsDecl.name = "Ts";
     tsDecl.dtype = f32;
     tsDecl.scope = MemoryScope::Local;
     tsDecl.shape = secondDw ? std::vector<std::int64_t>{pl.Cc, pl.rh, pl.rwPad} : std::vector<std::int64_t>{Cm, pl.th, pl.colPad};
-    const int Ts = k.addBuffer(tsDecl);
+    Ts = k.addBuffer(tsDecl);
+}
 
-    auto andMaybe = [](const Expr& a, const Expr& b) -> Expr {
-        if (!a) return b;
-        if (!b) return a;
-        return a && b;
-    };
-    auto guarded = [](const Expr& cond, Stmt s) { return cond ? ifThen(cond, std::move(s)) : s; };
-    // Ts[idx] = between(value) (through a let of the first conv's value).
-    // With `valid`: select(valid, between(value), 0).
-    auto storeT = [&](const std::vector<Expr>& idx, const Expr& value, const Expr& valid = Expr()) -> Stmt {
-        return storeBetween(k, ck, info, betweenErrors, value,
-                            [&](const Expr& t) { return store(Ts, idx, valid ? select(valid, t, zero) : t); });
-    };
+// Ts[idx] = between(value) (through a let of the first conv's value).
+// With `valid`: select(valid, between(value), 0).
+Stmt RegisterTileEmitter::storeT(const std::vector<Expr>& idx, const Expr& value, const Expr& valid) {
+    return storeBetween(k, m_ck, m_info, m_betweenErrors, value,
+                        [&](const Expr& t) { return store(Ts, idx, valid ? select(valid, t, zero) : t); });
+}
 
-    using Worker = ChainWorker;
-    const std::int64_t workers = N * pl.tilesH * pl.tilesW * pl.kChunks;
-    auto withWorker = [&](const Expr& w, const std::function<Stmt(const Worker&)>& body) -> Stmt {
-        return withChainWorker(k, w, pl.th, pl.tw, pl.Kc, pl.tilesH, pl.tilesW, pl.kChunks, body);
+// pw-dw: the halo region of T for the worker's Cc channels, a register GEMM over C, 0 outside
+// the image.
+Stmt RegisterTileEmitter::fillRegion(const ChainWorker& wk) {
+    const bool cClamp = Cm % pl.Cc != 0 || pl.Cc % pl.RK1 != 0;
+    const std::int64_t ihLo = -p2h, ihHi = (pl.tilesH - 1) * pl.th * s2h - p2h + pl.rh - 1;
+    const std::int64_t iwLo = -p2w, iwHi = (pl.tilesW - 1) * pl.tw * s2w - p2w + pl.rwPad - 1;
+    RegGemm fillG;
+    fillG.M = pl.Cc;
+    fillG.RK = pl.RK1;
+    fillG.PB = pl.PB;
+    fillG.red = C;
+    fillG.rows = pl.rh;
+    fillG.colPad = pl.rwPad;
+    auto chan = [&](const Expr& m) { return cClamp ? minOf(wk.k0 + m, intImm(Cm - 1)) : wk.k0 + m; };
+    fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
+    fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
+        const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
+        const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
+        // Masked (not clamped) loads: the row segments stay contiguous; the values outside
+        // the image are replaced by 0 at the store.
+        Expr inside;
+        if (ihLo < 0) inside = andMaybe(inside, ih >= intImm(0));
+        if (ihHi > H1 - 1) inside = andMaybe(inside, ih < intImm(H1));
+        if (iwLo < 0) inside = andMaybe(inside, iw >= intImm(0));
+        if (iwHi > W1 - 1) inside = andMaybe(inside, iw < intImm(W1));
+        const Expr x = load(X, f32, {wk.n, c, ih, iw});
+        return inside ? select(inside, x, zero) : x;
     };
+    if (cClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return wk.k0 + m < intImm(Cm); };
+    fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+        const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
+        const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
+        Expr valid;
+        if (ihLo < 0) valid = andMaybe(valid, ih >= intImm(0));
+        if (ihHi > H1 - 1) valid = andMaybe(valid, ih < intImm(H1));
+        if (iwLo < 0) valid = andMaybe(valid, iw >= intImm(0));
+        if (iwHi > W1 - 1) valid = andMaybe(valid, iw < intImm(W1));
+        return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {chan(m)}) : v, valid);
+    };
+    return emitRegGemm(k, fillG);
+}
 
-    const std::string gridText = "spatial(" + std::to_string(N) + "," + std::to_string(pl.tilesH) + "," +
-                                 std::to_string(pl.tilesW) + "," + std::to_string(pl.kChunks) + ")";
-    const Var wv = k.newVar("w");
-    Stmt perWorker = withWorker(varRef(wv), [&](const Worker& wk) -> Stmt {
-        if (secondDw) {
-            // Halo region of T for Cc channels: a register GEMM over C, 0 outside the image.
-            const bool cClamp = Cm % pl.Cc != 0 || pl.Cc % pl.RK1 != 0;
-            const std::int64_t ihLo = -p2h, ihHi = (pl.tilesH - 1) * pl.th * s2h - p2h + pl.rh - 1;
-            const std::int64_t iwLo = -p2w, iwHi = (pl.tilesW - 1) * pl.tw * s2w - p2w + pl.rwPad - 1;
-            RegGemm fillG;
-            fillG.M = pl.Cc;
-            fillG.RK = pl.RK1;
-            fillG.PB = pl.PB;
-            fillG.red = C;
-            fillG.rows = pl.rh;
-            fillG.colPad = pl.rwPad;
-            auto chan = [&](const Expr& m) { return cClamp ? minOf(wk.k0 + m, intImm(Cm - 1)) : wk.k0 + m; };
-            fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
-            fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
-                const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
-                const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
-                // Masked (not clamped) loads: the row segments stay contiguous; the values outside
-                // the image are replaced by 0 at the store.
-                Expr inside;
-                if (ihLo < 0) inside = andMaybe(inside, ih >= intImm(0));
-                if (ihHi > H1 - 1) inside = andMaybe(inside, ih < intImm(H1));
-                if (iwLo < 0) inside = andMaybe(inside, iw >= intImm(0));
-                if (iwHi > W1 - 1) inside = andMaybe(inside, iw < intImm(W1));
-                const Expr x = load(X, f32, {wk.n, c, ih, iw});
-                return inside ? select(inside, x, zero) : x;
-            };
-            if (cClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return wk.k0 + m < intImm(Cm); };
-            fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
-                const Expr ih = wk.oh0 * intImm(s2h) - intImm(p2h) + r;
-                const Expr iw = wk.ow0 * intImm(s2w) - intImm(p2w) + col;
-                Expr valid;
-                if (ihLo < 0) valid = andMaybe(valid, ih >= intImm(0));
-                if (ihHi > H1 - 1) valid = andMaybe(valid, ih < intImm(H1));
-                if (iwLo < 0) valid = andMaybe(valid, iw >= intImm(0));
-                if (iwHi > W1 - 1) valid = andMaybe(valid, iw < intImm(W1));
-                return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {chan(m)}) : v, valid);
-            };
-            Stmt fill = emitRegGemm(k, fillG);
-            // Each output row of the tile: a vectorised tap sum over Ts.
-            Stmt out = loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) -> Stmt {
-                const Expr cg = wk.k0 + c;
-                return loopOver(k, "r", intImm(pl.th), ForKind::Serial, [&](const Expr& r) -> Stmt {
-                    const Expr oh = wk.oh0 + r;
-                    Stmt px = loopOver(k, "col", intImm(pl.tw), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
-                        const Expr ow = wk.ow0 + col;
-                        Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
-                        for (std::int64_t kh = 0; kh < k2h; ++kh)
-                            for (std::int64_t kw = 0; kw < k2w; ++kw) {
-                                const Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) *
-                                                  load(Ts, f32, {c, r * intImm(s2h) + intImm(kh * d2h), col * intImm(s2w) + intImm(kw * d2w)});
-                                sum = sum ? sum + term : term;
-                            }
-                        return guarded(W2 % pl.tw != 0 ? ow < intImm(W2) : Expr(), store(Yb, {wk.n, cg, oh, ow}, sum));
-                    });
-                    Expr rowOk;
-                    if (Cm % pl.Cc != 0) rowOk = andMaybe(rowOk, cg < intImm(Cm));
-                    if (H2 % pl.th != 0) rowOk = andMaybe(rowOk, oh < intImm(H2));
-                    return guarded(rowOk, px);
-                });
+// pw-dw: each output row of the tile, a vectorised tap sum over Ts.
+Stmt RegisterTileEmitter::depthwiseOut(const ChainWorker& wk) {
+    return loopOver(k, "c", intImm(pl.Cc), ForKind::Serial, [&](const Expr& c) -> Stmt {
+        const Expr cg = wk.k0 + c;
+        return loopOver(k, "r", intImm(pl.th), ForKind::Serial, [&](const Expr& r) -> Stmt {
+            const Expr oh = wk.oh0 + r;
+            Stmt px = loopOver(k, "col", intImm(pl.tw), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
+                const Expr ow = wk.ow0 + col;
+                Expr sum = B2b >= 0 ? load(B2b, f32, {cg}) : Expr();
+                for (std::int64_t kh = 0; kh < k2h; ++kh)
+                    for (std::int64_t kw = 0; kw < k2w; ++kw) {
+                        const Expr term = load(W2b, f32, {cg, intImm(0), intImm(kh), intImm(kw)}) *
+                                          load(Ts, f32, {c, r * intImm(s2h) + intImm(kh * d2h), col * intImm(s2w) + intImm(kw * d2w)});
+                        sum = sum ? sum + term : term;
+                    }
+                return guarded(W2 % pl.tw != 0 ? ow < intImm(W2) : Expr(), store(Yb, {wk.n, cg, oh, ow}, sum));
             });
-            if (!fill || !out) return nullptr;
-            return allocate(Ts, seq({fill, out}));
-        }
-
-        // Second pointwise: Ts[Cm][th][colPad] for the tile's rows.
-        const bool colOut = (pl.tilesW - 1) * pl.tw + pl.colPad > W1;  // tile columns past the map
-        Stmt fill;
-        if (firstDw) {
-            // Per channel: the input rows and columns under the tile, zero padded (Xs), then the
-            // depthwise taps as unguarded vectorised row sums. Pad columns and rows past the map
-            // get finite values that are never stored.
-            const WindowGeom& ga = A.geom;
-            const std::int64_t xrh = (pl.th - 1) * ga.s[0] + (ga.k[0] - 1) * ga.d[0] + 1;
-            const std::int64_t xrw = (pl.colPad - 1) * ga.s[1] + (ga.k[1] - 1) * ga.d[1] + 1;
-            const std::int64_t xhHi = (pl.tilesH - 1) * pl.th * ga.s[0] - ga.pb[0] + xrh - 1;
-            const std::int64_t xwHi = (pl.tilesW - 1) * pl.tw * ga.s[1] - ga.pb[1] + xrw - 1;
-            BufferDecl xd;
-            xd.name = "Xs";
-            xd.dtype = f32;
-            xd.scope = MemoryScope::Local;
-            xd.shape = {xrh, xrw};
-            const int Xs = k.addBuffer(xd);
-            Stmt chans = loopOver(k, "c", intImm(Cm), ForKind::Serial, [&](const Expr& c) -> Stmt {
-                Stmt copy = loopOver(k, "rr", intImm(xrh), ForKind::Serial, [&](const Expr& rr) {
-                    return loopOver(k, "cc", intImm(xrw), ForKind::Vectorize, [&](const Expr& cc) {
-                        const Expr xh = wk.oh0 * intImm(ga.s[0]) - intImm(ga.pb[0]) + rr;
-                        const Expr xw = wk.ow0 * intImm(ga.s[1]) - intImm(ga.pb[1]) + cc;
-                        Expr inside;
-                        if (ga.pb[0] > 0) inside = andMaybe(inside, xh >= intImm(0));
-                        if (xhHi > H - 1) inside = andMaybe(inside, xh < intImm(H));
-                        if (ga.pb[1] > 0) inside = andMaybe(inside, xw >= intImm(0));
-                        if (xwHi > W - 1) inside = andMaybe(inside, xw < intImm(W));
-                        Expr x = load(X, f32, {wk.n, c, xh, xw});
-                        if (inside) x = select(inside, x, zero);
-                        return store(Xs, {rr, cc}, x);
-                    });
-                });
-                Stmt taps = loopOver(k, "r", intImm(pl.th), ForKind::Serial, [&](const Expr& r) {
-                    return loopOver(k, "col", intImm(pl.colPad), ForKind::Vectorize, [&](const Expr& col) -> Stmt {
-                        Expr sum = B1b >= 0 ? load(B1b, f32, {c}) : Expr();
-                        for (std::int64_t kh = 0; kh < ga.k[0]; ++kh)
-                            for (std::int64_t kw = 0; kw < ga.k[1]; ++kw) {
-                                const Expr term = load(W1b, f32, {c, intImm(0), intImm(kh), intImm(kw)}) *
-                                                  load(Xs, f32, {r * intImm(ga.s[0]) + intImm(kh * ga.d[0]),
-                                                                 col * intImm(ga.s[1]) + intImm(kw * ga.d[1])});
-                                sum = sum ? sum + term : term;
-                            }
-                        return storeT({c, r, col}, sum);
-                    });
-                });
-                if (!taps) return nullptr;
-                return seq({copy, taps});
-            });
-            fill = chans ? allocate(Xs, chans) : nullptr;
-        } else {
-            RegGemm fillG;
-            fillG.M = Cm;
-            fillG.RK = pl.RK1;
-            fillG.PB = pl.PB;
-            fillG.red = C;
-            fillG.rows = pl.th;
-            fillG.colPad = pl.colPad;
-            const bool mClamp = Cm % pl.RK1 != 0;
-            auto chan = [&](const Expr& m) { return mClamp ? minOf(m, intImm(Cm - 1)) : m; };
-            fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
-            fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
-                // Rows past the map read row H1 - 1 (uniform over the segment); columns past it are
-                // masked loads (contiguous segments). Neither value is stored.
-                Expr ih = wk.oh0 + r;
-                const Expr iw = wk.ow0 + col;
-                if (H1 % pl.th != 0) ih = minOf(ih, intImm(H1 - 1));
-                const Expr x = load(X, f32, {wk.n, c, ih, iw});
-                return colOut ? select(iw < intImm(W1), x, zero) : x;
-            };
-            if (mClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return m < intImm(Cm); };
-            fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
-                return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {m}) : v);
-            };
-            fill = emitRegGemm(k, fillG);
-        }
-        RegGemm pw;
-        pw.M = pl.Kc;
-        pw.RK = pl.RK2;
-        pw.PB = pl.PB;
-        pw.red = Cm;
-        pw.rows = pl.th;
-        pw.colPad = pl.colPad;
-        const bool kClamp = K % pl.Kc != 0 || pl.Kc % pl.RK2 != 0;
-        auto filt = [&](const Expr& m) { return kClamp ? minOf(wk.k0 + m, intImm(K - 1)) : wk.k0 + m; };
-        pw.w = [&](const Expr& m, const Expr& c) { return load(W2b, f32, {filt(m), c, intImm(0), intImm(0)}); };
-        pw.b = [&](const Expr& c, const Expr& r, const Expr& col) { return load(Ts, f32, {c, r, col}); };
-        if (kClamp || H2 % pl.th != 0)
-            pw.rowGuard = [&](const Expr& m, const Expr& r) {
-                Expr gd;
-                if (kClamp) gd = andMaybe(gd, wk.k0 + m < intImm(K));
-                if (H2 % pl.th != 0) gd = andMaybe(gd, wk.oh0 + r < intImm(H2));
-                return gd;
-            };
-        pw.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
-            const Expr kg = wk.k0 + m, ow = wk.ow0 + col;
-            Expr gd;
-            if (pl.colPad > pl.tw) gd = andMaybe(gd, col < intImm(pl.tw));
-            if (W2 % pl.tw != 0) gd = andMaybe(gd, ow < intImm(W2));
-            return guarded(gd, store(Yb, {wk.n, kg, wk.oh0 + r, ow}, B2b >= 0 ? v + load(B2b, f32, {kg}) : v));
-        };
-        Stmt gemm = emitRegGemm(k, pw);
-        if (!fill || !gemm) return nullptr;
-        return allocate(Ts, seq({fill, gemm}));
+            Expr rowOk;
+            if (Cm % pl.Cc != 0) rowOk = andMaybe(rowOk, cg < intImm(Cm));
+            if (H2 % pl.th != 0) rowOk = andMaybe(rowOk, oh < intImm(H2));
+            return guarded(rowOk, px);
+        });
     });
-    if (!perWorker) return betweenErrors.hasErrors() ? betweenErrors : chainError(where, "conv chain: lowering failed");
-    k.body = forLoop(wv, intImm(workers), perWorker, ForKind::Parallel, 0, "grid = " + gridText);
+}
+
+// pw-pw: Ts[Cm][th][colPad] for the tile's rows, a register GEMM over C.
+Stmt RegisterTileEmitter::fillTile(const ChainWorker& wk) {
+    const bool colOut = (pl.tilesW - 1) * pl.tw + pl.colPad > W1;  // tile columns past the map
+    RegGemm fillG;
+    fillG.M = Cm;
+    fillG.RK = pl.RK1;
+    fillG.PB = pl.PB;
+    fillG.red = C;
+    fillG.rows = pl.th;
+    fillG.colPad = pl.colPad;
+    const bool mClamp = Cm % pl.RK1 != 0;
+    auto chan = [&](const Expr& m) { return mClamp ? minOf(m, intImm(Cm - 1)) : m; };
+    fillG.w = [&](const Expr& m, const Expr& c) { return load(W1b, f32, {chan(m), c, intImm(0), intImm(0)}); };
+    fillG.b = [&](const Expr& c, const Expr& r, const Expr& col) {
+        // Rows past the map read row H1 - 1 (uniform over the segment); columns past it are
+        // masked loads (contiguous segments). Neither value is stored.
+        Expr ih = wk.oh0 + r;
+        const Expr iw = wk.ow0 + col;
+        if (H1 % pl.th != 0) ih = minOf(ih, intImm(H1 - 1));
+        const Expr x = load(X, f32, {wk.n, c, ih, iw});
+        return colOut ? select(iw < intImm(W1), x, zero) : x;
+    };
+    if (mClamp) fillG.rowGuard = [&](const Expr& m, const Expr&) { return m < intImm(Cm); };
+    fillG.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+        return storeT({m, r, col}, B1b >= 0 ? v + load(B1b, f32, {m}) : v);
+    };
+    return emitRegGemm(k, fillG);
+}
+
+// pw-pw: for each block of filters, row and pixel segment, Y = W2 x Ts + B2 (each element once).
+Stmt RegisterTileEmitter::pointwiseOut(const ChainWorker& wk) {
+    RegGemm pw;
+    pw.M = pl.Kc;
+    pw.RK = pl.RK2;
+    pw.PB = pl.PB;
+    pw.red = Cm;
+    pw.rows = pl.th;
+    pw.colPad = pl.colPad;
+    const bool kClamp = K % pl.Kc != 0 || pl.Kc % pl.RK2 != 0;
+    auto filt = [&](const Expr& m) { return kClamp ? minOf(wk.k0 + m, intImm(K - 1)) : wk.k0 + m; };
+    pw.w = [&](const Expr& m, const Expr& c) { return load(W2b, f32, {filt(m), c, intImm(0), intImm(0)}); };
+    pw.b = [&](const Expr& c, const Expr& r, const Expr& col) { return load(Ts, f32, {c, r, col}); };
+    if (kClamp || H2 % pl.th != 0)
+        pw.rowGuard = [&](const Expr& m, const Expr& r) {
+            Expr gd;
+            if (kClamp) gd = andMaybe(gd, wk.k0 + m < intImm(K));
+            if (H2 % pl.th != 0) gd = andMaybe(gd, wk.oh0 + r < intImm(H2));
+            return gd;
+        };
+    pw.store = [&](const Expr& m, const Expr& r, const Expr& col, const Expr& v) -> Stmt {
+        const Expr kg = wk.k0 + m, ow = wk.ow0 + col;
+        Expr gd;
+        if (pl.colPad > pl.tw) gd = andMaybe(gd, col < intImm(pl.tw));
+        if (W2 % pl.tw != 0) gd = andMaybe(gd, ow < intImm(W2));
+        return guarded(gd, store(Yb, {wk.n, kg, wk.oh0 + r, ow}, B2b >= 0 ? v + load(B2b, f32, {kg}) : v));
+    };
+    return emitRegGemm(k, pw);
+}
+
+Stmt RegisterTileEmitter::emit(const std::string& gridText) {
+    const std::int64_t workers = m_info.N * pl.tilesH * pl.tilesW * pl.kChunks;
+    const Var wv = k.newVar("w");
+    Stmt perWorker = withChainWorker(k, varRef(wv), pl.th, pl.tw, pl.Kc, pl.tilesH, pl.tilesW, pl.kChunks,
+                                     [&](const ChainWorker& wk) -> Stmt {
+                                         Stmt fill = secondDw ? fillRegion(wk) : fillTile(wk);
+                                         Stmt out = secondDw ? depthwiseOut(wk) : pointwiseOut(wk);
+                                         if (!fill || !out) return nullptr;
+                                         return allocate(Ts, seq({fill, out}));
+                                     });
+    if (!perWorker) return nullptr;
+    return forLoop(wv, intImm(workers), perWorker, ForKind::Parallel, 0, "grid = " + gridText);
+}
+
+}  // namespace
+
+support::Expected<LoweredKernel> lowerConvChainCpu(const ir::Graph& g, const ConvChainSpec& chain,
+                                                   const ConvChainInfo& info, const LowerOptions& options,
+                                                   const std::string& where) {
+    const bool firstDw = info.firstDw;
+    const bool secondDw = info.secondDw;
+    const std::int64_t Cm = info.Cm, H = info.H, W = info.W;
+    const std::int64_t k2h = info.B.geom.k[0], d2h = info.B.geom.d[0];
+    if (firstDw) return lowerDwPwGemmCpu(g, chain, info, options, where);
+    // pw-dw through the template while one channel block's panel for a single output row fits
+    // (4x the budget); wider maps take the register-tiled path below (column tiles).
+    if (secondDw && std::min(Cm, kGemmTm) * (std::min(H, (k2h - 1) * d2h + 1) + 1) * W <= 4 * kPwDwPanelBudget)
+        return lowerPwDwGemmCpu(g, chain, info, options, where);
+    // pw-pw through the template while the panel of one row fits (4x the budget).
+    if (!secondDw && chainRoundUp(Cm, std::min(Cm, kGemmTm)) * (W + 16) <= 4 * kPwPwPanelBudget)
+        return lowerPwPwGemmCpu(g, chain, info, options, where);
+
+    const CpuChainPlan pl = planRegisterTiles(info, std::max(1, options.cpuThreads));
+    auto begun = beginChainKernel(g, chain, info, options, where);
+    if (!begun) return begun.diagnostics();
+    ChainKernel& ck = *begun;
+    Kernel& k = ck.lk.kernel;
+    RegisterTileEmitter emitter(info, pl, ck);
+    const std::string gridText = "spatial(" + std::to_string(info.N) + "," + std::to_string(pl.tilesH) + "," +
+                                 std::to_string(pl.tilesW) + "," + std::to_string(pl.kChunks) + ")";
+    Stmt body = emitter.emit(gridText);
+    if (!body) return emitter.errors().hasErrors() ? emitter.errors() : chainError(where, "conv chain: lowering failed");
+    k.body = body;
     k.mappings.push_back("grid = " + gridText);
     const std::string kindText = schedule::fusionKindName(chain.kind);
-    k.notes.push_back("fused " + kindText + " chain: " + nodeA.name + " -> " + nodeB.name + ", intermediate " +
-                      chainDimsText(A.ys) + " kept in a local tile");
+    k.notes.push_back("fused " + kindText + " chain: " + g.node(info.A.id).name + " -> " + g.node(info.B.id).name +
+                      ", intermediate " + chainDimsText(info.A.ys) + " kept in a local tile");
     k.notes.push_back("tile " + std::to_string(pl.th) + "x" + std::to_string(pl.tw) + " output pixels" +
                       (secondDw ? " (intermediate region " + std::to_string(pl.rh) + "x" + std::to_string(pl.rw) + ", Cc = " +
                                       std::to_string(pl.Cc) + " channels per worker)"
                                 : ", Kc = " + std::to_string(pl.Kc) + " output channels per worker") +
                       "; register tiles " + std::to_string(secondDw ? pl.RK1 : pl.RK2) + " x " + std::to_string(pl.PB) +
                       " (rows padded to " + std::to_string(secondDw ? pl.rwPad : pl.colPad) + ")");
-    return std::move(lk);
+    return std::move(ck.lk);
 }
 
 }  // namespace tessera::lower::detail
