@@ -4,25 +4,13 @@
 # - an `#include "core/..."` in core/ that reaches a layer its own layer does not link, directly or
 #   through the layers below it (cmake/TesseraLayers.cmake), or a core/ folder in no layer;
 # - an `#include` in app/gui or app/cli of core/frontend, core/eval, core/lower, core/codegen or
-#   core/runtime: the apps reach those through core/pipeline and core/project. The files listed in
-#   TESSERA_APP_LAYER_EXCEPTIONS below are exempt; a listed file that no longer needs it is named
-#   so that the list can shrink.
+#   core/runtime: the apps reach those through core/pipeline and core/project.
 cmake_minimum_required(VERSION 3.25)
 if(NOT TESSERA_SOURCE_DIR)
   message(FATAL_ERROR "usage: cmake -DTESSERA_SOURCE_DIR=<repository root> -P CheckLayers.cmake")
 endif()
 include(${CMAKE_CURRENT_LIST_DIR}/TesseraLayers.cmake)
 
-# Files of app/ that still include a core layer the apps should reach through pipeline or project.
-set(TESSERA_APP_LAYER_EXCEPTIONS
-  app/cli/conformance_cmd.cpp
-  app/cli/project_cmd.cpp
-  app/cli/roofline_cmd.cpp
-  app/cli/run_cmd.cpp
-  app/gui/main_window_program.cpp
-  app/gui/run_session.cpp
-  app/gui/run_targets.h
-  app/gui/schedule_controller.cpp)
 set(app_forbidden frontend eval lower codegen runtime)
 
 # Layer table: folder of each library, and what each library links.
@@ -121,7 +109,6 @@ file(GLOB_RECURSE app_files RELATIVE ${TESSERA_SOURCE_DIR}
   ${TESSERA_SOURCE_DIR}/app/gui/*.h ${TESSERA_SOURCE_DIR}/app/gui/*.cpp
   ${TESSERA_SOURCE_DIR}/app/cli/*.h ${TESSERA_SOURCE_DIR}/app/cli/*.cpp)
 list(SORT app_files)
-set(stale_exceptions ${TESSERA_APP_LAYER_EXCEPTIONS})
 foreach(rel IN LISTS app_files)
   file(STRINGS ${TESSERA_SOURCE_DIR}/${rel} includes REGEX "${include_regex}")
   foreach(inc IN LISTS includes)
@@ -129,18 +116,11 @@ foreach(rel IN LISTS app_files)
     get_filename_component(target_dir ${target} DIRECTORY)
     string(REGEX REPLACE "/.*" "" top "${target_dir}")
     if(top IN_LIST app_forbidden)
-      if(rel IN_LIST TESSERA_APP_LAYER_EXCEPTIONS)
-        list(REMOVE_ITEM stale_exceptions ${rel})
-      else()
-        line_of(${TESSERA_SOURCE_DIR}/${rel} "${inc}" line)
-        list(APPEND problems
-          "${rel}:${line}: includes core/${target}: app/ reaches core/${top} through core/pipeline or core/project")
-      endif()
+      line_of(${TESSERA_SOURCE_DIR}/${rel} "${inc}" line)
+      list(APPEND problems
+        "${rel}:${line}: includes core/${target}: app/ reaches core/${top} through core/pipeline or core/project")
     endif()
   endforeach()
-endforeach()
-foreach(rel IN LISTS stale_exceptions)
-  message(STATUS "${rel} no longer includes core/frontend, eval, lower, codegen or runtime: drop it from TESSERA_APP_LAYER_EXCEPTIONS")
 endforeach()
 
 if(problems)

@@ -11,8 +11,8 @@
 
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
-#include "core/lower/lower.h"
 #include "core/pipeline/conformance_run.h"
+#include "core/pipeline/engine.h"
 
 namespace tessera::cli {
 
@@ -21,11 +21,7 @@ struct Counts {
     int passed = 0, failed = 0, error = 0, skipped = 0;
 };
 
-bool claimed(const std::string& op) {
-    ir::Node n;
-    n.opType = op;
-    return !op.empty() && lower::hasGenerator(n);
-}
+bool claimed(const std::string& op) { return !op.empty() && pipeline::hasCodeGenerator(op); }
 }  // namespace
 
 int runConformanceCommand(const ConformanceCmdOptions& options, std::ostream& out, std::ostream& err) {
@@ -55,9 +51,7 @@ int runConformanceCommand(const ConformanceCmdOptions& options, std::ostream& ou
         std::istringstream fs(options.cxxFlags);
         for (std::string f; fs >> f;) ropts.compiler.flags.push_back(f);
     }
-    runtime::RunnerClientOptions rco;
-    rco.threads = 1;
-    runtime::RunnerClient runner(rco);
+    const std::shared_ptr<pipeline::Runner> runner = pipeline::makeRunner(1);
 
     std::map<std::string, Counts> perOp;
     nlohmann::json jcases = nlohmann::json::array();
@@ -73,7 +67,7 @@ int runConformanceCommand(const ConformanceCmdOptions& options, std::ostream& ou
         } else {
             // Every data set must pass; the first that does not decides.
             for (int ds = 0; ds < static_cast<int>(c.dataSets.size()); ++ds) {
-                r = pipeline::runConformanceCompiled(c, ds, runner, ropts);
+                r = pipeline::runConformanceCompiled(c, ds, *runner, ropts);
                 if (r.status != pipeline::ConformanceStatus::Passed) break;
             }
         }

@@ -4,7 +4,7 @@
 /// test_data_set_*/input_*.pb, output_*.pb; Debian's libonnx-testdata installs them under
 /// /usr/share/libonnx-testdata/data/node) through Tessera's compiler and runner
 /// (core/pipeline/conformance_run.h) and prints passed / failed / error / skipped per op.
-/// An op is *claimed* when it has a code generator (lower::hasGenerator).
+/// An op is *claimed* when it has a code generator (pipeline::hasCodeGenerator).
 ///
 /// Options: `--ops A,B` only cases whose op is listed; `--claimed` only claimed ops;
 /// `--strict` exit 3 when a case of a claimed op failed or errored; `--verbose` one line per case;

@@ -17,9 +17,8 @@
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
 #include "core/ir/graph.h"
-#include "core/pipeline/compile.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/host_profile.h"
-#include "core/pipeline/prepare.h"
 #include "core/schedule/fusion_edit.h"
 #include "core/schedule/planners.h"
 #include "core/support/atomic_file.h"
@@ -85,9 +84,9 @@ std::string tileText(const schedule::FusionTile& t) {
 }  // namespace
 
 int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostream& err) {
-    ir::Model model;
-    std::vector<ir::TensorData> inputs;
-    if (int rc = prepareInputs(options.modelPath, options.inputs, model, inputs, err); rc != kExitOk) return rc;
+    std::shared_ptr<const ir::Model> model;
+    std::vector<ir::TensorData> given;
+    if (int rc = loadModelAndInputs(options.modelPath, options.inputs, model, given, err); rc != kExitOk) return rc;
     if (options.target != "cpu" && options.target != "cuda") {
         err << "error: --target " << options.target << ": expected cpu or cuda\n";
         return kExitBadInput;
@@ -100,12 +99,10 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
         return kExitBadInput;
     }
     // Plan on the graph `run` compiles: shapes specialised to the inputs, constants folded.
-    auto spec = pipeline::specialiseModel(model, inputs);
-    if (!spec.ok()) {
-        printDiagnostics(spec.diagnostics(), err);
-        return kExitBadInput;
-    }
-    const ir::Graph& g = spec->graph;
+    std::shared_ptr<const pipeline::PreparedModel> prepared;
+    if (int rc = prepareModel(model, given, /*shapesOnly=*/false, prepared, err); rc != kExitOk) return rc;
+    const ir::Model& spec = prepared->model;
+    const ir::Graph& g = spec.graph;
 
     schedule::FusionPlan plan;
     if (!options.check.empty()) {
@@ -122,9 +119,9 @@ int runPlanCommand(const PlanCmdOptions& options, std::ostream& out, std::ostrea
             return kExitBadInput;
         }
         plan = std::move(*p);
-    } else if (options.planner.empty() && !spec->program.fusions.empty()) {
+    } else if (options.planner.empty() && !spec.program.fusions.empty()) {
         // A program's own fuse statements are its plan (as `run` compiles it) unless a planner is named.
-        plan = pipeline::programFusionPlan(*spec);
+        plan = pipeline::programFusionPlan(spec);
         // Nodes the statements leave out run alone, as in `run`.
         for (const auto& grp : schedule::planNone(g).groups)
             if (plan.groupOf(grp.ops.front()) < 0) plan.groups.push_back(grp);

@@ -13,11 +13,9 @@
 
 #include "app/cli/inspect.h"
 #include "app/cli/run_cmd.h"
-#include "core/pipeline/compile.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/host_profile.h"
-#include "core/pipeline/run.h"
 #include "core/project/project.h"
-#include "core/runtime/runner_client.h"
 #include "core/target/gpu_profile.h"
 
 namespace tessera::cli {
@@ -228,26 +226,34 @@ int runProjectRunImpl(const ProjectRunCmdOptions& options, std::ostream& out, st
         }
         return kExitBadInput;
     }
-    const auto inputs = pipeline::defaultInputs(model->graph);
-    auto cm = pipeline::compileModel(*model, inputs, *copts);
-    if (!cm.ok()) {
-        printDiagnostics(cm.diagnostics(), err);
+    // The inputs are the seeded defaults, as the window runs a project without fed inputs.
+    auto prepared = pipeline::prepare(std::make_shared<const ir::Model>(std::move(*model)), {});
+    if (!prepared.ok()) {
+        printDiagnostics(prepared.diagnostics(), err);
         return kExitBadInput;
     }
-    printDiagnostics(cm->warnings, err);
-    pipeline::RunOptions ropts = project::runOptionsFor(p);
+    pipeline::RunRequest request;
+    request.prepared = *prepared;
+    request.compile = *copts;
+    request.run = project::runOptionsFor(p);
     if (options.reps > 0) {
-        ropts.minReps = ropts.maxReps = options.reps;
-        ropts.minSeconds = 0;
+        request.run.minReps = request.run.maxReps = options.reps;
+        request.run.minSeconds = 0;
     }
-    runtime::RunnerClientOptions rco;
-    rco.threads = ropts.threads;
-    runtime::RunnerClient runner(rco);
-    auto rep = pipeline::runModel(*cm, inputs, ropts, runner);
-    if (!rep.ok()) {
-        printDiagnostics(rep.diagnostics(), err);
-        return isRunnerFault(rep.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    const std::shared_ptr<pipeline::Runner> runner = pipeline::makeRunner(request.run.threads);
+    request.runner = runner.get();
+    pipeline::RunEvents events;
+    events.compiled = [&err](const std::shared_ptr<const pipeline::CompiledModel>& compiled) {
+        printDiagnostics(compiled->warnings, err);
+        return true;
+    };
+    auto result = pipeline::compileAndRun(request, nullptr, events);
+    if (!result.ok()) {
+        printDiagnostics(result.diagnostics(), err);
+        return isRunnerFault(result.diagnostics()) ? kExitKernelFault : kExitBadInput;
     }
+    const std::shared_ptr<const pipeline::CompiledModel>& cm = result->compiled;
+    const std::shared_ptr<const pipeline::RunReport>& rep = result->report;
     printDiagnostics(rep->warnings, err);
     const std::string target = p.target == "cuda" ? "cuda:0" : p.target;
     const project::RunRecord record = project::makeRunRecord(*rep, cm->plan, target);

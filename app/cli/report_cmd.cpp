@@ -24,9 +24,8 @@
 #include "core/perf/gpu_microbench.h"
 #include "core/perf/kernel_points.h"
 #include "core/perf/machine_profile.h"
-#include "core/pipeline/compile.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/roofline_points.h"
-#include "core/pipeline/run.h"
 #include "views/roofline/roofline_view.h"
 
 namespace tessera::cli {
@@ -119,27 +118,33 @@ int runReportCommand(const ReportCmdOptions& options, std::ostream& out, std::os
     }
 
     // Load, compile and run exactly as `tessera-cli run` does (timed, not checked).
-    std::vector<ir::TensorData> inputs;
-    std::optional<pipeline::CompiledModel> cm;
-    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs, cm,
-                                err, cuda ? lower::Target::Cuda : lower::Target::Cpu, FusionChoice{options.plan, options.hw, {}});
+    pipeline::RunRequest request;
+    if (int rc = loadForCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference,
+                                cuda ? lower::Target::Cuda : lower::Target::Cpu,
+                                FusionChoice{options.plan, options.hw, {}}, /*shapesOnly=*/false, request.prepared,
+                                request.compile, err);
         rc != kExitOk)
         return rc;
-    pipeline::RunOptions ropts;
-    ropts.cudaDevice = device;
-    ropts.threads = std::max(1, options.threads);
+    request.run.cudaDevice = device;
+    request.run.threads = std::max(1, options.threads);
     if (options.reps > 0) {
-        ropts.minReps = ropts.maxReps = options.reps;
-        ropts.minSeconds = 0;
+        request.run.minReps = request.run.maxReps = options.reps;
+        request.run.minSeconds = 0;
     }
-    runtime::RunnerClientOptions rco;
-    rco.threads = ropts.threads;
-    runtime::RunnerClient runner(rco);
-    auto rep = pipeline::runModel(*cm, inputs, ropts, runner);
-    if (!rep.ok()) {
-        printDiagnostics(rep.diagnostics(), err);
-        return isRunnerFault(rep.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    const std::shared_ptr<pipeline::Runner> runner = pipeline::makeRunner(request.run.threads);
+    request.runner = runner.get();
+    pipeline::RunEvents events;
+    events.compiled = [&err](const std::shared_ptr<const pipeline::CompiledModel>& compiled) {
+        printDiagnostics(compiled->warnings, err);  // what the compile did not honour
+        return true;
+    };
+    auto result = pipeline::compileAndRun(request, nullptr, events);
+    if (!result.ok()) {
+        printDiagnostics(result.diagnostics(), err);
+        return isRunnerFault(result.diagnostics()) ? kExitKernelFault : kExitBadInput;
     }
+    const std::shared_ptr<const pipeline::CompiledModel>& cm = result->compiled;
+    const std::shared_ptr<const pipeline::RunReport>& rep = result->report;
     for (const auto& w : rep->warnings.items()) err << w.format() << "\n";
 
     std::string missingHint;

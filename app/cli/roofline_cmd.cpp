@@ -15,31 +15,20 @@
 #include "core/perf/cpu_profile.h"
 #include "core/perf/gpu_microbench.h"
 #include "core/perf/machine_profile.h"
-#include "core/runtime/runner_client.h"
+#include "core/pipeline/engine.h"
 
 namespace tessera::cli {
 
 namespace {
 
+/// A missing or failing tool (the host compiler, tessera-runner): a setup problem (exit 2).
 bool isCompileProblem(const support::DiagnosticList& d) {
-    for (const auto& x : d.items()) {
-        if (x.severity != support::Severity::Error) continue;
-        if (x.message.find("host compiler") != std::string::npos || x.message.find("compil") != std::string::npos ||
-            x.message.find("not found") != std::string::npos)
-            return true;
-    }
-    return false;
+    return d.hasCode(support::DiagnosticCode::CompilerFailed) || d.hasCode(support::DiagnosticCode::RunnerNotFound);
 }
 
 /// A failure of the run itself (exit 4) rather than of the setup (exit 2).
 bool isRunFault(const support::DiagnosticList& d) {
-    for (const auto& x : d.items()) {
-        if (x.severity != support::Severity::Error) continue;
-        for (const char* w : {"crashed", "faulted", "did not finish", "did not answer", "runner protocol error",
-                              "ended the runner", "could not be launched", "context was lost"})
-            if (x.message.find(w) != std::string::npos) return true;
-    }
-    return false;
+    return d.hasCode(support::DiagnosticCode::RunnerFault) || d.hasCode(support::DiagnosticCode::KernelLaunchFailed);
 }
 
 bool saveIfAsked(const RooflineMeasureOptions& options, const perf::MachineProfile& profile, std::ostream& err,
@@ -82,8 +71,8 @@ int runRooflineCuda(const RooflineMeasureOptions& options, int device, std::ostr
         progress = [&err](double f, const std::string& phase) {
             err << "[" << std::setw(3) << static_cast<int>(f * 100 + 0.5) << "%] " << phase << "\n";
         };
-    runtime::RunnerClient runner;
-    auto r = perf::measureGpuRoofs(o, runner, nullptr, progress);
+    const std::shared_ptr<pipeline::Runner> runner = pipeline::makeRunner(0);
+    auto r = perf::measureGpuRoofs(o, *runner, nullptr, progress);
     if (!r) {
         printDiagnostics(r.diagnostics(), err);
         return isRunFault(r.diagnostics()) ? kExitKernelFault : kExitBadInput;

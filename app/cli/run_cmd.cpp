@@ -17,17 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/inspect.h"
-#include "core/codegen/cuda/cuda_codegen.h"
-#include "core/frontend/dsl/diagnostic_render.h"
-#include "core/frontend/dsl/lexer.h"
 #include "core/ir/npy.h"
-#include "core/pipeline/compile.h"
+#include "core/pipeline/cuda_code.h"
+#include "core/pipeline/dsl_text.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
-#include "core/pipeline/prepare.h"
-#include "core/pipeline/run.h"
 #include "core/pipeline/user_schedule.h"
-#include "core/runtime/cuda/nvrtc.h"
 
 namespace tessera::cli {
 
@@ -44,10 +40,9 @@ constexpr double kMaxGeneratedInputBytes = 4.0 * (1 << 30);
 
 }  // namespace
 
-/// Loads the model and builds its runtime inputs from NAME=FILE.npy options plus seeded defaults.
-/// Returns an exit code (0 = ok).
-int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
-                  std::vector<ir::TensorData>& inputs, std::ostream& err, bool shapesOnly) {
+int loadModelAndInputs(const std::string& modelPath, const std::vector<std::string>& specs,
+                       std::shared_ptr<const ir::Model>& model, std::vector<ir::TensorData>& given, std::ostream& err,
+                       bool shapesOnly) {
     auto m = pipeline::loadModel(modelPath);
     if (!m.ok()) {
         // A DSL program's errors are shown with the source line and a caret, as `check` does.
@@ -55,7 +50,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
         if (pipeline::sourceKindOf(modelPath) == pipeline::SourceKind::Dsl) {
             std::error_code ec;
             if (std::filesystem::is_regular_file(modelPath, ec) &&
-                std::filesystem::file_size(modelPath, ec) <= frontend::dsl::kMaxSourceBytes) {
+                std::filesystem::file_size(modelPath, ec) <= pipeline::kMaxDslSourceBytes) {
                 std::ifstream in(modelPath, std::ios::binary);
                 std::ostringstream ss;
                 ss << in.rdbuf();
@@ -63,7 +58,7 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
             }
         }
         if (!source.empty())
-            err << frontend::dsl::renderDiagnostics(m.diagnostics(), source);
+            err << pipeline::renderDslDiagnostics(m.diagnostics(), source);
         else
             printDiagnostics(m.diagnostics(), err);
         return kExitBadInput;
@@ -71,10 +66,10 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
     // What loading did not like but could read (a declared shape that disagrees with inference,
     // a newer IR version ...): shown as `inspect` shows it, once, before anything runs.
     printDiagnostics(m.diagnostics(), err);
-    model = std::move(*m);
-    const ir::Graph& g = model.graph;
+    model = std::make_shared<const ir::Model>(std::move(*m));
+    const ir::Graph& g = model->graph;
     const auto rin = g.runtimeInputs();
-    std::vector<ir::TensorData> given(rin.size());
+    given.assign(rin.size(), ir::TensorData{});
     // With shapesOnly, inputs whose values decide no shape are needed for their shapes only.
     std::vector<bool> shapeOnly(rin.size(), false);
     for (std::size_t i = 0; shapesOnly && i < rin.size(); ++i) shapeOnly[i] = !pipeline::feedsShapeOperand(g, rin[i]);
@@ -137,18 +132,19 @@ int prepareInputs(const std::string& modelPath, const std::vector<std::string>& 
         err << "note: input '" << name << "' " << t.str() << ": its symbolic extents are taken as 1; --input " << arg
             << " runs other sizes\n";
     }
-    // Shape-only stand-ins for the inputs a compile-only caller needs no values of (symbolic
-    // extents 1, as defaultInputs takes them); the others are generated from the seed.
-    for (std::size_t i = 0; i < rin.size(); ++i) {
-        if (!shapeOnly[i] || given[i].dtype != ir::DType::Undefined) continue;
-        const ir::TensorType& t = g.value(rin[i]).type;
-        if (!t.shape.rankKnown() || t.dtype == ir::DType::String) continue;
-        ir::TensorData d;
-        d.dtype = t.dtype == ir::DType::Undefined ? ir::DType::F32 : t.dtype;
-        for (const auto& dim : t.shape.dims()) d.dims.push_back(dim.isKnown() ? dim.value : 1);
-        if (d.isShapeOnly()) given[i] = std::move(d);
+    return kExitOk;
+}
+
+int prepareModel(std::shared_ptr<const ir::Model> model, const std::vector<ir::TensorData>& given, bool shapesOnly,
+                 std::shared_ptr<const pipeline::PreparedModel>& prepared, std::ostream& err) {
+    pipeline::PrepareOptions options;
+    options.shapesOnly = shapesOnly;
+    auto p = pipeline::prepare(std::move(model), given, options);
+    if (!p.ok()) {
+        printDiagnostics(p.diagnostics(), err);
+        return kExitBadInput;
     }
-    inputs = pipeline::defaultInputs(g, 42, given);
+    prepared = std::move(*p);
     return kExitOk;
 }
 
@@ -197,19 +193,34 @@ int applyFusionChoice(const FusionChoice& fusion, pipeline::CompileOptions& copt
 
 }  // namespace
 
-/// Loads the model, builds its inputs and compiles it for `target`. Returns an exit code (0 = ok).
-int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
-                   bool fallbackReference, std::vector<ir::TensorData>& inputs,
-                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err,
-                   lower::Target target, const FusionChoice& fusion, bool shapesOnly) {
-    ir::Model model;
-    if (int rc = prepareInputs(modelPath, inputSpecs, model, inputs, err, shapesOnly); rc != kExitOk) return rc;
-    pipeline::CompileOptions copts;
+int loadForCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
+                   bool fallbackReference, lower::Target target, const FusionChoice& fusion, bool shapesOnly,
+                   std::shared_ptr<const pipeline::PreparedModel>& prepared, pipeline::CompileOptions& copts,
+                   std::ostream& err) {
+    std::shared_ptr<const ir::Model> model;
+    std::vector<ir::TensorData> given;
+    if (int rc = loadModelAndInputs(modelPath, inputSpecs, model, given, err, shapesOnly); rc != kExitOk) return rc;
+    copts = {};
     if (int rc = applyFusionChoice(fusion, copts, err); rc != kExitOk) return rc;
     copts.target = target;
     copts.cpuThreads = std::max(1, threads);
     copts.fallbackReference = fallbackReference;
-    auto cm = pipeline::compileModel(model, inputs, copts);
+    return prepareModel(std::move(model), given, shapesOnly, prepared, err);
+}
+
+namespace {
+
+/// `compile`'s loading and compiling: inputs read as shapes where values are not needed, compile
+/// warnings on `err`. Returns an exit code (0 = ok, `compiled` set).
+int loadAndCompile(const CompileCmdOptions& options, lower::Target target,
+                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err) {
+    std::shared_ptr<const pipeline::PreparedModel> prepared;
+    pipeline::CompileOptions copts;
+    if (int rc = loadForCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, target,
+                                options.fusion, /*shapesOnly=*/true, prepared, copts, err);
+        rc != kExitOk)
+        return rc;
+    auto cm = pipeline::compileModel(*prepared, copts);
     if (!cm.ok()) {
         printDiagnostics(cm.diagnostics(), err);
         return kExitBadInput;
@@ -218,8 +229,6 @@ int loadAndCompile(const std::string& modelPath, const std::vector<std::string>&
     compiled = std::move(*cm);
     return kExitOk;
 }
-
-namespace {
 
 std::string fileNameFor(const std::string& tensor) {
     std::string r;
@@ -380,19 +389,23 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         return kExitBadInput;
     }
     if (cuda && !options.arch.empty()) {  // a bad --arch is reported before looking for a driver
-        auto arch = runtime::cuda::parseCudaArch(options.arch);
+        auto arch = pipeline::checkCudaArch(options.arch, /*askNvrtc=*/false);
         if (!arch) {
             printDiagnostics(arch.diagnostics(), err);
             return kExitBadInput;
         }
     }
-    std::vector<ir::TensorData> inputs;
-    std::optional<pipeline::CompiledModel> cm;
-    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, cuda ? lower::Target::Cuda : lower::Target::Cpu, options.fusion);
+    pipeline::RunRequest request;
+    if (int rc = loadForCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference,
+                                cuda ? lower::Target::Cuda : lower::Target::Cpu, options.fusion, /*shapesOnly=*/false,
+                                request.prepared, request.compile, err);
         rc != kExitOk)
         return rc;
-    pipeline::RunOptions ropts;
+    // What is said about the run's options comes after the compile's warnings, and a bad --expect
+    // stops the job once the model compiled.
+    std::ostringstream afterCompile;
+    bool badExpect = false;
+    pipeline::RunOptions& ropts = request.run;
     ropts.cudaArch = options.arch;
     ropts.cudaDevice = std::max(0, device);
     ropts.check = options.check;
@@ -416,30 +429,40 @@ int runRunImpl(const RunCmdOptions& options, std::ostream& out, std::ostream& er
         // The flags replace the defaults: without these the compiler links a program, not a library.
         for (const char* needed : {"-shared", "-fPIC"})
             if (std::find(ropts.compiler.flags.begin(), ropts.compiler.flags.end(), needed) == ropts.compiler.flags.end())
-                err << "warning: --cxx-flags replaces the default flags and lacks " << needed
-                    << " (kernels are built as a shared library: add \"-shared -fPIC\")\n";
+                afterCompile << "warning: --cxx-flags replaces the default flags and lacks " << needed
+                             << " (kernels are built as a shared library: add \"-shared -fPIC\")\n";
     }
     for (const auto& spec : options.expects) {
         const auto eq = spec.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-            err << "error: --expect '" << spec << "': expected NAME=FILE.npy\n";
-            return kExitBadInput;
+            afterCompile << "error: --expect '" << spec << "': expected NAME=FILE.npy\n";
+            badExpect = true;
+            break;
         }
         auto t = ir::readNpy(spec.substr(eq + 1));
         if (!t.ok()) {
-            printDiagnostics(t.diagnostics(), err);
-            return kExitBadInput;
+            printDiagnostics(t.diagnostics(), afterCompile);
+            badExpect = true;
+            break;
         }
         ropts.expectedOutputs.emplace_back(spec.substr(0, eq), std::move(*t));
     }
-    runtime::RunnerClientOptions rco;
-    rco.threads = ropts.threads;
-    runtime::RunnerClient runner(rco);
-    auto rep = pipeline::runModel(*cm, inputs, ropts, runner);
-    if (!rep.ok()) {
-        printDiagnostics(rep.diagnostics(), err);
-        return isRunnerFault(rep.diagnostics()) ? kExitKernelFault : kExitBadInput;
+    const std::shared_ptr<pipeline::Runner> runner = pipeline::makeRunner(ropts.threads);
+    request.runner = runner.get();
+    pipeline::RunEvents events;
+    events.compiled = [&](const std::shared_ptr<const pipeline::CompiledModel>& compiled) {
+        printDiagnostics(compiled->warnings, err);  // what the compile did not honour (stage on CUDA, fusion groups)
+        err << afterCompile.str();
+        return !badExpect;
+    };
+    auto result = pipeline::compileAndRun(request, nullptr, events);
+    if (!result.ok()) {
+        printDiagnostics(result.diagnostics(), err);
+        return isRunnerFault(result.diagnostics()) ? kExitKernelFault : kExitBadInput;
     }
+    if (!result->report) return kExitBadInput;  // a bad --expect, said above
+    const std::shared_ptr<const pipeline::CompiledModel>& cm = result->compiled;
+    const std::shared_ptr<const pipeline::RunReport>& rep = result->report;
 
     // Outputs to .npy.
     nlohmann::json outs = nlohmann::json::array();
@@ -695,15 +718,13 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
         return kExitBadInput;
     }
     const bool needNvrtc = emit == "ptx" || emit == "cubin" || emit == "sass";
-    runtime::cuda::CudaCompileOptions nopts;
-    nopts.arch = options.arch;
     if (needNvrtc) {
-        auto arch = runtime::cuda::validateCudaArch(options.arch);
-        if (!arch) {
-            printDiagnostics(arch.diagnostics(), err);
+        auto real = pipeline::checkCudaArch(options.arch, /*askNvrtc=*/true);
+        if (!real) {
+            printDiagnostics(real.diagnostics(), err);
             return kExitBadInput;
         }
-        if ((emit == "cubin" || emit == "sass") && !arch->real) {
+        if ((emit == "cubin" || emit == "sass") && !*real) {
             err << "error: --arch " << options.arch << " gives PTX only; --emit " << emit << " needs a real architecture such as sm_90\n";
             return kExitBadInput;
         }
@@ -712,12 +733,8 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
         err << "error: --emit cubin writes binary files: give --output-dir DIR\n";
         return kExitBadInput;
     }
-    std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
-    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, lower::Target::Cuda, options.fusion, /*shapesOnly=*/true);
-        rc != kExitOk)
-        return rc;
+    if (int rc = loadAndCompile(options, lower::Target::Cuda, cm, err); rc != kExitOk) return rc;
     // What to compile: the whole module (stdout), or one module per kernel (--output-dir).
     struct Unit {
         std::string name;  ///< file stem
@@ -731,7 +748,7 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
         std::set<std::string> used;
         for (const auto& s : cm->steps) {
             if (s.kind != pipeline::StepKind::Kernel) continue;
-            auto mod = codegen::generateCuda({&s.kernel});
+            auto mod = pipeline::kernelCudaModule(s);
             if (!mod) {
                 printDiagnostics(mod.diagnostics(), err);
                 return kExitBadInput;
@@ -741,7 +758,7 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
             std::string unique = stem;
             for (int i = 2; used.count(unique); ++i) unique = stem + "_" + std::to_string(i);
             used.insert(unique);
-            units.push_back({unique, mod->source.source, &s});
+            units.push_back({unique, std::move(*mod), &s});
         }
     }
     std::error_code ec;
@@ -769,8 +786,8 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
             }
             ext = ".ir";
         } else {
-            nopts.sourceName = (u.name.empty() ? std::string("tessera_kernels") : u.name) + ".cu";
-            auto c = runtime::cuda::compileCuda(u.source, nopts);
+            auto c = pipeline::compileCudaModule(
+                u.source, options.arch, (u.name.empty() ? std::string("tessera_kernels") : u.name) + ".cu");
             if (!c) {
                 printDiagnostics(c.diagnostics(), err);
                 return kExitBadInput;
@@ -782,7 +799,7 @@ int runCompileCuda(const CompileCmdOptions& options, std::ostream& out, std::ost
                 text = c->cubin;
                 ext = ".cubin";
             } else {
-                auto sass = runtime::cuda::disassembleCubin(c->cubinPath);
+                auto sass = pipeline::disassembleCubin(c->cubinPath);
                 if (!sass) {
                     printDiagnostics(sass.diagnostics(), err);
                     return kExitBadInput;
@@ -824,12 +841,8 @@ int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::
         err << "error: --emit " << emit << ": expected cpp or ir (cuda, ptx, cubin, sass are for --target cuda)\n";
         return kExitBadInput;
     }
-    std::vector<ir::TensorData> inputs;
     std::optional<pipeline::CompiledModel> cm;
-    if (int rc = loadAndCompile(options.modelPath, options.inputs, options.threads, options.fallbackReference, inputs,
-                                cm, err, lower::Target::Cpu, options.fusion, /*shapesOnly=*/true);
-        rc != kExitOk)
-        return rc;
+    if (int rc = loadAndCompile(options, lower::Target::Cpu, cm, err); rc != kExitOk) return rc;
     if (emit == "cpp") {
         out << cm->code.source;
     } else {

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// `tessera-cli run` and `tessera-cli compile`: compile every kernel of a model or program
-/// (core/pipeline/compile.h) and run, time and check it in tessera-runner (core/pipeline/run.h).
+/// `tessera-cli run` and `tessera-cli compile`: compile every kernel of a model or program and
+/// run, time and check it in tessera-runner (core/pipeline/engine.h).
 ///
 /// run: prints a per-kernel table (kernel, ops, FLOPs, bytes issued, arithmetic intensity, median
 /// time, GFLOP/s, GB/s, error) and the end-to-end time, or with `--json` one object
@@ -35,7 +35,7 @@
 
 #include <functional>
 #include <iosfwd>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,7 +47,8 @@ namespace tessera::lower {
 enum class Target;
 }
 namespace tessera::pipeline {
-struct CompiledModel;
+struct CompileOptions;
+struct PreparedModel;
 }
 namespace tessera::schedule {
 struct FusionPlan;
@@ -113,23 +114,30 @@ int runRunCommand(const RunCmdOptions& options, std::ostream& out, std::ostream&
 int withJsonFailureObject(bool json, std::ostream& out, std::ostream& err,
                           const std::function<int(std::ostream& out, std::ostream& err)>& impl);
 
-/// `run`'s loading and compiling, shared with `compile` and `report`: loads a model or program
-/// (DSL errors shown with the source line and a caret), builds its runtime inputs from NAME=FILE.npy
-/// specs plus seeded defaults, and compiles it for `target` (compile warnings go to `err`).
-/// `fusion` picks the fusion plan (an unknown planner, unreadable plan file or unknown profile is
-/// bad input). Returns an exit code: 0 ok (`inputs` and `compiled` set), 2 bad input (errors on `err`).
-/// shapesOnly: for a compile that runs nothing, inputs whose values decide no shape are read as
-/// shapes only (.npy headers; none generated), so a batch-32 input costs no more than batch 1.
-int loadAndCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
-                   bool fallbackReference, std::vector<ir::TensorData>& inputs,
-                   std::optional<pipeline::CompiledModel>& compiled, std::ostream& err, lower::Target target,
-                   const FusionChoice& fusion = {}, bool shapesOnly = false);
+/// `run`'s loading, shared with `compile`, `report` and `plan`: loads a model or program (DSL
+/// errors shown with the source line and a caret, load warnings printed) and reads the inputs
+/// given as NAME=FILE.npy specs into `given` (one per runtime input, an Undefined dtype where none
+/// was given); an input Tessera would fill above 4 GiB is bad input, and the inputs it fills with
+/// symbolic extents get a note (taken as 1). shapesOnly: for a compile that runs nothing, inputs
+/// whose values decide no shape are read as shapes only (.npy headers), so a batch-32 input costs
+/// no more than batch 1. Returns an exit code: 0 ok, 2 bad input (errors on `err`).
+int loadModelAndInputs(const std::string& modelPath, const std::vector<std::string>& specs,
+                       std::shared_ptr<const ir::Model>& model, std::vector<ir::TensorData>& given, std::ostream& err,
+                       bool shapesOnly = false);
 
-/// Loads a model or program and builds its runtime inputs (NAME=FILE.npy specs plus seeded
-/// defaults), printing errors as `run` does. Returns an exit code (0 = ok). shapesOnly: as in
-/// loadAndCompile (ir::TensorData::isShapeOnly inputs where values are not needed).
-int prepareInputs(const std::string& modelPath, const std::vector<std::string>& specs, ir::Model& model,
-                  std::vector<ir::TensorData>& inputs, std::ostream& err, bool shapesOnly = false);
+/// pipeline::prepare of `model` for `given` (shapesOnly: PrepareOptions::shapesOnly), its errors
+/// on `err`. Returns an exit code: 0 ok (`prepared` set), 2 bad input.
+int prepareModel(std::shared_ptr<const ir::Model> model, const std::vector<ir::TensorData>& given, bool shapesOnly,
+                 std::shared_ptr<const pipeline::PreparedModel>& prepared, std::ostream& err);
+
+/// What `run`, `compile` and `report` compile: loadModelAndInputs, the compile options for
+/// `target` (`fusion` picks the fusion plan: an unknown planner, unreadable plan file or unknown
+/// profile is bad input), then prepareModel. Returns an exit code: 0 ok (`prepared` and `copts`
+/// set), 2 bad input (errors on `err`).
+int loadForCompile(const std::string& modelPath, const std::vector<std::string>& inputSpecs, int threads,
+                   bool fallbackReference, lower::Target target, const FusionChoice& fusion, bool shapesOnly,
+                   std::shared_ptr<const pipeline::PreparedModel>& prepared, pipeline::CompileOptions& copts,
+                   std::ostream& err);
 int runCompileCommand(const CompileCmdOptions& options, std::ostream& out, std::ostream& err);
 
 /// Bytes in binary units, as the GUI writes them: "512 B", "227.0 KiB", "1.65 MiB", "2.00 GiB"

@@ -18,9 +18,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "core/ir/op_registry.h"
-#include "core/pipeline/compile.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/host_profile.h"
-#include "core/pipeline/prepare.h"
 #include "core/schedule/fusion_edit.h"
 #include "core/schedule/planners.h"
 
@@ -77,7 +76,8 @@ struct PlanSession::Job {
     target::GpuProfile hw;
     bool hwChosen = false;
     std::shared_ptr<const ir::Model> model;
-    std::shared_ptr<const ir::Model> graph;
+    std::shared_ptr<const pipeline::PreparedModel> prepared;
+    std::shared_ptr<const ir::Model> graph;  ///< prepared->model
     QByteArray savedText;  ///< the plan file's contents (initial jobs)
     bool ok = false;
     bool fromFile = false;
@@ -166,6 +166,7 @@ void PlanSession::clear()
     m_undo->clear();
     m_model.reset();
     m_graph.reset();
+    m_prepared.reset();
     m_path.clear();
     m_state.plan = {};
     m_violations.clear();
@@ -200,6 +201,7 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
     job->hw = hw;
     job->hwChosen = hwChosen;
     job->model = m_model;
+    job->prepared = m_prepared;
     job->graph = m_graph;
     if (initial && m_initialState) {
         // A state without a plan names the planner and hardware to plan with (a project made
@@ -227,13 +229,14 @@ void PlanSession::startJob(const QString& planner, const target::GpuProfile& hw,
     watcher->setFuture(QtConcurrent::run(&m_pool, [job]() {
         if (!job->graph) {
             // What compileModel plans on: shapes bound from the default inputs, constants folded.
-            support::Expected<ir::Model> spec =
-                pipeline::specialiseModel(*job->model, pipeline::defaultInputs(job->model->graph));
-            if (!spec.ok()) {
-                job->error = QStringLiteral("cannot plan: ") + fromStd(spec.diagnostics().formatAll()).trimmed();
+            support::Expected<std::shared_ptr<const pipeline::PreparedModel>> prepared =
+                pipeline::prepare(job->model, {});
+            if (!prepared.ok()) {
+                job->error = QStringLiteral("cannot plan: ") + fromStd(prepared.diagnostics().formatAll()).trimmed();
                 return job;
             }
-            job->graph = std::make_shared<const ir::Model>(std::move(spec.value()));
+            job->prepared = prepared.value();
+            job->graph = std::shared_ptr<const ir::Model>(job->prepared, &job->prepared->model);
         }
         const ir::Graph& g = job->graph->graph;
         if (!job->savedText.isEmpty()) {
@@ -305,8 +308,10 @@ void PlanSession::onJobDone(quint64 generation, std::shared_ptr<Job> job)
     if (generation != m_generation)
         return;
     setBusy(false);
-    if (job->graph)
+    if (job->graph) {
         m_graph = job->graph;
+        m_prepared = job->prepared;
+    }
     if (!job->dropped.isEmpty()) {
         m_diagnostics.warning(m_path.toStdString(), "fusion plan", job->dropped.toStdString());
         emit warning(job->dropped);

@@ -3,9 +3,10 @@
 /// The GUI's fusion-plan controller (issue 6): the current schedule::FusionPlan of the open
 /// model, its undo history, the planner job channel and the plan's file.
 ///
-/// Graph: plans are made and checked on the *specialised* graph (pipeline::specialiseModel with
-/// pipeline::defaultInputs, constants folded), exactly the graph compileModel plans on, so a
-/// plan handed to a run (RunSettings::compile.plan) means the same groups there.
+/// Graph: plans are made and checked on the *specialised* graph (pipeline::prepare with the
+/// default inputs: shapes bound, constants folded), exactly the graph compileModel plans on, so a
+/// plan handed to a run (RunSettings::compile.plan) means the same groups there. The prepared
+/// model is shared (prepared()) with the schedule checks.
 ///
 /// Edits (each one QUndoCommand on undoStack(); the Edit menu's Undo/Redo):
 /// - fuse(nodes): the groups of the named operators are merged into one new group "uN". Its kind
@@ -44,7 +45,7 @@
 /// the choice gives the target's back).
 ///
 /// Thread rules: all public functions and signals belong to the UI thread. Workers run only the
-/// pure core functions (specialiseModel, makePlan, ...) on data they own or share read-only.
+/// pure core functions (prepare, makePlan, ...) on data they own or share read-only.
 
 #include <map>
 #include <memory>
@@ -67,6 +68,10 @@
 
 class QKeySequence;
 class QUndoStack;
+
+namespace tessera::pipeline {
+struct PreparedModel;
+}
 
 namespace tessera::app {
 
@@ -105,8 +110,10 @@ public:
     const schedule::FusionPlan& plan() const { return m_state.plan; }
     QString planner() const { return m_state.planner; }
     const target::GpuProfile& hardware() const { return m_state.hardware; }
-    /// The specialised model the plan refers to (null until ready()).
+    /// The specialised model the plan refers to (null until ready()): prepared()->model.
     std::shared_ptr<const ir::Model> specialisedModel() const { return m_graph; }
+    /// The model with its default inputs, specialised (null until ready()).
+    std::shared_ptr<const pipeline::PreparedModel> prepared() const { return m_prepared; }
     /// checkPlan of the current plan on the current hardware.
     const std::vector<schedule::FusionViolation>& violations() const { return m_violations; }
     /// Whether the current plan was read from the plan file (setModel).
@@ -199,6 +206,7 @@ private:
     bool m_busy = false;
     std::shared_ptr<const ir::Model> m_model;
     std::shared_ptr<const ir::Model> m_graph;
+    std::shared_ptr<const pipeline::PreparedModel> m_prepared;
     QString m_path;
     PlanState m_state;
     std::vector<schedule::FusionViolation> m_violations;

@@ -1,14 +1,11 @@
 #include "app/gui/run_session.h"
 
 #include <chrono>
-#include <filesystem>
 
 #include <QFutureWatcher>
 #include <QMetaObject>
 #include <QSettings>
 #include <QtConcurrent/QtConcurrentRun>
-
-#include "core/runtime/runner_client.h"
 
 namespace tessera::app {
 namespace {
@@ -22,15 +19,6 @@ double secondsSince(std::chrono::steady_clock::time_point t0)
 constexpr const char* kCompileRateKey = "run/progressCompileBytesPerSecond";
 constexpr const char* kCheckRateKey = "run/progressCheckSecondsPerStep";
 
-bool hasRunnerError(const support::DiagnosticList& d)
-{
-    for (const support::Diagnostic& x : d.items()) {
-        if (x.severity == support::Severity::Error && x.where == pipeline::kRunnerWhere)
-            return true;
-    }
-    return false;
-}
-
 }  // namespace
 
 RunSession::RunSession(QObject* parent) : QObject(parent)
@@ -41,9 +29,7 @@ RunSession::RunSession(QObject* parent) : QObject(parent)
     // The runner child dies with the thread that started it (PR_SET_PDEATHSIG is per thread):
     // keep the pool's one thread alive so an idle IDE keeps its runner.
     m_pool.setExpiryTimeout(-1);
-    runtime::RunnerClientOptions options;
-    options.threads = RunSettings().run.threads;
-    m_runner = std::make_shared<runtime::RunnerClient>(options);
+    m_runner = pipeline::makeRunner(RunSettings().run.threads);
     m_clock.start();
     const QSettings settings;
     m_rates.compileBytesPerSecond =
@@ -97,14 +83,15 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
     emit progress(gen, 0.0, tr("Starting"));
 
     const support::CancelToken token = m_cancel;
-    std::shared_ptr<runtime::RunnerClient> runner = m_runner;
+    std::shared_ptr<pipeline::Runner> runner = m_runner;
+    std::shared_ptr<const pipeline::PreparedModel> reusable = m_prepared;
     auto* watcher = new QFutureWatcher<std::shared_ptr<RunOutcome>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, gen] {
         std::shared_ptr<RunOutcome> out = watcher->result();
         watcher->deleteLater();
         onFinished(gen, std::move(out));
     });
-    watcher->setFuture(QtConcurrent::run(&m_pool, [this, gen, token, model, settings, runner]() {
+    watcher->setFuture(QtConcurrent::run(&m_pool, [this, gen, token, model, settings, runner, reusable]() {
         auto out = std::make_shared<RunOutcome>();
         out->generation = gen;
         out->model = model;
@@ -124,84 +111,84 @@ quint64 RunSession::start(std::shared_ptr<const ir::Model> model, const RunSetti
                 Qt::QueuedConnection);
         };
 
-        const std::vector<ir::TensorData> inputs = pipeline::defaultInputs(model->graph, 42, settings.givenInputs);
-        auto t0 = std::chrono::steady_clock::now();
-        support::Expected<pipeline::CompiledModel> cm = pipeline::compileModel(*model, inputs, settings.compile, &token, post);
-        out->compileSeconds = secondsSince(t0);
-        if (token.isCancelled()) {
-            out->cancelled = true;
-            return out;
-        }
-        if (!cm.ok()) {
-            out->diagnostics = cm.diagnostics();
-            if (!out->diagnostics.hasErrors())
-                out->diagnostics.error(model->sourcePath, "compile", "the model could not be compiled");
-            return out;
-        }
-        auto compiled = std::make_shared<const pipeline::CompiledModel>(std::move(*cm));
-        out->compiled = compiled;
-        QMetaObject::invokeMethod(
-            this, [this, gen, compiled] { onCompiled(gen, compiled); }, Qt::QueuedConnection);
-
-        if (compiled->target == lower::Target::Cuda && compiled->kernelCount() > 0 && !settings.run.cudaArch.empty()) {
-            // The options runModel hands NVRTC, so that its compile is a cache hit.
-            runtime::cuda::CudaCompileOptions nopts;
-            nopts.arch = settings.run.cudaArch;
-            nopts.extraOptions = settings.run.nvrtcOptions;
-            nopts.cacheDir = settings.run.cudaCacheDir;
-            const std::string file = compiled->model.sourcePath;
-            nopts.sourceName = (file.empty() ? std::string("model") : std::filesystem::path(file).stem().string()) + ".cu";
-            postKernels(0, 1, pipeline::kPhaseCompilingModule);
-            t0 = std::chrono::steady_clock::now();
-            support::Expected<runtime::cuda::CudaCompiled> mod =
-                runtime::cuda::compileCuda(compiled->code.source, nopts, &token);
-            out->compileSeconds += secondsSince(t0);
-            if (mod.ok())
-                postKernels(1, 1, pipeline::kPhaseCompilingModule);
+        const auto t0 = std::chrono::steady_clock::now();
+        out->prepared = reusable && reusable->matches(model, settings.givenInputs, {}) ? reusable : nullptr;
+        if (!out->prepared) {
+            support::Expected<std::shared_ptr<const pipeline::PreparedModel>> prepared =
+                pipeline::prepare(model, settings.givenInputs, {}, &token, post);
             if (token.isCancelled()) {
                 out->cancelled = true;
                 return out;
             }
-            if (!mod.ok()) {
-                out->diagnostics = mod.diagnostics();
-                out->nvrtcFailed = true;
+            if (!prepared.ok()) {
+                out->compileSeconds = secondsSince(t0);
+                out->diagnostics = prepared.diagnostics();
                 if (!out->diagnostics.hasErrors())
-                    out->diagnostics.error(model->sourcePath, "cuda", "NVRTC could not compile the CUDA module");
+                    out->diagnostics.error(model->sourcePath, "compile", "the model could not be compiled");
                 return out;
             }
-            auto module = std::make_shared<const runtime::cuda::CudaCompiled>(std::move(*mod));
-            out->cudaModule = module;
-            out->diagnostics = mod.diagnostics();
-            QMetaObject::invokeMethod(
-                this, [this, gen, module] { onCudaCompiled(gen, module); }, Qt::QueuedConnection);
-        }
-        if (settings.cudaCompileOnly) {
-            out->compileOnly = true;
-            out->ok = out->cudaModule != nullptr || compiled->kernelCount() == 0;
-            if (!out->ok)
-                out->diagnostics.error(model->sourcePath, "cuda", "no CUDA architecture to compile for");
-            return out;
+            out->prepared = *prepared;
         }
 
-        t0 = std::chrono::steady_clock::now();
-        pipeline::RunOptions runOptions = settings.run;
-        runOptions.kernelProgress = postKernels;
-        support::Expected<pipeline::RunReport> rep = pipeline::runModel(*compiled, inputs, runOptions, *runner, &token);
-        out->runSeconds = secondsSince(t0);
+        pipeline::RunRequest request;
+        request.prepared = out->prepared;
+        request.compile = settings.compile;
+        request.run = settings.run;
+        request.run.kernelProgress = postKernels;
+        request.precompileCuda = true;
+        request.compileOnly = settings.cudaCompileOnly;
+        request.runner = runner.get();
+        pipeline::RunEvents events;
+        events.progress = post;
+        events.compiled = [this, gen, out, t0](const std::shared_ptr<const pipeline::CompiledModel>& compiled) {
+            out->compiled = compiled;
+            out->compileSeconds = secondsSince(t0);
+            QMetaObject::invokeMethod(
+                this, [this, gen, compiled] { onCompiled(gen, compiled); }, Qt::QueuedConnection);
+            return true;
+        };
+        events.cudaCompiled = [this, gen, out, t0](const std::shared_ptr<const runtime::cuda::CudaCompiled>& module) {
+            out->cudaModule = module;
+            out->compileSeconds = secondsSince(t0);
+            QMetaObject::invokeMethod(
+                this, [this, gen, module] { onCudaCompiled(gen, module); }, Qt::QueuedConnection);
+        };
+        support::Expected<pipeline::RunResult> result = pipeline::compileAndRun(request, &token, events);
         if (token.isCancelled()) {
             out->cancelled = true;
             return out;
         }
-        if (!rep.ok()) {
-            out->diagnostics = rep.diagnostics();
-            out->runnerFault = hasRunnerError(out->diagnostics);
-            if (!out->diagnostics.hasErrors())
-                out->diagnostics.error(model->sourcePath, "run", "the model could not be run");
+        if (!result.ok()) {
+            out->diagnostics = result.diagnostics();
+            if (!out->compiled) {
+                out->compileSeconds = secondsSince(t0);
+                if (!out->diagnostics.hasErrors())
+                    out->diagnostics.error(model->sourcePath, "compile", "the model could not be compiled");
+            } else if (!out->cudaModule && pipeline::precompilesCuda(request, *out->compiled)) {
+                out->compileSeconds = secondsSince(t0);
+                out->nvrtcFailed = true;
+                if (!out->diagnostics.hasErrors())
+                    out->diagnostics.error(model->sourcePath, "cuda", "NVRTC could not compile the CUDA module");
+            } else {
+                out->runSeconds = secondsSince(t0) - out->compileSeconds;
+                out->runnerFault = out->diagnostics.hasCode(support::DiagnosticCode::RunnerFault);
+                if (!out->diagnostics.hasErrors())
+                    out->diagnostics.error(model->sourcePath, "run", "the model could not be run");
+            }
             return out;
         }
-        for (const support::Diagnostic& d : rep->warnings.items())
+        out->diagnostics = result->nvrtcWarnings;
+        if (settings.cudaCompileOnly) {
+            out->compileOnly = true;
+            out->ok = out->cudaModule != nullptr || out->compiled->kernelCount() == 0;
+            if (!out->ok)
+                out->diagnostics.error(model->sourcePath, "cuda", "no CUDA architecture to compile for");
+            return out;
+        }
+        out->runSeconds = secondsSince(t0) - out->compileSeconds;
+        for (const support::Diagnostic& d : result->report->warnings.items())
             out->diagnostics.add(d);
-        out->report = std::make_shared<const pipeline::RunReport>(std::move(*rep));
+        out->report = result->report;
         out->ok = true;
         return out;
     }));
@@ -269,7 +256,7 @@ void RunSession::probeDevices()
         return;
     m_probing = true;
     const support::CancelToken token = m_probeCancel;
-    std::shared_ptr<runtime::RunnerClient> runner = m_runner;
+    std::shared_ptr<pipeline::Runner> runner = m_runner;
     auto* watcher = new QFutureWatcher<DeviceProbe>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
         m_probe = watcher->result();
@@ -322,6 +309,8 @@ void RunSession::finish(RunOutcome outcome)
         settings.setValue(QLatin1String(kCheckRateKey), m_rates.checkSecondsPerStep);
     }
     m_last = std::move(outcome);
+    if (m_last.prepared)
+        m_prepared = m_last.prepared;
     if (m_last.compiled)
         m_compiled = m_last.compiled;
     if (m_last.cudaModule)

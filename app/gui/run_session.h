@@ -1,8 +1,8 @@
 #pragma once
 /// @file
-/// The GUI's run job channel: compile a model (pipeline::compileModel) and run, time and check
-/// it (pipeline::runModel) on a worker thread of the channel's own one-thread pool, with the
-/// kernels executing in a tessera-runner child process (never in the GUI process).
+/// The GUI's run job channel: prepare a model (pipeline::prepare), compile it and run, time and
+/// check it (pipeline::compileAndRun) on a worker thread of the channel's own one-thread pool,
+/// with the kernels executing in a tessera-runner child process (never in the GUI process).
 ///
 /// Every run gets a generation number. Starting a new run, or cancel(), cancels the running one
 /// (through its CancelToken: the host compiler or the runner is killed) and bumps the generation,
@@ -10,14 +10,15 @@
 /// new run starts once the cancelled one has unwound, and the channel's RunnerClient is only
 /// ever used by one job at a time.
 ///
-/// Inputs are pipeline::defaultInputs(model->graph, 42, RunSettings::givenInputs): the inputs the
-/// user fed (Run > Inputs...), the others from seed 42, as `tessera-cli run` does with --input,
-/// so the GUI and the CLI compile and check the same thing.
+/// Inputs are those of pipeline::prepare(model, RunSettings::givenInputs): the inputs the user
+/// fed (Run > Inputs...), the others from seed 42, as `tessera-cli run` does with --input, so the
+/// GUI and the CLI compile and check the same thing. A run of the same model with the same fed
+/// inputs as the last run reuses its prepared model (PreparedModel::matches).
 ///
-/// CUDA (RunSettings::compile.target == Cuda): after compileModel the worker compiles the CUDA C
-/// with NVRTC for RunOptions::cudaArch (emitting cudaCompiled(), so the PTX is on screen before
-/// and even without a run), with the options runModel uses, so runModel's own NVRTC compile is a
-/// cache hit. With RunSettings::cudaCompileOnly the job ends there: ok, no report.
+/// CUDA (RunSettings::compile.target == Cuda): after the compile, NVRTC compiles the CUDA C for
+/// RunOptions::cudaArch (RunRequest::precompileCuda; cudaCompiled() is emitted, so the PTX is on
+/// screen before and even without a run). With RunSettings::cudaCompileOnly the job ends there:
+/// ok, no report.
 ///
 /// Devices: probeDevices() asks the runner, on the same worker (the runner is never used by two
 /// jobs at once, and never by the UI thread), which CUDA devices there are; devicesProbed() brings
@@ -39,14 +40,9 @@
 #include "app/gui/run_progress.h"
 #include "app/gui/run_targets.h"
 #include "core/ir/graph.h"
-#include "core/pipeline/compile.h"
-#include "core/pipeline/run.h"
+#include "core/pipeline/engine.h"
 #include "core/support/cancel.h"
 #include "core/support/diagnostic.h"
-
-namespace tessera::runtime {
-class RunnerClient;
-}
 
 namespace tessera::app {
 
@@ -78,6 +74,8 @@ struct RunOutcome {
     bool cancelled = false;
     bool runnerFault = false;  ///< the error came from the runner process (crash, timeout)
     std::shared_ptr<const ir::Model> model;
+    /// The model with its inputs, specialised (null when preparing failed).
+    std::shared_ptr<const pipeline::PreparedModel> prepared;
     std::shared_ptr<const pipeline::CompiledModel> compiled;
     std::shared_ptr<const pipeline::RunReport> report;
     std::shared_ptr<const runtime::cuda::CudaCompiled> cudaModule;
@@ -85,8 +83,8 @@ struct RunOutcome {
     bool nvrtcFailed = false;
     RunSettings settings;
     support::DiagnosticList diagnostics;
-    double compileSeconds = 0;  ///< wall-clock seconds of compileModel
-    double runSeconds = 0;      ///< wall-clock seconds of runModel (JIT, runs, timing, checks)
+    double compileSeconds = 0;  ///< wall-clock seconds of preparing and compiling (NVRTC included)
+    double runSeconds = 0;      ///< wall-clock seconds of the run (JIT, runs, timing, checks)
 };
 
 class RunSession : public QObject {
@@ -154,7 +152,9 @@ private:
     void finish(RunOutcome outcome);
 
     QThreadPool m_pool;
-    std::shared_ptr<runtime::RunnerClient> m_runner;
+    std::shared_ptr<pipeline::Runner> m_runner;
+    /// The last run's prepared model, reused by a run of the same model and inputs.
+    std::shared_ptr<const pipeline::PreparedModel> m_prepared;
     quint64 m_generation = 0;
     support::CancelToken m_cancel;
     bool m_busy = false;

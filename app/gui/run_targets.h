@@ -20,7 +20,7 @@
 
 #include <QString>
 
-#include "core/runtime/cuda/cuda_driver.h"
+#include "core/pipeline/run.h"
 
 namespace tessera::app {
 

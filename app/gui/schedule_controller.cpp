@@ -8,8 +8,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "app/gui/plan_session.h"
-#include "core/lower/lower.h"
-#include "core/pipeline/prepare.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/user_schedule.h"
 #include "core/schedule/fusion_plan.h"
 #include "views/mapping/mapping_apply_bar.h"
@@ -58,7 +57,7 @@ struct ScheduleController::Check {
     QString node;
     Mapping mapping;
     std::shared_ptr<const ir::Model> model;
-    std::shared_ptr<const ir::Model> specialised;
+    std::shared_ptr<const pipeline::PreparedModel> prepared;
     ir::KernelScheduleDecl decl;
     pipeline::CompileOptions options;
     bool ok = false;
@@ -131,7 +130,7 @@ void ScheduleController::setModel(std::shared_ptr<const ir::Model> model, const 
         m_mappings.clear();
     m_model = std::move(model);
     m_path = m_model ? path : QString();
-    m_specialised.reset();
+    m_prepared.reset();
     m_diagnostics = {};
     m_lastRefusal.clear();
     m_current.clear();
@@ -182,22 +181,14 @@ void ScheduleController::showKernel(const QString& node, bool setExpressions)
         }
     }
     // The default is shown on the graph the compile lowers (shapes bound, constants folded).
-    std::shared_ptr<const ir::Model> spec = m_plans->specialisedModel() ? m_plans->specialisedModel() : m_specialised;
-    const ir::NodeId sid = spec ? spec->graph.findNode(name) : ir::kNoNode;
-    if (sid == ir::kNoNode || !lower::hasGenerator(spec->graph.node(sid))) {
+    const std::shared_ptr<const pipeline::PreparedModel> prepared = m_plans->prepared() ? m_plans->prepared() : m_prepared;
+    const std::optional<ir::KernelScheduleDecl> decl =
+        prepared ? pipeline::defaultSchedule(prepared->model, name, options()) : std::nullopt;
+    if (!decl) {
         bar->setKernel(node, opType, views::ScheduleOrigin::Default);
         return;
     }
-    const pipeline::CompileOptions o = options();
-    lower::LowerOptions lopts;
-    lopts.target = o.target;
-    lopts.cpuThreads = o.cpuThreads;
-    lopts.gpuGemmMinBlocks = o.gpuGemmMinBlocks;
-    lopts.gpuGemmFillBlocks = o.gpuGemmFillBlocks;
-    lopts.opset = spec->defaultOpset();
-    ir::KernelScheduleDecl decl;
-    decl.mappings = lower::defaultSchedule(spec->graph, sid, lopts);
-    const pipeline::ScheduleMappings m = pipeline::scheduleMappings(decl);
+    const pipeline::ScheduleMappings m = pipeline::scheduleMappings(*decl);
     const Mapping def{fromStd(m.grid), fromStd(m.block)};
     bar->setKernel(node, opType, views::ScheduleOrigin::Default, def.grid.isEmpty() ? QString() : mappingText(def));
     if (setExpressions && !def.grid.isEmpty())
@@ -248,7 +239,7 @@ bool ScheduleController::apply(const QString& node, const QString& gridIn, const
     check->node = node;
     check->mapping = mapping;
     check->model = m_model;
-    check->specialised = m_plans->specialisedModel() ? m_plans->specialisedModel() : m_specialised;
+    check->prepared = m_plans->prepared() ? m_plans->prepared() : m_prepared;
     check->decl = pipeline::mappingSchedule(node.toStdString(), mapping.grid.toStdString(), mapping.block.toStdString());
     check->options = options();
     const quint64 gen = ++m_generation;
@@ -260,17 +251,17 @@ bool ScheduleController::apply(const QString& node, const QString& gridIn, const
         onCheckDone(gen, std::move(done));
     });
     watcher->setFuture(QtConcurrent::run(&m_pool, [check]() {
-        if (!check->specialised) {
+        if (!check->prepared) {
             // What compileModel lowers: shapes bound from the default inputs, constants folded.
-            auto spec = pipeline::specialiseModel(*check->model, pipeline::defaultInputs(check->model->graph));
-            if (!spec.ok()) {
-                const support::Diagnostic* e = spec.diagnostics().firstError();
+            auto prepared = pipeline::prepare(check->model, {});
+            if (!prepared.ok()) {
+                const support::Diagnostic* e = prepared.diagnostics().firstError();
                 check->message = e ? e->message : "the model cannot be specialised";
                 return check;
             }
-            check->specialised = std::make_shared<const ir::Model>(std::move(*spec));
+            check->prepared = *prepared;
         }
-        auto r = pipeline::checkUserSchedule(*check->specialised, check->decl, check->options);
+        auto r = pipeline::checkUserSchedule(check->prepared->model, check->decl, check->options);
         check->ok = r.ok();
         if (!r.ok()) {
             const support::Diagnostic* e = r.diagnostics().firstError();
@@ -287,8 +278,8 @@ void ScheduleController::onCheckDone(quint64 generation, std::shared_ptr<Check> 
     if (generation != m_generation || !check || check->model != m_model)
         return;
     setBusy(false);
-    if (!m_plans->specialisedModel() && check->specialised)
-        m_specialised = check->specialised;
+    if (!m_plans->prepared() && check->prepared)
+        m_prepared = check->prepared;
     if (!check->ok) {
         refuse(check->node, fromStd(check->message), check->where);
         return;

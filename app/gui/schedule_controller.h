@@ -44,6 +44,10 @@
 #include "core/project/project.h"
 #include "core/support/diagnostic.h"
 
+namespace tessera::pipeline {
+struct PreparedModel;
+}
+
 namespace tessera::views {
 class MappingPanel;
 }
@@ -139,8 +143,8 @@ private:
     std::map<std::string, Mapping> m_mappings;
     support::DiagnosticList m_diagnostics;
     QString m_lastRefusal;
-    /// The specialised graph of m_model made by a check when PlanSession had none yet.
-    std::shared_ptr<const ir::Model> m_specialised;
+    /// m_model prepared with its default inputs by a check when PlanSession had none yet.
+    std::shared_ptr<const pipeline::PreparedModel> m_prepared;
 };
 
 }  // namespace tessera::app

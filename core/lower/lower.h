@@ -84,7 +84,7 @@ struct LoweredKernel {
 /// itself has one): training-mode BatchNormalization/Dropout, casts from or to strings, MaxPool's
 /// Indices output, pooling of integers, LayerNormalization with broadcast Scale/B.
 inline constexpr const char* kUnsupportedFormNote = "this form of the op has no code generator (not claimed)";
-/// True when `diags` holds an error carrying kUnsupportedFormNote.
+/// True when `diags` holds such an error (support::DiagnosticCode::NoCodeGenerator, set with the note).
 bool isUnsupportedForm(const support::DiagnosticList& diags);
 
 /// True when `op` (default ONNX domain, or tessera's Compute) has a code generator.

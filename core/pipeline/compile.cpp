@@ -12,6 +12,7 @@
 #include "core/codegen/cuda/cuda_codegen.h"
 #include "core/eval/reference_interpreter.h"
 #include "core/ir/shape_inference.h"
+#include "core/pipeline/engine.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/prepare.h"
 #include "core/pipeline/user_schedule.h"
@@ -324,21 +325,15 @@ schedule::FusionPlan programFusionPlan(const ir::Model& model) {
     return plan;
 }
 
-support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
-                                              const CompileOptions& options, const support::CancelToken* cancel,
-                                              const support::ProgressSink& progress) {
-    support::DiagnosticList diags;
-    const std::string& file = model.sourcePath;
-    if (progress) progress(0.0, "specialising shapes");
-    SpecialiseStats stats;
-    std::vector<std::size_t> kept;
-    auto spec = specialiseModel(model, inputs, &stats, cancel, &kept);
-    if (!spec.ok()) return spec.diagnostics();
+namespace {
 
-    CompiledModel cm;
-    cm.inputSlots = std::move(kept);
-    cm.model = std::move(*spec);
-    cm.foldedNodes = stats.foldedNodes;
+/// compileModel once the model is specialised: `cm` holds the specialised model, its input slots
+/// and the count of folded nodes.
+support::Expected<CompiledModel> compileSpecialised(CompiledModel cm, const CompileOptions& options,
+                                                    const support::CancelToken* cancel,
+                                                    const support::ProgressSink& progress) {
+    support::DiagnosticList diags;
+    const std::string file = cm.model.sourcePath;
     cm.target = options.target;
     for (const auto& user : options.schedules)
         if (cm.model.graph.findNode(user.subject) == ir::kNoNode)
@@ -394,7 +389,8 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
             if (!options.fallbackReference) {
                 diags.error(file, "node '" + n.name + "' (" + n.opType + ")",
                             "no code generator for op '" + n.opType +
-                                "'; run with --fallback-reference to run this node in the reference interpreter");
+                                "'; run with --fallback-reference to run this node in the reference interpreter",
+                            support::DiagnosticCode::NoCodeGenerator);
                 return;
             }
             cm.steps.push_back(referenceStep(g, id, std::move(step)));
@@ -566,6 +562,37 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
     if (options.kernelProgress) options.kernelProgress(1, 1, kPhaseGenerating);
     if (progress) progress(1.0, "compiled");
     return cm;
+}
+
+}  // namespace
+
+support::Expected<CompiledModel> compileModel(const ir::Model& model, const std::vector<ir::TensorData>& inputs,
+                                              const CompileOptions& options, const support::CancelToken* cancel,
+                                              const support::ProgressSink& progress) {
+    if (progress) progress(0.0, "specialising shapes");
+    SpecialiseStats stats;
+    CompiledModel cm;
+    auto spec = specialiseModel(model, inputs, &stats, cancel, &cm.inputSlots);
+    if (!spec.ok()) return spec.diagnostics();
+    cm.model = std::move(*spec);
+    cm.foldedNodes = stats.foldedNodes;
+    return compileSpecialised(std::move(cm), options, cancel, progress);
+}
+
+support::Expected<CompiledModel> compileModel(const PreparedModel& prepared, const CompileOptions& options,
+                                              const support::CancelToken* cancel,
+                                              const support::ProgressSink& progress) {
+    CompiledModel cm;
+    cm.inputSlots = prepared.inputSlots;
+    cm.model = prepared.model;
+    cm.foldedNodes = prepared.stats.foldedNodes;
+    return compileSpecialised(std::move(cm), options, cancel, progress);
+}
+
+bool hasCodeGenerator(const std::string& opType) {
+    ir::Node node;
+    node.opType = opType;
+    return lower::hasGenerator(node);
 }
 
 }  // namespace tessera::pipeline

@@ -23,7 +23,8 @@
 ///   entry-point symbols; `CompiledStep::entry`).
 ///
 /// Errors: those of specialisation (fed input shapes), lowering (naming the node), an op without
-/// a generator (naming the node and suggesting --fallback-reference), cancellation.
+/// a generator (naming the node and suggesting --fallback-reference; code
+/// support::DiagnosticCode::NoCodeGenerator, as for a form of an op without one), cancellation.
 /// Thread rules: pure; may run on any worker thread; `cancel` is polled between nodes, `progress`
 /// is called from the calling thread.
 
@@ -44,6 +45,8 @@
 #include "core/support/expected.h"
 
 namespace tessera::pipeline {
+
+struct PreparedModel;
 
 /// Per-kernel progress of a long job: `done` of `total` units of `phase` are finished (0 <= done
 /// <= total, total >= 1). Within one phase, `done` never decreases; every phase that starts ends
@@ -159,5 +162,17 @@ support::Expected<CompiledModel> compileModel(const ir::Model& model, const std:
                                               const CompileOptions& options = {},
                                               const support::CancelToken* cancel = nullptr,
                                               const support::ProgressSink& progress = {});
+
+/// compileModel of a model already specialised to its inputs (pipeline::prepare, engine.h): the
+/// same result, without specialising it again. CompiledModel::inputSlots index
+/// PreparedModel::inputs.
+support::Expected<CompiledModel> compileModel(const PreparedModel& prepared, const CompileOptions& options = {},
+                                              const support::CancelToken* cancel = nullptr,
+                                              const support::ProgressSink& progress = {});
+
+/// True when ops of type `opType` (default ONNX domain) have a code generator; the others run in
+/// the reference interpreter with CompileOptions::fallbackReference, or stop the compile. Some
+/// forms of an op with a generator have none (lower::kUnsupportedFormNote).
+bool hasCodeGenerator(const std::string& opType);
 
 }  // namespace tessera::pipeline

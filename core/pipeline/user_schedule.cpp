@@ -16,6 +16,17 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, e - b);
 }
 
+/// The lowering options compileModel uses for `specialised` under `options`.
+lower::LowerOptions lowerOptionsFor(const ir::Model& specialised, const CompileOptions& options) {
+    lower::LowerOptions lopts;
+    lopts.target = options.target;
+    lopts.cpuThreads = options.cpuThreads;
+    lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
+    lopts.gpuGemmFillBlocks = options.gpuGemmFillBlocks;
+    lopts.opset = specialised.defaultOpset();
+    return lopts;
+}
+
 support::DiagnosticList oneError(const std::string& where, const std::string& message) {
     support::DiagnosticList d;
     d.error("", where, message);
@@ -89,12 +100,7 @@ support::Expected<ScheduleCheck> checkUserSchedule(const ir::Model& specialised,
     if (!lower::hasGenerator(n))
         return oneError("node '" + n.name + "' (" + n.opType + ")",
                         "op '" + n.opType + "' has no code generator, so it has no schedule to set");
-    lower::LowerOptions lopts;
-    lopts.target = options.target;
-    lopts.cpuThreads = options.cpuThreads;
-    lopts.gpuGemmMinBlocks = options.gpuGemmMinBlocks;
-    lopts.gpuGemmFillBlocks = options.gpuGemmFillBlocks;
-    lopts.opset = specialised.defaultOpset();
+    lower::LowerOptions lopts = lowerOptionsFor(specialised, options);
     lopts.kernelName = n.name;
     // Checked as the compile will use it: merged into the program's schedule of the node.
     ir::ProgramSchedule merged = specialised.program;
@@ -105,6 +111,16 @@ support::Expected<ScheduleCheck> checkUserSchedule(const ir::Model& specialised,
     check.mappings = lk->kernel.mappings;
     check.opType = n.opType;
     return check;
+}
+
+std::optional<ir::KernelScheduleDecl> defaultSchedule(const ir::Model& specialised, const std::string& node,
+                                                      const CompileOptions& options) {
+    const ir::NodeId id = specialised.graph.findNode(node);
+    if (id == ir::kNoNode || !lower::hasGenerator(specialised.graph.node(id))) return std::nullopt;
+    ir::KernelScheduleDecl decl;
+    decl.subject = node;
+    decl.mappings = lower::defaultSchedule(specialised.graph, id, lowerOptionsFor(specialised, options));
+    return decl;
 }
 
 }  // namespace tessera::pipeline

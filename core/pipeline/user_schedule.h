@@ -18,6 +18,7 @@
 ///
 /// Thread rules: pure functions; safe on any thread.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,5 +67,12 @@ struct ScheduleCheck {
 /// code generator, and every lowering refusal of the schedule (see the file comment).
 support::Expected<ScheduleCheck> checkUserSchedule(const ir::Model& specialised, const ir::KernelScheduleDecl& schedule,
                                                    const CompileOptions& options = {});
+
+/// The task mappings compileModel lowers node `node` of `specialised` with when neither the
+/// program nor the user schedules it (the lowering's default for options.target and
+/// options.cpuThreads), as a schedule of that node; nullopt when `specialised` has no such node
+/// or its op has no code generator.
+std::optional<ir::KernelScheduleDecl> defaultSchedule(const ir::Model& specialised, const std::string& node,
+                                                      const CompileOptions& options = {});
 
 }  // namespace tessera::pipeline
