@@ -754,54 +754,88 @@ GeneratedSource CEmitter::emitModule(const std::vector<const lower::Kernel*>& ke
     return out;
 }
 
-void CEmitter::emitCommonHelpers() {
-    const std::string q = helperQualifiers();
-    const char* lines[] = {
-        "// ---- helpers: f16/bf16 values are uint16_t in memory and float in arithmetic ----",
-        "@ float tsr_f16_to_f32(uint16_t h) {",
-        "    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;",
-        "    const uint32_t exponent = (h >> 10) & 0x1fu;",
-        "    const uint32_t mantissa = h & 0x3ffu;",
-        "    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24",
-        "        const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;",
-        "        return sign ? -v : v;",
-        "    }",
-        "    const uint32_t bits = exponent == 31 ? (sign | 0x7f800000u | (mantissa << 13))",
-        "                                         : (sign | ((exponent + 112u) << 23) | (mantissa << 13));",
-        "    float f;",
-        "    std::memcpy(&f, &bits, sizeof f);",
-        "    return f;",
-        "}",
-        "@ uint16_t tsr_f32_to_f16(float f) {  // round to nearest even",
-        "    uint32_t x;",
-        "    std::memcpy(&x, &f, sizeof x);",
-        "    const uint32_t sign = (x >> 16) & 0x8000u;",
-        "    const uint32_t a = x & 0x7fffffffu;",
-        "    if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN",
-        "    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: infinity",
-        "    if (a < 0x38800000u) {  // below 2^-14: subnormal half (or zero)",
-        "        float m;",
-        "        std::memcpy(&m, &a, sizeof m);",
-        "        return static_cast<uint16_t>(sign | static_cast<uint32_t>(nearbyintf(m * 16777216.0f)));",
-        "    }",
-        "    uint32_t h = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu);",
-        "    const uint32_t rest = a & 0x1fffu;",
-        "    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;",
-        "    return static_cast<uint16_t>(sign | h);",
-        "}",
-        "@ float tsr_bf16_to_f32(uint16_t b) {",
-        "    const uint32_t bits = static_cast<uint32_t>(b) << 16;",
-        "    float f;",
-        "    std::memcpy(&f, &bits, sizeof f);",
-        "    return f;",
-        "}",
-        "@ uint16_t tsr_f32_to_bf16(float f) {  // round to nearest even",
-        "    uint32_t x;",
-        "    std::memcpy(&x, &f, sizeof x);",
-        "    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN",
-        "    x += 0x7fffu + ((x >> 16) & 1u);",
-        "    return static_cast<uint16_t>(x >> 16);",
-        "}",
+namespace {
+
+// Host C++ definitions of the helpers whose text differs by target (emitCommonHelpers).
+const char* const kHostConversions[] = {
+    "@ float tsr_f16_to_f32(uint16_t h) {",
+    "    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;",
+    "    const uint32_t exponent = (h >> 10) & 0x1fu;",
+    "    const uint32_t mantissa = h & 0x3ffu;",
+    "    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24",
+    "        const float v = static_cast<float>(mantissa) * 5.9604644775390625e-8f;",
+    "        return sign ? -v : v;",
+    "    }",
+    "    const uint32_t bits = exponent == 31 ? (sign | 0x7f800000u | (mantissa << 13))",
+    "                                         : (sign | ((exponent + 112u) << 23) | (mantissa << 13));",
+    "    float f;",
+    "    std::memcpy(&f, &bits, sizeof f);",
+    "    return f;",
+    "}",
+    "@ uint16_t tsr_f32_to_f16(float f) {  // round to nearest even",
+    "    uint32_t x;",
+    "    std::memcpy(&x, &f, sizeof x);",
+    "    const uint32_t sign = (x >> 16) & 0x8000u;",
+    "    const uint32_t a = x & 0x7fffffffu;",
+    "    if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN",
+    "    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: infinity",
+    "    if (a < 0x38800000u) {  // below 2^-14: subnormal half (or zero)",
+    "        float m;",
+    "        std::memcpy(&m, &a, sizeof m);",
+    "        return static_cast<uint16_t>(sign | static_cast<uint32_t>(nearbyintf(m * 16777216.0f)));",
+    "    }",
+    "    uint32_t h = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu);",
+    "    const uint32_t rest = a & 0x1fffu;",
+    "    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;",
+    "    return static_cast<uint16_t>(sign | h);",
+    "}",
+    "@ float tsr_bf16_to_f32(uint16_t b) {",
+    "    const uint32_t bits = static_cast<uint32_t>(b) << 16;",
+    "    float f;",
+    "    std::memcpy(&f, &bits, sizeof f);",
+    "    return f;",
+    "}",
+    "@ uint16_t tsr_f32_to_bf16(float f) {  // round to nearest even",
+    "    uint32_t x;",
+    "    std::memcpy(&x, &f, sizeof x);",
+    "    if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // NaN",
+    "    x += 0x7fffu + ((x >> 16) & 1u);",
+    "    return static_cast<uint16_t>(x >> 16);",
+    "}",
+};
+const char* const kHostFloorOps[] = {
+    "template <typename T> @ T tsr_floordiv(T a, T b) {",
+    "    if constexpr (std::is_floating_point<T>::value) {",
+    "        return std::floor(a / b);",
+    "    } else {",
+    "        T q = static_cast<T>(a / b);",
+    "        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;",
+    "        return q;",
+    "    }",
+    "}",
+    "template <typename T> @ T tsr_floormod(T a, T b) {",
+    "    if constexpr (std::is_floating_point<T>::value) {",
+    "        return a - std::floor(a / b) * b;",
+    "    } else {",
+    "        T r = static_cast<T>(a % b);",
+    "        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);",
+    "        return r;",
+    "    }",
+    "}",
+};
+const char* const kHostRsqrt[] = {
+    "@ float tsr_rsqrtf(float x) { return 1.0f / sqrtf(x); }",
+    "@ double tsr_rsqrt(double x) { return 1.0 / sqrt(x); }",
+};
+
+}  // namespace
+
+void CEmitter::emitCommonHelpers() { emitHelpers(kHostConversions, kHostFloorOps, kHostRsqrt); }
+
+void CEmitter::emitHelpers(HelperLines conversions, HelperLines floorOps, HelperLines more) {
+    // Between the conversions and floorOps: rounding through the conversions, min/max/abs, and
+    // the comment that introduces floorOps.
+    static const char* const roundingMinMax[] = {
         "@ float tsr_round_f16(float f) { return tsr_f16_to_f32(tsr_f32_to_f16(f)); }",
         "@ float tsr_round_bf16(float f) { return tsr_bf16_to_f32(tsr_f32_to_bf16(f)); }",
         "// min/max: b < a ? b : a and a < b ? b : a (a NaN first operand propagates; NaN handling is",
@@ -810,34 +844,20 @@ void CEmitter::emitCommonHelpers() {
         "template <typename T> @ T tsr_max(T a, T b) { return a < b ? b : a; }",
         "template <typename T> @ T tsr_abs(T a) { return a < 0 ? static_cast<T>(-a) : a; }",
         "// floordiv/floormod round toward negative infinity (integers); floor(a / b) for floats",
-        "template <typename T> @ T tsr_floordiv(T a, T b) {",
-        "    if constexpr (std::is_floating_point<T>::value) {",
-        "        return std::floor(a / b);",
-        "    } else {",
-        "        T q = static_cast<T>(a / b);",
-        "        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;",
-        "        return q;",
-        "    }",
-        "}",
-        "template <typename T> @ T tsr_floormod(T a, T b) {",
-        "    if constexpr (std::is_floating_point<T>::value) {",
-        "        return a - std::floor(a / b) * b;",
-        "    } else {",
-        "        T r = static_cast<T>(a % b);",
-        "        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);",
-        "        return r;",
-        "    }",
-        "}",
+    };
+    static const char* const sigmoid[] = {
         "@ float tsr_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }",
         "@ double tsr_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }",
-        "@ float tsr_rsqrtf(float x) { return 1.0f / sqrtf(x); }",
-        "@ double tsr_rsqrt(double x) { return 1.0 / sqrt(x); }",
     };
-    for (const char* l : lines) {
-        std::string s(l);
-        const auto at = s.find('@');
-        if (at != std::string::npos && s.find("//") > at) s.replace(at, 1, q);
-        m_w.rawLine(s);
+    m_w.rawLine("// ---- helpers: f16/bf16 values are uint16_t in memory and float in arithmetic ----");
+    const std::string q = helperQualifiers();
+    for (HelperLines part : {conversions, HelperLines(roundingMinMax), floorOps, HelperLines(sigmoid), more}) {
+        for (const char* l : part) {
+            std::string s(l);
+            const auto at = s.find('@');
+            if (at != std::string::npos && s.find("//") > at) s.replace(at, 1, q);
+            m_w.rawLine(s);
+        }
     }
 }
 

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -192,9 +193,17 @@ protected:
     virtual std::string computeType(DType t) const;
 
     // ---- helpers for subclasses ----
+    /// Lines of prelude code defining helper functions; an '@' before any `//` stands for
+    /// helperQualifiers().
+    using HelperLines = std::span<const char* const>;
     /// Writes the helper functions the base's expressions use (half conversion, floordiv,
-    /// floormod, min/max, sigmoid, rsqrt, abs), qualified with helperQualifiers().
+    /// floormod, min/max, sigmoid, rsqrt, abs), qualified with helperQualifiers(), in host C++.
     void emitCommonHelpers();
+    /// The same helpers with a target's own definitions of the f16/bf16 conversions
+    /// (`conversions`: tsr_f16_to_f32, tsr_f32_to_f16, tsr_bf16_to_f32, tsr_f32_to_bf16) and of
+    /// tsr_floordiv/tsr_floormod (`floorOps`), then `more`; the rounding, min/max/abs and sigmoid
+    /// helpers between them are the same text on every target.
+    void emitHelpers(HelperLines conversions, HelperLines floorOps, HelperLines more);
     /// Called by emitPrelude() where the shareable part of the prelude ends
     /// (GeneratedSource::sharedPreludeBytes); when never called, the whole prelude is shareable.
     void endSharedPrelude() { m_sharedPreludeBytes = m_w.text().size(); }
