@@ -15,11 +15,16 @@
 #include <QPixmap>
 #include <QTimer>
 
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/project_controller.h"
 #include "app/gui/screenshot_options.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/session.h"
+#include "app/gui/workspace_controller.h"
 #include "views/graph/graph_view.h"
 #include "views/mapping/mapping_panel.h"
 #include "views/mapping/memory_view.h"
@@ -194,7 +199,7 @@ int main(int argc, char** argv)
     const QString shot = parser.value(screenshotOpt);
     if (shot.isEmpty()) {
         // The last session's arrangement; a screenshot keeps the default one (reproducible).
-        window.restoreLayout();
+        window.workspace()->restoreLayout();
         if (parser.isSet(geometryOpt))
             window.resize(size);
     }
@@ -205,7 +210,7 @@ int main(int argc, char** argv)
     // The first run shows the Welcome panel (without a file, beside the MobileNetV2 sample it opens).
     // A screenshot of a named file keeps the plain window (reproducible pictures).
     const bool firstRunSample =
-        !recovered && (shot.isEmpty() || file.isEmpty()) && window.startFirstRun(file.isEmpty());
+        !recovered && (shot.isEmpty() || file.isEmpty()) && window.workspace()->startFirstRun(file.isEmpty());
     const QString findText = parser.value(findOpt);
     const bool run = parser.isSet(runOpt);
     const QString target = parser.value(targetOpt);
@@ -217,11 +222,11 @@ int main(int argc, char** argv)
     }
     if (!planner.isEmpty()) {
         QObject::connect(&window, &tessera::app::MainWindow::modelShown, &window, [&window, planner] {
-            window.showFusionPlan();
-            window.planSession()->choosePlanner(planner);
+            window.fusion()->showPlan();
+            window.document()->plans()->choosePlanner(planner);
         });
     }
-    if (!target.isEmpty() && !window.selectTarget(target)) {
+    if (!target.isEmpty() && !window.document()->selectTarget(target)) {
         std::fprintf(stderr, "tessera: bad --target '%s' (expected cpu, cuda, cuda:N or cuda-compile)\n",
                      qPrintable(target));
         return 2;
@@ -243,7 +248,7 @@ int main(int argc, char** argv)
         QObject::connect(
             &window, &tessera::app::MainWindow::modelShown, &window,
             [&window, runFiles] {
-                const std::vector<std::string> errors = window.setRunInputFiles(runFiles);
+                const std::vector<std::string> errors = window.document()->setRunInputFiles(runFiles);
                 for (const std::string& e : errors)
                     std::fprintf(stderr, "tessera: %s\n", e.c_str());
                 if (!errors.empty())
@@ -294,7 +299,7 @@ int main(int argc, char** argv)
         });
         if (!run && !planner.isEmpty()) {
             // The grab waits for the plan (specialising and planning run on a worker).
-            tessera::app::PlanSession* plans = window.planSession();
+            tessera::app::PlanSession* plans = window.document()->plans();
             QObject::connect(plans, &tessera::app::PlanSession::planChanged, &window, [&window, plans, planner, grab] {
                 if (!plans->ready() || plans->isBusy() || plans->planner() != planner)
                     return;
@@ -309,7 +314,7 @@ int main(int argc, char** argv)
                 if (ok && tessera::app::startNextScreenshotRun(window, extras))
                     return;
                 if (!ok) {
-                    std::fprintf(stderr, "tessera: the run failed: %s\n", qPrintable(window.runStatusText()));
+                    std::fprintf(stderr, "tessera: the run failed: %s\n", qPrintable(window.run()->runStatusText()));
                     QTimer::singleShot(kScreenshotSettleMs, &window, [grab] {
                         grab();
                         QApplication::exit(4);
@@ -342,15 +347,15 @@ int main(int argc, char** argv)
         QObject::connect(
             &window, &tessera::app::MainWindow::modelShown, &window,
             [&window, waitProbe] {
-                if (!waitProbe || window.targetsProbed()) {
-                    window.startRun();
+                if (!waitProbe || window.document()->targetsProbed()) {
+                    window.run()->startRun();
                     return;
                 }
                 QObject::connect(
                     &window, &tessera::app::MainWindow::targetChanged, &window,
                     [&window] {
-                        if (window.targetsProbed())
-                            window.startRun();
+                        if (window.document()->targetsProbed())
+                            window.run()->startRun();
                     },
                     Qt::SingleShotConnection);
             },

@@ -24,26 +24,14 @@
 /// the node. A failed run (compiler missing, a kernel that crashed) is reported in the status bar
 /// and the Problems dock (never modal); a newly loaded model cancels a run in progress.
 ///
-/// Fusion plans (issue 6; main_window_fusion.cpp): the Fusion Plan dock (View > Fusion Plan,
-/// Ctrl+Shift+P; views::FusionPlanPanel) shows the plan of the open model held by a PlanSession;
-/// the graph draws its fused groups as clusters. Fuse (Ctrl+G) merges the selected nodes' groups,
-/// Split (Ctrl+Shift+G) splits the selected node's group; Edit > Undo/Redo walk the plan's
-/// history. A refused fusion shows its reason next to the node, in the status bar and in the
-/// Problems dock. Runs compile with the plan on screen (RunSettings::compile.plan); afterwards
-/// the plan table lists each group's measured time. Selecting a row selects the group's nodes
-/// (its anchor's kernel in Code/Timings), selecting a node selects its group's row.
+/// The fusion plan (the Fusion Plan dock, Edit > Undo/Redo, Fuse and Split, the plan's clusters
+/// on the graph) and the user schedules are a FusionController's (fusion_controller.h); the
+/// Welcome dock, the first run, the saved layout and View's dock toggles a WorkspaceController's
+/// (workspace_controller.h); Edit > Preferences and the Help menu a HelpController's
+/// (help_controller.h). Refused plan edits and schedules are listed in the Problems dock.
 ///
-/// Program dock and Live mode (main_window_program.cpp): View > Program (Ctrl+E) shows the open
-/// program's DSL text in a views::ProgramEditor: a `.tsr` editable, an ONNX model printed as DSL
-/// read-only with a banner. 250 ms after the last edit the text is re-parsed (Session::loadText);
-/// a program that parses replaces the model on screen (the graph keeps its zoom and centre), one
-/// that does not keeps the last good model and shows its errors inline and in Problems (a click
-/// there jumps to line:column). Selecting a node highlights its statement, clicking a statement
-/// selects its node. File > Save Program (Ctrl+Alt+S) / Save Program As (Ctrl+Alt+Shift+S);
-/// opening another file or closing the window asks about unsaved program text. Run > Live
-/// (Ctrl+L): 250 ms after a change of the program, the fusion plan or the target the model is
-/// compiled and run again (a newer run supersedes an older one); failures go to the status bar
-/// and Problems, never a dialog.
+/// The Program dock (View > Program, Ctrl+E; Save Program; unsaved-text prompts) and Run > Live
+/// (Ctrl+L) are a ProgramController's (program_controller.h); Live's runs are the RunController's.
 ///
 /// Thread rules: UI thread only.
 
@@ -51,7 +39,6 @@
 #include <memory>
 
 #include <QMainWindow>
-#include <QPointer>
 #include <QStringList>
 
 #include <vector>
@@ -72,18 +59,14 @@ class QListWidget;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
-class QTimer;
 class QToolButton;
 class QUndoStack;
 
 namespace tessera::views {
 class CodePanel;
 class EnergyView;
-class FusionPlanPanel;
 class GraphView;
 class MappingPanel;
-class ProgramEditor;
-class ProgramPanel;
 class PropertiesPanel;
 class RooflineView;
 class TimingPanel;
@@ -103,19 +86,16 @@ namespace tessera::app {
 class CheckController;
 class Document;
 class CompareController;
-class AboutDialog;
-class DocWindow;
-class SettingsDialog;
-class ShortcutsDialog;
-class WelcomePanel;
-struct RunSettings;
-class PlanSession;
+class FusionController;
+class HelpController;
+class ProgramController;
+class RooflineController;
+class RunController;
 class ProjectController;
 class RoofSession;
 class RunSession;
-class ScheduleController;
 class Session;
-struct LoadOutcome;
+class WorkspaceController;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -140,34 +120,13 @@ public:
     QDockWidget* mappingDock() const { return m_mappingDock; }
     /// Shows and raises the task-mapping dock with the given expressions (blank block = one level).
     void showMapping(const QString& grid, const QString& block = QString());
-    RunSession* runSession() const;
-    views::CodePanel* codePanel() const { return m_code; }
-    views::TimingPanel* timingPanel() const { return m_timing; }
-    QDockWidget* codeDock() const { return m_codeDock; }
-    QDockWidget* timingDock() const { return m_timingDock; }
-    /// The Roofline dock (below Code; View > Roofline): the roofs of the profile saved for this CPU,
-    /// or for the CUDA device (perf::findProfileFor; a banner otherwise), from the start and on each
-    /// model shown; after each run every kernel's dot is added (pipeline::kernelSamples) against
-    /// the roofs of the target that ran; clicking a dot selects the node, and selecting a node
-    /// highlights its dot. A newly loaded model clears the dots.
-    views::RooflineView* rooflineView() const { return m_roofline; }
-    /// The dock's second tab, "Energy" (first: "Performance"): GFLOP/J per kernel from the run's
-    /// NVML energy (views::kernelEnergies), in the same chart mode as the roofline (the two mode
-    /// boxes follow each other) and with the same selection linking.
-    views::EnergyView* energyView() const { return m_energy; }
-    QTabWidget* rooflineTabs() const { return m_rooflineTabs; }
-    /// The fusion-plan controller, its dock and panel (see the file comment).
-    PlanSession* planSession() const;
-    views::FusionPlanPanel* fusionPanel() const { return m_fusionPanel; }
-    QDockWidget* fusionDock() const { return m_fusionDock; }
-    /// User schedules: the Task Mapping dock's Apply (Ctrl+Return) / Reset to Default, undoable
-    /// on the plan's undo stack and compiled with by the next run (schedule_controller.h).
-    ScheduleController* scheduleController() const;
-    QAction* undoAction() const { return m_undoAction; }
-    QAction* redoAction() const { return m_redoAction; }
-    /// Shows and raises the Fusion Plan dock.
-    void showFusionPlan();
-    QDockWidget* rooflineDock() const { return m_rooflineDock; }
+    /// Runs: the Run menu and target selector, the Code and Timings docks, the run's line in the
+    /// status bar (run_controller.h).
+    RunController* run() const { return m_run; }
+    /// The Roofline dock (Performance and Energy tabs) and Run > Measure Roofs (roofline_controller.h).
+    RooflineController* roofline() const { return m_roofline; }
+    /// The Fusion Plan dock, the Edit menu and the user schedules (fusion_controller.h).
+    FusionController* fusion() const { return m_fusion; }
     /// The Check dock's controller (check_controller.h: error heatmap of failing kernels).
     CheckController* checkController() const { return m_check; }
     /// Run > Pin Run / Unpin and the comparison views (compare_controller.h).
@@ -175,131 +134,17 @@ public:
     /// .tessera projects: File > Save Project (Ctrl+S) / Save Project As (Ctrl+Shift+S), the title,
     /// unsaved-changes prompts, autosave and recovery (project_controller.h).
     ProjectController* projectController() const { return m_project; }
-    QAction* runAction() const { return m_runAction; }
-    QAction* stopAction() const { return m_stopAction; }
-    /// Run > Check against Reference (checked by default).
-    QAction* checkAction() const { return m_checkAction; }
-    /// Run > Reference Interpreter for Unsupported Ops (checked by default).
-    QAction* fallbackAction() const { return m_fallbackAction; }
-    /// The target selector in the Run toolbar (objectName "targetCombo") and Run > Target.
-    QComboBox* targetCombo() const { return m_targetCombo; }
-    QMenu* targetMenu() const { return m_targetMenu; }
-    /// The selectable targets as listed (see run_targets.h) and the one selected.
-    const std::vector<RunTarget>& targets() const;
-    RunTarget currentTarget() const;
-    /// Whether the start-up device probe has answered (before, CUDA entries are not listed yet).
-    bool targetsProbed() const;
-    /// Selects a target by id ("cpu", "cuda:0", "cuda-compile", or "cuda" for the first CUDA
-    /// entry; see targetIndexFor). Before the probe answered, a CUDA id is remembered and applied
-    /// when it does. `remember`: store it in QSettings as the user's choice. Returns false for an
-    /// id that is none of these forms.
-    bool selectTarget(const QString& id, bool remember = false);
-    /// The status bar's target line ("Target: CPU").
-    QString targetStatusText() const;
-    /// Starts a run of the model on screen (does nothing but say so without a model).
-    void startRun();
-    /// Cancels the run in progress.
-    void stopRun();
-    /// Run > Inputs...: input .npy files to feed and outputs to compare (RunInputsDialog).
-    void showRunInputs();
-    /// The files chosen in Run > Inputs... for the model on screen (cleared when another model opens).
-    const RunInputFiles& runInputFiles() const;
-    /// Sets the run's input and expected-output files as the dialog would (reads them now); the
-    /// errors, one per file, when one cannot be used (nothing is changed then).
-    std::vector<std::string> setRunInputFiles(const RunInputFiles& files);
-    /// The run's line in the status bar (stage while running, the result after).
-    QString runStatusText() const;
+    /// The Program dock and Live mode (program_controller.h).
+    ProgramController* program() const { return m_program; }
 
-    // The Program dock and Live mode (main_window_program.cpp; see the file comment).
-    views::ProgramPanel* programPanel() const { return m_programPanel; }
-    views::ProgramEditor* programEditor() const;
-    QDockWidget* programDock() const { return m_programDock; }
-    /// The program text in the Program dock (a `.tsr`'s, edited or not; an ONNX model's DSL
-    /// print; empty without a model).
-    QString programText() const;
-    /// Whether the program text has edits that are saved nowhere: neither in its .tsr nor in the
-    /// saved project that holds it (setProgramHeldByProject). Closing and opening ask about these.
-    bool programModified() const;
-    /// Whether the program text differs from its .tsr on disk (also when a project holds it:
-    /// then the Program dock's title says so, and nothing asks).
-    bool programDiffersFromFile() const;
-    /// The text the saved project holds for this program (ProjectController, after saving or
-    /// opening a DSL project); a null string when no saved project holds it.
-    void setProgramHeldByProject(const QString& text);
-    /// The `.tsr` the program is saved to (empty for an ONNX model's print).
-    QString programPath() const { return m_programPath; }
-    /// Replaces the program text as if the user typed it (modified; re-parsed after the
-    /// debounce). Does nothing for a read-only (exported) program.
-    void setProgramText(const QString& text);
-    /// File > Save Program: writes the text to programPath() (Save As when there is none).
-    bool saveProgram();
-    /// Writes the program to `path` (a dialog when empty) and opens it there as a program (an
-    /// exported ONNX model becomes an editable program; its weights are referenced relative to
-    /// the new folder). False when cancelled or the file cannot be written (reported).
-    bool saveProgramAs(const QString& path = QString());
-    /// Asks whether to save unsaved program edits (Save / Discard / Cancel). Returns false when
-    /// the user cancelled or saving failed; true otherwise (also when nothing was modified).
-    bool maybeSaveProgram();
-    enum class SaveChoice { Save, Discard, Cancel };
-    using SavePrompt = std::function<SaveChoice(const QString& fileName)>;
-    /// Replaces the question maybeSaveProgram() asks (a message box by default; tests).
-    void setSavePrompt(SavePrompt prompt);
-    QAction* saveProgramAction() const { return m_saveProgramAction; }
-    QAction* saveProgramAsAction() const { return m_saveProgramAsAction; }
-    /// Run > Live (Ctrl+L), also on the toolbar.
-    QAction* liveAction() const { return m_liveAction; }
-    bool isLive() const;
-    void setLive(bool on);
-
-    // Desktop conventions (issue 8; main_window_conventions.cpp).
-    /// The settings Run uses now: the Run menu's switches, the target, the plan on screen and the
-    /// Preferences (app_settings.h: threads, compiler, extra flags, cache folders).
-    RunSettings currentRunSettings() const;
-    /// At start-up. On the first run (QSettings "welcome/firstRunDone" unset) shows the Welcome dock
-    /// and, when `openSample` (no file was named), opens the MobileNetV2 sample. Later runs show
-    /// the dock without a file unless "Don't show this at start-up" was ticked, and hide it when a
-    /// file was named. Returns true when it started loading the sample.
-    bool startFirstRun(bool openSample = true);
-    /// Restores the window geometry and dock arrangement saved when the window last closed
-    /// (QSettings "window/geometry", "window/state", layout version 1).
-    void restoreLayout();
-    bool hasSavedLayout() const;
-    void saveLayout() const;
-    /// Edit > Preferences... (Ctrl+, where the desktop has no Preferences key): window-modal.
-    void showPreferences();
-    /// Help > DSL Guide (F1) / Fusion Guide: the embedded guide ("dsl.md", "fusion.md") in a
-    /// non-modal window.
-    void showDoc(const QString& fileName);
-    /// Help > Keyboard Shortcuts.
-    void showShortcuts();
-    /// Help > About Tessera.
-    void showAbout();
-    /// Help > Welcome.
-    void showWelcome();
-    WelcomePanel* welcomePanel() const { return m_welcome; }
-    QDockWidget* welcomeDock() const { return m_welcomeDock; }
-    QAction* preferencesAction() const { return m_preferencesAction; }
-    QMenu* helpMenu() const { return m_helpMenu; }
-    /// The open dialogs and guide window (null when closed).
-    SettingsDialog* preferencesDialog() const;
-    ShortcutsDialog* shortcutsDialog() const;
-    AboutDialog* aboutDialog() const;
-    DocWindow* docWindow() const;
+    /// The Welcome dock, the first run, the saved layout and View's dock toggles
+    /// (workspace_controller.h).
+    WorkspaceController* workspace() const { return m_workspace; }
+    /// Edit > Preferences and the Help menu's windows (help_controller.h).
+    HelpController* help() const { return m_help; }
 
     /// The model on screen (null before the first successful load).
     std::shared_ptr<const ir::Model> model() const;
-    // Run > Measure Roofs (main_window_roofs.cpp): the GUI twin of `tessera-cli roofline measure
-    // --target cpu --save`, on RoofSession's worker, with progress and Cancel in the status bar.
-    /// Starts measuring this CPU's roofs (supersedes a measurement in progress).
-    void measureRoofs();
-    /// Cancels the measurement in progress; nothing is saved.
-    void cancelRoofMeasurement();
-    QAction* measureRoofsAction() const { return m_measureRoofsAction; }
-    RoofSession* roofSession() const { return m_roofSession; }
-    /// Asked before saving roofs with consistency problems (perf::roofConsistencyProblems); true
-    /// saves anyway. A message box by default; tests replace it.
-    using RoofSavePrompt = std::function<bool(const QStringList& problems)>;
-    void setRoofSavePrompt(RoofSavePrompt prompt) { m_roofSavePrompt = std::move(prompt); }
 
     QString currentPath() const;
     QStringList recentFiles() const;
@@ -316,14 +161,9 @@ signals:
     void runFinished(bool ok);
     /// The target list changed (the device probe answered) or another target was selected.
     void targetChanged();
-    /// A roof measurement ended: `savedPath` is the profile written (empty when it failed, was
-    /// cancelled or the user declined to save a disturbed one).
-    void roofMeasurementFinished(const QString& savedPath);
-    /// Edited program text was parsed (ok: the graph shows it; else its errors are shown).
-    void programParsed(bool ok);
 
 protected:
-    /// Saves the layout (saveLayout) when the window closes.
+    /// Saves the layout (WorkspaceController::saveLayout) when the window closes.
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
@@ -332,43 +172,18 @@ private:
     void createActions();
     void createDocks();
     void createStatusBar();
+    void addPermanentStatusWidgets();
     void onLoadStarted(quint64 generation, const QString& path);
     void onStage(quint64 generation, const QString& stage);
     void onLoadFinished(quint64 generation, bool ok);
+    /// The document's model's node, input and output counts in the status bar, and `times` (the
+    /// import or parse and the layout milliseconds of the load that made it, %1 and %2).
+    void showModelStats(const QString& times);
     void onNodeSelected(int nodeId);
     void showKernelSchedule(ir::NodeId node);
     void showProblems();
-    void createRunDocks();
-    void createRooflineDock();
-    /// Feeds the Roofline dock the kernels of a finished run (and the roofs of its target).
-    void showRoofline(const pipeline::RunReport& report);
-    void onRunStarted(quint64 generation);
-    void onRunProgress(quint64 generation, double fraction, const QString& stage);
-    void onRunCompiled(quint64 generation);
-    void onCudaCompiled(quint64 generation);
-    /// Fills the combo box and the Target menu from the document's targets (when they changed)
-    /// and shows the one selected.
-    void onTargetChanged();
-    /// A project's stored run in Timings, the plan table and the roofline (Document::shownRecord).
-    void showRecord();
-    void showRecordPlanTimes();
-    /// Shows the compiled model in the Code dock (C++, or CUDA C with a PTX pane).
-    void showCompiledCode();
-    void showPtx();
-    void onRunFinished(bool ok);
-    void setRunBusy(bool busy);
-    void setRunMessage(const QString& text, bool error);
-    /// Code and timing row for the selected node (after a compile).
-    void showNodeResults(int nodeId);
+    /// Selects the node of kernel `name` (picked in Code, Timings or the roofline).
     void onKernelRowSelected(const QString& name);
-    // Fusion plans (main_window_fusion.cpp).
-    void createFusionDock();
-    void onPlanChanged();
-    void onPlanRefused(const QString& node, const QString& message);
-    void onPlanGroupSelected(const QString& group, const QStringList& members);
-    void selectPlanGroupOfNode(int nodeId);
-    /// The measured time of each group of a finished run, into the plan table.
-    void showPlanTimings(const pipeline::RunReport& report);
     void addRecent(const QString& path);
     void rebuildRecentMenu();
     void setBusy(bool busy);
@@ -393,114 +208,20 @@ private:
     QToolButton* m_cancelButton = nullptr;
     QString m_loadingPath;
 
-    views::CodePanel* m_code = nullptr;
-    views::TimingPanel* m_timing = nullptr;
-    QDockWidget* m_codeDock = nullptr;
-    QDockWidget* m_timingDock = nullptr;
-    views::RooflineView* m_roofline = nullptr;
-    views::EnergyView* m_energy = nullptr;
-    QTabWidget* m_rooflineTabs = nullptr;
-    QDockWidget* m_rooflineDock = nullptr;
-    QAction* m_runAction = nullptr;
-    QAction* m_stopAction = nullptr;
-    QAction* m_checkAction = nullptr;
-    QAction* m_fallbackAction = nullptr;
-    QAction* m_inputsAction = nullptr;
-    QComboBox* m_targetCombo = nullptr;
-    QMenu* m_targetMenu = nullptr;
-    QActionGroup* m_targetGroup = nullptr;
-    QLabel* m_targetLabel = nullptr;
-    QLabel* m_runLabel = nullptr;
-    QProgressBar* m_runProgress = nullptr;
-    EtaEstimator m_runEta;    ///< "about 20 s left" after the run's stage text
-    QToolButton* m_runCancel = nullptr;
-    bool m_runDocksShown = false;
-    /// The compiled model whose code and statuses are on screen (null when none).
-    std::shared_ptr<const pipeline::CompiledModel> m_compiled;
-    /// The NVRTC result whose PTX is on screen (null when none).
-    std::shared_ptr<const runtime::cuda::CudaCompiled> m_cudaModule;
+    RunController* m_run = nullptr;
+    RooflineController* m_roofline = nullptr;
 
-    views::FusionPlanPanel* m_fusionPanel = nullptr;
-    QDockWidget* m_fusionDock = nullptr;
-    QAction* m_undoAction = nullptr;
-    QAction* m_redoAction = nullptr;
+    FusionController* m_fusion = nullptr;
     ProjectController* m_project = nullptr;
-    void createScheduleController();  // main_window_schedules.cpp
 
     QMenu* m_runMenu = nullptr;
     CheckController* m_check = nullptr;
     CompareController* m_compare = nullptr;
 
-    // The Program dock and Live mode (main_window_program.cpp).
-    void createProgramDock();
-    void onProgramLoaded(bool ok);
-    void onProgramEdited();
-    void parseProgramNow();
-    void onProgramParsed(quint64 generation, bool ok);
-    void showProgramModel(const LoadOutcome& out);
-    void onProgramStatementActivated(int index);
-    void highlightProgramNode(int nodeId);
-    void jumpToProblem(const QString& file, int line, int column);
-    void updateProgramTitle();
-    void scheduleLive();
-    void runLive();
-    views::ProgramPanel* m_programPanel = nullptr;
-    QDockWidget* m_programDock = nullptr;
-    QAction* m_saveProgramAction = nullptr;
-    QAction* m_saveProgramAsAction = nullptr;
-    QAction* m_liveAction = nullptr;
-    QTimer* m_programTimer = nullptr;
-    QTimer* m_liveTimer = nullptr;
-    QString m_programPath;
-    bool m_programExported = false;
-    bool m_programShownOnce = false;
-    std::uint64_t m_programSignature = 0;
-    QString m_liveKey;
-    SavePrompt m_savePrompt;
+    ProgramController* m_program = nullptr;
 
-    // Roof measurement (main_window_roofs.cpp).
-    void createRoofMeasurement();
-    void onRoofProgress(quint64 generation, double fraction, const QString& phase);
-    void onRoofFinished(quint64 generation, bool ok);
-    /// Looks the CPU profile up again and re-places the last run's dots against it (without a
-    /// run on screen: showTargetRoofs).
-    void reloadRoofProfile();
-    /// The roofline's (and energy chart's) roofs for the selected target without a run: this
-    /// CPU's saved profile, or the CUDA device's; the banner when none is saved. At start-up, on
-    /// each model shown and when the target changes while no run's dots are on screen.
-    void showTargetRoofs();
-    void onTargetChangedForRoofs();
-    /// True (and says so) while roofs are measured: kernels timed meanwhile would disturb both.
-    bool roofMeasurementBlocksRun();
-    RoofSession* m_roofSession = nullptr;
-    QAction* m_measureRoofsAction = nullptr;
-    QProgressBar* m_roofProgress = nullptr;
-    QToolButton* m_roofCancel = nullptr;
-    RoofSavePrompt m_roofSavePrompt;
-
-    // Conventions (main_window_conventions.cpp).
-    void createConventions();
-    void sizeBottomDocks();
-    void welcomeRun();
-    void welcomeSelectNode();
-    QAction* m_preferencesAction = nullptr;
-    QMenu* m_helpMenu = nullptr;
-    WelcomePanel* m_welcome = nullptr;
-    QDockWidget* m_welcomeDock = nullptr;
-    QPointer<SettingsDialog> m_preferences;
-    QPointer<ShortcutsDialog> m_shortcuts;
-    QPointer<AboutDialog> m_about;
-    QPointer<DocWindow> m_docWindow;
-    bool m_bottomSized = false;
-
-    // Fixes from a newcomer's session (main_window_polish.cpp).
-    void createPolish();
-    /// Shows or hides a normal status-bar widget; while a temporary message is up it stays hidden
-    /// and appears when the message goes (the message is drawn across that part of the bar).
-    void setStatusWidgetVisible(QWidget* widget, bool visible);
-    void onStatusMessageChanged(const QString& message);
-    /// View > <dock>: shows a hidden dock, raises one behind another tab, closes one in front.
-    void toggleDock(QDockWidget* dock);
+    WorkspaceController* m_workspace = nullptr;
+    HelpController* m_help = nullptr;
 };
 
 }  // namespace tessera::app

@@ -434,7 +434,7 @@ void RunController::onRunFinished(bool ok)
         }
         // The core's advice names the CLI flag; say where the same switch is in the window.
         if (!out.compiled && !out.settings.compile.fallbackReference &&
-            message.contains(QLatin1String("no code generator")))
+            out.diagnostics.hasCode(support::DiagnosticCode::NoCodeGenerator))
             message += tr(" (in the window: Run > Reference Interpreter for Unsupported Ops)");
         const QString stage = !out.compiled    ? tr("Compile failed")
                               : out.nvrtcFailed ? tr("CUDA compile failed")

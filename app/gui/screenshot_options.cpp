@@ -10,7 +10,11 @@
 #include <QTimer>
 
 #include "app/gui/compare_controller.h"
+#include "app/gui/document.h"
+#include "app/gui/help_controller.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/run_inputs_dialog.h"
 #include "app/gui/settings_dialog.h"
 #include "app/gui/help_windows.h"
@@ -81,7 +85,7 @@ bool startNextScreenshotRun(MainWindow& window, const ScreenshotExtras& extras)
     if (extras.pin && done == 1)
         window.compareController()->pinAction()->trigger();
     // After the finished run's own handlers (Timings, roofline, history) have seen it.
-    QTimer::singleShot(0, &window, [&window] { window.startRun(); });
+    QTimer::singleShot(0, &window, [&window] { window.run()->startRun(); });
     return true;
 }
 
@@ -91,9 +95,9 @@ QPixmap grabScreenshot(MainWindow& window, const ScreenshotExtras& extras, QStri
     if (want.isEmpty())
         return window.grab();
     if (want == QLatin1String("preferences") || want == QLatin1String("settings")) {
-        window.showPreferences();
+        window.help()->showPreferences();
         settle();
-        return window.preferencesDialog() ? window.preferencesDialog()->grab() : QPixmap();
+        return window.help()->preferencesDialog() ? window.help()->preferencesDialog()->grab() : QPixmap();
     }
     if (want == QLatin1String("inputs")) {
         // Run > Inputs... as it opens, with the files of --input / --expect filled in.
@@ -101,7 +105,7 @@ QPixmap grabScreenshot(MainWindow& window, const ScreenshotExtras& extras, QStri
             *error = QStringLiteral("no model is open for the Run > Inputs dialog");
             return QPixmap();
         }
-        RunInputsDialog dialog(window.model()->graph, window.runInputFiles(), &window);
+        RunInputsDialog dialog(window.model()->graph, window.document()->runInputFiles(), &window);
         dialog.show();
         settle();
         QPixmap pm = dialog.grab();
@@ -109,9 +113,9 @@ QPixmap grabScreenshot(MainWindow& window, const ScreenshotExtras& extras, QStri
         return pm;
     }
     if (want == QLatin1String("about")) {
-        window.showAbout();
+        window.help()->showAbout();
         settle();
-        return window.aboutDialog() ? window.aboutDialog()->grab() : QPixmap();
+        return window.help()->aboutDialog() ? window.help()->aboutDialog()->grab() : QPixmap();
     }
     QStringList names;
     for (QDockWidget* dock : window.findChildren<QDockWidget*>()) {

@@ -2,8 +2,8 @@
 /// @file
 /// The Welcome panel (a dock, so it never hides the graph; Help > Welcome reopens it): a few
 /// steps that take a new user from the MobileNetV2 sample to its timings on the roofline, each a
-/// button that does the step. The panel only emits what the user asked for; the main window does
-/// it (main_window_conventions.cpp).
+/// button that does the step. The panel only emits what the user asked for; the workspace
+/// controller does it (workspace_controller.h).
 ///
 /// Also: where the samples are (samplesDirectory), and the first-run flags in QSettings
 /// ("welcome/firstRunDone", "welcome/dontShow").

@@ -11,7 +11,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "app/gui/document.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
 #include "core/perf/machine_profile.h"
@@ -51,8 +54,8 @@ void RooflineDockTest::runFeedsTheDockAndSelectionIsLinked() {
     w.setErrorReporter([&](const QString&, const QStringList& lines) { errors += lines; });
     w.resize(1400, 900);
     w.show();
-    QVERIFY(w.rooflineDock() && w.rooflineView());
-    QVERIFY(!w.rooflineDock()->isVisible());  // no run yet
+    QVERIFY(w.roofline()->dock() && w.roofline()->rooflineView());
+    QVERIFY(!w.roofline()->dock()->isVisible());  // no run yet
 
     QSignalSpy loaded(w.session(), &app::Session::finished);
     w.openFile(QStringLiteral(TESSERA_SAMPLES "/dw_pw_block.onnx"));
@@ -60,18 +63,18 @@ void RooflineDockTest::runFeedsTheDockAndSelectionIsLinked() {
     QVERIFY2(loaded.first().at(1).toBool(), qPrintable(errors.join('\n')));
 
     QSignalSpy finished(&w, &app::MainWindow::runFinished);
-    w.startRun();
-    QVERIFY(w.rooflineDock()->isVisible());
+    w.run()->startRun();
+    QVERIFY(w.roofline()->dock()->isVisible());
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 600000);
     if (!finished.first().at(0).toBool()) {
         QStringList why;
-        for (const auto& d : w.runSession()->lastOutcome().diagnostics.items()) why << QString::fromStdString(d.message);
+        for (const auto& d : w.document()->runs()->lastOutcome().diagnostics.items()) why << QString::fromStdString(d.message);
         QFAIL(qPrintable("the run failed: " + why.join('\n') + errors.join('\n')));
     }
-    views::RooflineView* roof = w.rooflineView();
+    views::RooflineView* roof = w.roofline()->rooflineView();
     QTRY_COMPARE_WITH_TIMEOUT(roof->pendingCount(), 0, 2000);  // drained by the 30 Hz timer
 
-    const app::RunOutcome& out = w.runSession()->lastOutcome();
+    const app::RunOutcome& out = w.document()->runs()->lastOutcome();
     QCOMPARE(out.report->kernels.size(), std::size_t(3));
     QStringList names;
     for (const auto& k : out.report->kernels) names << QString::fromStdString(k.name);
@@ -96,16 +99,16 @@ void RooflineDockTest::runFeedsTheDockAndSelectionIsLinked() {
     const QString first = names[0];
     emit roof->kernelSelected(first);
     QCOMPARE(graph->selectedNodeId(), graph->operatorIdByName(first.toStdString()));
-    QCOMPARE(QString::fromStdString(w.timingPanel()->selectedKernel()), first);
+    QCOMPARE(QString::fromStdString(w.run()->timingPanel()->selectedKernel()), first);
     QCOMPARE(roof->selectedKernel(), first);
 
     // The Energy tab: a CPU run has no energy, so it shows the placeholder, with the same kernels;
     // its selection is linked like the roofline's.
-    views::EnergyView* energy = w.energyView();
+    views::EnergyView* energy = w.roofline()->energyView();
     QVERIFY(energy);
-    QCOMPARE(w.rooflineTabs()->count(), 2);
-    QCOMPARE(w.rooflineTabs()->tabText(0), QString("Performance"));
-    QCOMPARE(w.rooflineTabs()->tabText(1), QString("Energy"));
+    QCOMPARE(w.roofline()->tabs()->count(), 2);
+    QCOMPARE(w.roofline()->tabs()->tabText(0), QString("Performance"));
+    QCOMPARE(w.roofline()->tabs()->tabText(1), QString("Energy"));
     QTRY_COMPARE_WITH_TIMEOUT(energy->pendingCount(), 0, 2000);
     QCOMPARE(energy->kernelNames(), names);
     QCOMPARE(energy->placeholderText(), QString("Energy needs an NVIDIA GPU with NVML (run on a CUDA target)"));
@@ -123,7 +126,7 @@ void RooflineDockTest::runFeedsTheDockAndSelectionIsLinked() {
 
     // A second run adds no kernel: the same names, previous positions kept as trails when moved.
     finished.clear();
-    w.startRun();
+    w.run()->startRun();
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 600000);
     QTRY_COMPARE_WITH_TIMEOUT(roof->pendingCount(), 0, 2000);
     QCOMPARE(roof->kernelNames(), names);
@@ -165,7 +168,7 @@ void RooflineDockTest::energyTabWithSyntheticGpuKernels() {
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QDockWidget* dock = w.rooflineDock();
+    QDockWidget* dock = w.roofline()->dock();
     dock->setWindowTitle(QStringLiteral("Roofline \u2014 synthetic data (no GPU on this machine)"));
     dock->show();
     w.resizeDocks({dock}, {940}, Qt::Horizontal);
@@ -198,14 +201,14 @@ void RooflineDockTest::energyTabWithSyntheticGpuKernels() {
         r.avgPowerWatts = k.watts;
         report.kernels.push_back(r);
     }
-    w.rooflineView()->setProfile(p);
-    w.rooflineView()->addPoints(samples);
-    views::EnergyView* energy = w.energyView();
+    w.roofline()->rooflineView()->setProfile(p);
+    w.roofline()->rooflineView()->addPoints(samples);
+    views::EnergyView* energy = w.roofline()->energyView();
     energy->setProfile(p);
     energy->addPoints(views::kernelEnergies(samples, report));
-    w.rooflineView()->flush();
+    w.roofline()->rooflineView()->flush();
     energy->flush();
-    w.rooflineTabs()->setCurrentWidget(energy);
+    w.roofline()->tabs()->setCurrentWidget(energy);
     QVERIFY(energy->isVisible());
     QVERIFY(energy->placeholderText().isEmpty());
     QCOMPARE(energy->kernelNames().size(), qsizetype(std::size(kSynthetic)));
@@ -217,7 +220,7 @@ void RooflineDockTest::energyTabWithSyntheticGpuKernels() {
     QCOMPARE(energy->bestLabel(), QString("best measured 21.5 GFLOP/J (Conv_4)"));  // 25.7 MFLOP / 1.2 mJ
     QVERIFY(energy->tooltipText("Gemm_100").contains("J/run: 30.4 mJ\npower: 167 W"));
     // Selecting in the dock highlights in both tabs (no model loaded: nothing else to select).
-    w.rooflineView()->setSelectedKernel("Conv_54");
+    w.roofline()->rooflineView()->setSelectedKernel("Conv_54");
     energy->setSelectedKernel("Conv_54");
     QCOMPARE(energy->selectedKernel(), QString("Conv_54"));
 
@@ -225,7 +228,7 @@ void RooflineDockTest::energyTabWithSyntheticGpuKernels() {
     if (qEnvironmentVariableIsSet("TESSERA_ENERGY_SHOT")) {
         const QImage shot = dock->grab().toImage();
         QVERIFY(shot.save(qEnvironmentVariable("TESSERA_ENERGY_SHOT")));
-        w.rooflineTabs()->setCurrentWidget(w.rooflineView());
+        w.roofline()->tabs()->setCurrentWidget(w.roofline()->rooflineView());
         QTest::qWait(50);
         QVERIFY(dock->grab().toImage().save(qEnvironmentVariable("TESSERA_ENERGY_SHOT") + ".performance.png"));
     }

@@ -40,7 +40,7 @@ using test::loadSample;
 bool runOnce(app::MainWindow& w)
 {
     QSignalSpy finished(&w, &app::MainWindow::runFinished);
-    w.startRun();
+    w.run()->startRun();
     return finished.wait(600000) && finished.first().at(0).toBool();
 }
 
@@ -71,7 +71,7 @@ private slots:
         QVERIFY(check->dock()->isHidden());
         QVERIFY(runOnce(w));
 
-        const auto report = w.runSession()->lastOutcome().report;
+        const auto report = w.document()->runs()->lastOutcome().report;
         QVERIFY(report && report->checked && !report->allPassed);
         const pipeline::KernelReport* failing = nullptr;
         for (const pipeline::KernelReport& k : report->kernels)
@@ -114,7 +114,7 @@ private slots:
 
         // Closing the dock and double-clicking the failing row in the Timings table reopens it.
         check->dock()->hide();
-        views::TimingPanel* timing = w.timingPanel();
+        views::TimingPanel* timing = w.run()->timingPanel();
         const int row = timing->model()->rowOfKernel(failing->name);
         QVERIFY(row >= 0);
         QCOMPARE(timing->model()->data(timing->model()->index(row, views::TimingTableModel::Status)).toString(),
@@ -141,11 +141,11 @@ private slots:
         compare->pinAction()->trigger();
         QVERIFY(compare->isPinned());
         QVERIFY(compare->unpinAction()->isEnabled());
-        views::TimingTableModel* m = w.timingPanel()->model();
+        views::TimingTableModel* m = w.run()->timingPanel()->model();
         QCOMPARE(m->columnCount(), int(views::TimingTableModel::ColumnCount) + 1);
 
         QVERIFY(runOnce(w));
-        const auto report = w.runSession()->lastOutcome().report;
+        const auto report = w.document()->runs()->lastOutcome().report;
         QVERIFY(report);
         QCOMPARE(m->rowCount(), int(report->kernels.size()));  // same plan: nothing new, nothing gone
         for (int r = 0; r < m->rowCount(); ++r) {
@@ -153,16 +153,16 @@ private slots:
             QVERIFY2(ratio.endsWith(QLatin1Char('x')), qPrintable(ratio));
             QVERIFY(m->data(m->index(r, views::TimingTableModel::VsPinned), Qt::UserRole).toDouble() > 0);
         }
-        QVERIFY(w.timingPanel()->summaryText().contains(QStringLiteral("vs pinned: ")));
+        QVERIFY(w.run()->timingPanel()->summaryText().contains(QStringLiteral("vs pinned: ")));
         // Every pinned dot is linked to the current dot of its kernel.
         for (const pipeline::KernelReport& k : report->kernels) {
             if (k.reference || k.flops <= 0)
                 continue;
             const QString name = QString::fromStdString(k.name);
-            QCOMPARE(w.rooflineView()->pinnedLink(name), name);
+            QCOMPARE(w.roofline()->rooflineView()->pinnedLink(name), name);
         }
         // Code dock: the same plan generates the same code; select a kernel and ask for the diff.
-        views::CodePanel* code = w.codePanel();
+        views::CodePanel* code = w.run()->codePanel();
         QVERIFY(code->diffButton()->isVisibleTo(code));
         const int id = w.graphView()->operatorIdByName(report->kernels.front().name);
         QVERIFY(id >= 0);
@@ -179,7 +179,7 @@ private slots:
         QVERIFY(!compare->isPinned());
         QCOMPARE(m->columnCount(), int(views::TimingTableModel::ColumnCount));
         QVERIFY(!code->isDiffShown());
-        QVERIFY(w.rooflineView()->pinnedPositions(QString::fromStdString(report->kernels.front().name)).empty());
+        QVERIFY(w.roofline()->rooflineView()->pinnedPositions(QString::fromStdString(report->kernels.front().name)).empty());
     }
 
     void kernelDiffOfTwoCompiles()

@@ -32,11 +32,17 @@
 #include <QFileInfo>
 
 #include "app/gui/app_settings.h"
+#include "app/gui/fusion_controller.h"
+#include "app/gui/help_controller.h"
 #include "app/gui/help_windows.h"
+#include "app/gui/document.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/run_session.h"
 #include "app/gui/settings_dialog.h"
 #include "app/gui/welcome_panel.h"
+#include "app/gui/workspace_controller.h"
 #include "core/runtime/host_jit.h"
 #include "views/fusion/fusion_plan_panel.h"
 #include "views/fusion/fusion_plan_table_model.h"
@@ -117,15 +123,15 @@ private slots:
     void preferencesReachRunSettings()
     {
         MainWindow w;
-        app::RunSettings before = w.currentRunSettings();
+        app::RunSettings before = w.document()->runSettings();
         QCOMPARE(before.run.threads, std::max(1, QThread::idealThreadCount()));
         const std::vector<std::string> defaults = runtime::HostCompilerOptions().flags;
         QCOMPARE(before.run.compiler.flags, defaults);
 
-        QVERIFY(w.preferencesAction() != nullptr);
-        QVERIFY(!w.preferencesAction()->shortcut().isEmpty());
-        w.preferencesAction()->trigger();
-        app::SettingsDialog* dlg = w.preferencesDialog();
+        QVERIFY(w.help()->preferencesAction() != nullptr);
+        QVERIFY(!w.help()->preferencesAction()->shortcut().isEmpty());
+        w.help()->preferencesAction()->trigger();
+        app::SettingsDialog* dlg = w.help()->preferencesDialog();
         QVERIFY(dlg != nullptr);
         QVERIFY(dlg->isVisible());
         dlg->threadsSpin()->setValue(1);
@@ -134,7 +140,7 @@ private slots:
         dlg->accept();
         QCOMPARE(QSettings().value(QStringLiteral("settings/threads")).toInt(), 1);
 
-        const app::RunSettings s = w.currentRunSettings();
+        const app::RunSettings s = w.document()->runSettings();
         QCOMPARE(s.run.threads, 1);
         QCOMPARE(s.compile.cpuThreads, 1);
         QCOMPARE(s.run.compiler.compiler, std::string("c++"));
@@ -162,10 +168,10 @@ private slots:
         w.openFile(kSamples + QStringLiteral("/dw_pw_block.onnx"));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.startRun();
+        w.run()->startRun();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);
-        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(w.runStatusText()));
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(w.run()->runStatusText()));
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QVERIFY(out.report != nullptr);
         QCOMPARE(out.report->threads, 1);
         QCOMPARE(out.settings.run.threads, 1);
@@ -250,9 +256,9 @@ private slots:
     void shortcutsDialogListsRun()
     {
         MainWindow w;
-        QVERIFY(w.shortcutsDialog() == nullptr);
-        w.showShortcuts();
-        app::ShortcutsDialog* dlg = w.shortcutsDialog();
+        QVERIFY(w.help()->shortcutsDialog() == nullptr);
+        w.help()->showShortcuts();
+        app::ShortcutsDialog* dlg = w.help()->shortcutsDialog();
         QVERIFY(dlg != nullptr);
         const QString ctrlR = QKeySequence(Qt::CTRL | Qt::Key_R).toString(QKeySequence::NativeText);
         bool run = false, dsl = false, prefs = false;
@@ -294,11 +300,11 @@ private slots:
         QCOMPARE(lines.at(5), QStringLiteral("C++ compiler: %1 (c++)")
                                   .arg(QString::fromStdString(*runtime::hostCompilerVersion("c++"))));
         MainWindow w;
-        w.showAbout();
-        QVERIFY(w.aboutDialog() != nullptr);
-        QVERIFY(w.aboutDialog()->text().contains(QString::fromLatin1(qVersion())));
-        QVERIFY(w.aboutDialog()->text().contains(QStringLiteral("CUDA driver: ")));
-        grabIfAsked(w.aboutDialog(), QStringLiteral("about.png"));
+        w.help()->showAbout();
+        QVERIFY(w.help()->aboutDialog() != nullptr);
+        QVERIFY(w.help()->aboutDialog()->text().contains(QString::fromLatin1(qVersion())));
+        QVERIFY(w.help()->aboutDialog()->text().contains(QStringLiteral("CUDA driver: ")));
+        grabIfAsked(w.help()->aboutDialog(), QStringLiteral("about.png"));
     }
 
     void guidesAreEmbedded()
@@ -310,7 +316,7 @@ private slots:
         QVERIFY(f1 != nullptr);
         QCOMPARE(f1->shortcut(), QKeySequence(Qt::Key_F1));
         f1->trigger();
-        app::DocWindow* doc = w.docWindow();
+        app::DocWindow* doc = w.help()->docWindow();
         QVERIFY(doc != nullptr);
         QVERIFY(doc->isVisible());
         QVERIFY(!doc->isModal());
@@ -318,7 +324,7 @@ private slots:
         QVERIFY(doc->browser()->toPlainText().startsWith(QStringLiteral("The Tessera DSL (.tsr)")));
         QCOMPARE(doc->windowTitle(), QStringLiteral("The Tessera DSL (.tsr) \u2014 Tessera"));
         w.findChild<QAction*>(QStringLiteral("fusionGuideAction"))->trigger();
-        QCOMPARE(w.docWindow(), doc);  // one guide window
+        QCOMPARE(w.help()->docWindow(), doc);  // one guide window
         QVERIFY(doc->browser()->toPlainText().startsWith(QStringLiteral("Fusion plans")));
     }
 
@@ -339,49 +345,49 @@ private slots:
             w.setErrorReporter([](const QString&, const QStringList&) {});
             w.show();
             QSignalSpy shown(&w, &MainWindow::modelShown);
-            QVERIFY(w.startFirstRun());
+            QVERIFY(w.workspace()->startFirstRun());
             QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
             QCOMPARE(QFileInfo(w.currentPath()).fileName(), QStringLiteral("mobilenet_v2.onnx"));
-            QVERIFY(w.welcomeDock()->isVisible());
-            QCOMPARE(w.dockWidgetArea(w.welcomeDock()), Qt::LeftDockWidgetArea);
+            QVERIFY(w.workspace()->welcomeDock()->isVisible());
+            QCOMPARE(w.dockWidgetArea(w.workspace()->welcomeDock()), Qt::LeftDockWidgetArea);
             // The Run step names the Run action's key.
-            const QString ctrlR = w.runAction()->shortcut().toString(QKeySequence::NativeText);
-            QVERIFY(w.welcomePanel()->stepButton(app::WelcomePanel::Step::Run)->text().endsWith(QStringLiteral("(%1)").arg(ctrlR)));
-            QVERIFY(w.welcomePanel()->dslButton()->menu()->actions().size() >= 3);
+            const QString ctrlR = w.run()->runAction()->shortcut().toString(QKeySequence::NativeText);
+            QVERIFY(w.workspace()->welcomePanel()->stepButton(app::WelcomePanel::Step::Run)->text().endsWith(QStringLiteral("(%1)").arg(ctrlR)));
+            QVERIFY(w.workspace()->welcomePanel()->dslButton()->menu()->actions().size() >= 3);
         }
         {
             // The second start: no sample; the Welcome shows again until "Don't show" is ticked.
             MainWindow w;
             w.show();
             QSignalSpy shown(&w, &MainWindow::modelShown);
-            QVERIFY(!w.startFirstRun());
+            QVERIFY(!w.workspace()->startFirstRun());
             QTest::qWait(200);
             QCOMPARE(shown.count(), 0);
             QVERIFY(w.model() == nullptr);
-            QVERIFY(w.welcomeDock()->isVisible());
-            w.welcomePanel()->findChild<QCheckBox*>(QStringLiteral("welcomeDontShow"))->setChecked(true);
+            QVERIFY(w.workspace()->welcomeDock()->isVisible());
+            w.workspace()->welcomePanel()->findChild<QCheckBox*>(QStringLiteral("welcomeDontShow"))->setChecked(true);
         }
         {
             MainWindow w;
             w.show();
-            QVERIFY(!w.startFirstRun());
-            QVERIFY(!w.welcomeDock()->isVisible());
+            QVERIFY(!w.workspace()->startFirstRun());
+            QVERIFY(!w.workspace()->welcomeDock()->isVisible());
             QVERIFY(w.model() == nullptr);
             // Help > Welcome brings it back.
             w.findChild<QAction*>(QStringLiteral("welcomeAction"))->trigger();
-            QVERIFY(w.welcomeDock()->isVisible());
+            QVERIFY(w.workspace()->welcomeDock()->isVisible());
         }
     }
 
     void welcomeSaysWhereThingsAre()
     {
         MainWindow w;
-        app::WelcomePanel* welcome = w.welcomePanel();
+        app::WelcomePanel* welcome = w.workspace()->welcomePanel();
         // The roofline step says how to get this machine's roofs (the roofline's banner button).
         const QString roofStep = welcome->stepButton(app::WelcomePanel::Step::Roofline)->description();
         QVERIFY2(roofStep.contains(QStringLiteral("Click Measure Roofs in the roofline's banner")), qPrintable(roofStep));
         // The fusion step names where the planner is chosen, with the dock action's real key.
-        const QString planKeys = w.fusionDock()->toggleViewAction()->shortcut().toString(QKeySequence::NativeText);
+        const QString planKeys = w.fusion()->dock()->toggleViewAction()->shortcut().toString(QKeySequence::NativeText);
         QCOMPARE(planKeys, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P).toString(QKeySequence::NativeText));
         const QString planStep = welcome->stepButton(app::WelcomePanel::Step::FusionPlan)->description();
         QVERIFY2(planStep.startsWith(QStringLiteral("View > Fusion Plan (%1): choose the planner").arg(planKeys)),
@@ -392,14 +398,14 @@ private slots:
             if (a->text().remove(QLatin1Char('&')) == QStringLiteral("View"))
                 view = a->menu();
         QVERIFY(view != nullptr);
-        QAction* toggle = w.welcomeDock()->toggleViewAction();
+        QAction* toggle = w.workspace()->welcomeDock()->toggleViewAction();
         QVERIFY(view->actions().contains(toggle));
         QCOMPARE(toggle->text(), QStringLiteral("&Welcome"));
-        QVERIFY(w.welcomeDock()->isHidden());
+        QVERIFY(w.workspace()->welcomeDock()->isHidden());
         toggle->trigger();
-        QVERIFY(!w.welcomeDock()->isHidden());
+        QVERIFY(!w.workspace()->welcomeDock()->isHidden());
         toggle->trigger();
-        QVERIFY(w.welcomeDock()->isHidden());
+        QVERIFY(w.workspace()->welcomeDock()->isHidden());
     }
 
     void firstRunWithAFileShowsWelcomeOnly()
@@ -410,8 +416,8 @@ private slots:
             MainWindow w;
             w.show();
             QSignalSpy shown(&w, &MainWindow::modelShown);
-            QVERIFY(!w.startFirstRun(false));
-            QVERIFY(w.welcomeDock()->isVisible());
+            QVERIFY(!w.workspace()->startFirstRun(false));
+            QVERIFY(w.workspace()->welcomeDock()->isVisible());
             QTest::qWait(100);
             QCOMPARE(shown.count(), 0);
         }
@@ -419,8 +425,8 @@ private slots:
             // Later starts with a file: the plain window.
             MainWindow w;
             w.show();
-            QVERIFY(!w.startFirstRun(false));
-            QVERIFY(!w.welcomeDock()->isVisible());
+            QVERIFY(!w.workspace()->startFirstRun(false));
+            QVERIFY(!w.workspace()->welcomeDock()->isVisible());
         }
     }
 
@@ -432,18 +438,18 @@ private slots:
         QSignalSpy shown(&w, &MainWindow::modelShown);
         w.openFile(kSamples + QStringLiteral("/dw_pw_block.onnx"));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
-        w.showWelcome();
-        QSignalSpy triggered(w.runAction(), &QAction::triggered);
+        w.workspace()->showWelcome();
+        QSignalSpy triggered(w.run()->runAction(), &QAction::triggered);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        QTest::mouseClick(w.welcomePanel()->stepButton(app::WelcomePanel::Step::Run), Qt::LeftButton);
+        QTest::mouseClick(w.workspace()->welcomePanel()->stepButton(app::WelcomePanel::Step::Run), Qt::LeftButton);
         QCOMPARE(triggered.count(), 1);
-        QVERIFY(w.runSession()->isBusy());
-        QCOMPARE(w.currentTarget().id, QStringLiteral("cpu"));
-        w.stopRun();
+        QVERIFY(w.document()->runs()->isBusy());
+        QCOMPARE(w.document()->currentTarget().id, QStringLiteral("cpu"));
+        w.run()->stopRun();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
 
         // Step 4 selects the first operator with weights.
-        w.welcomePanel()->stepButton(app::WelcomePanel::Step::SelectNode)->click();
+        w.workspace()->welcomePanel()->stepButton(app::WelcomePanel::Step::SelectNode)->click();
         QVERIFY(w.graphView() != nullptr);
     }
 
@@ -452,13 +458,13 @@ private slots:
         MainWindow w;
         w.setErrorReporter([](const QString&, const QStringList&) {});
         w.show();
-        w.showWelcome();
-        QSignalSpy triggered(w.runAction(), &QAction::triggered);
+        w.workspace()->showWelcome();
+        QSignalSpy triggered(w.run()->runAction(), &QAction::triggered);
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.welcomePanel()->stepButton(app::WelcomePanel::Step::Run)->click();
+        w.workspace()->welcomePanel()->stepButton(app::WelcomePanel::Step::Run)->click();
         QTRY_COMPARE_WITH_TIMEOUT(triggered.count(), 1, 60000);
         QCOMPARE(QFileInfo(w.currentPath()).fileName(), QStringLiteral("mobilenet_v2.onnx"));
-        w.stopRun();
+        w.run()->stopRun();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     }
 
@@ -471,27 +477,27 @@ private slots:
 
     void layoutIsSavedAndRestored()
     {
-        QVERIFY(!MainWindow().hasSavedLayout());
+        QVERIFY(!MainWindow().workspace()->hasSavedLayout());
         {
             MainWindow w;
             w.resize(1500, 950);
             w.show();
-            w.timingDock()->show();
-            w.welcomeDock()->show();
+            w.run()->timingDock()->show();
+            w.workspace()->welcomeDock()->show();
             QTest::qWait(50);
             w.close();  // saves
         }
         MainWindow w;
-        QVERIFY(w.hasSavedLayout());
-        QVERIFY(w.timingDock()->isHidden());
-        w.restoreLayout();
-        QVERIFY(!w.timingDock()->isHidden());
-        QVERIFY(!w.welcomeDock()->isHidden());
+        QVERIFY(w.workspace()->hasSavedLayout());
+        QVERIFY(w.run()->timingDock()->isHidden());
+        w.workspace()->restoreLayout();
+        QVERIFY(!w.run()->timingDock()->isHidden());
+        QVERIFY(!w.workspace()->welcomeDock()->isHidden());
         // A layout of another version is ignored (the default arrangement stays).
         QSettings().setValue(QStringLiteral("window/state"), QByteArray("garbage"));
         MainWindow other;
-        other.restoreLayout();
-        QVERIFY(other.timingDock()->isHidden());
+        other.workspace()->restoreLayout();
+        QVERIFY(other.run()->timingDock()->isHidden());
     }
 
     void bottomDocksGetRoom()
@@ -500,14 +506,14 @@ private slots:
         w.resize(1600, 1000);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.showFusionPlan();
-        w.timingDock()->show();
-        QTRY_VERIFY(w.timingDock()->width() >= 380);
-        QVERIFY(w.fusionDock()->width() >= 300);
+        w.fusion()->showPlan();
+        w.run()->timingDock()->show();
+        QTRY_VERIFY(w.run()->timingDock()->width() >= 380);
+        QVERIFY(w.fusion()->dock()->width() >= 300);
         // About half each.
-        const double share = double(w.timingDock()->width()) / (w.timingDock()->width() + w.fusionDock()->width());
+        const double share = double(w.run()->timingDock()->width()) / (w.run()->timingDock()->width() + w.fusion()->dock()->width());
         QVERIFY2(share > 0.4 && share < 0.6, qPrintable(QString::number(share)));
-        QTableView* table = w.fusionPanel()->table();
+        QTableView* table = w.fusion()->panel()->table();
         const int rows = table->verticalHeader()->defaultSectionSize() * 6;
         QTRY_VERIFY(table->viewport()->height() >= rows);
         // The Measured column comes right after Ops.

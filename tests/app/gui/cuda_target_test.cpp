@@ -87,7 +87,7 @@ int countStatus(views::GraphView* view, KernelStatus status)
 bool runAndWait(app::MainWindow& w, int timeoutMs = 300000)
 {
     QSignalSpy finished(&w, &app::MainWindow::runFinished);
-    w.startRun();
+    w.run()->startRun();
     return finished.wait(timeoutMs) && finished.first().at(0).toBool();
 }
 
@@ -299,49 +299,49 @@ private slots:
         w.setErrorReporter([](const QString&, const QStringList&) {});
         w.resize(1400, 900);
         w.show();
-        QComboBox* combo = w.targetCombo();
+        QComboBox* combo = w.run()->targetCombo();
         QVERIFY(combo != nullptr);
         // The probe answers in the background; this machine has no GPU.
-        QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
-        const app::DeviceProbe& probe = w.runSession()->deviceProbe();
+        QTRY_VERIFY_WITH_TIMEOUT(w.document()->targetsProbed(), 60000);
+        const app::DeviceProbe& probe = w.document()->runs()->deviceProbe();
         qInfo("device probe: %d device(s), error: %s", static_cast<int>(probe.devices.size()), qPrintable(probe.error));
         if (!probe.devices.empty())
             QSKIP("this machine has a CUDA device: the compile-only entry is not listed");
         QTRY_VERIFY(comboItems(combo).join(QLatin1Char('|')).contains(QStringLiteral("CUDA (compile only")));
         QCOMPARE(comboItems(combo), QStringList({QStringLiteral("CPU"), QStringLiteral("CUDA (compile only, sm_90)")}));
-        QCOMPARE(menuItems(w.targetMenu()), comboItems(combo));
+        QCOMPARE(menuItems(w.run()->targetMenu()), comboItems(combo));
         QVERIFY2(combo->itemData(1, Qt::ToolTipRole).toString().contains(probe.error),
                  qPrintable(combo->itemData(1, Qt::ToolTipRole).toString()));
-        QCOMPARE(w.currentTarget().id, QStringLiteral("cpu"));
-        QCOMPARE(w.targetStatusText(), QStringLiteral("Target: CPU"));
+        QCOMPARE(w.document()->currentTarget().id, QStringLiteral("cpu"));
+        QCOMPARE(w.run()->targetStatusText(), QStringLiteral("Target: CPU"));
 
         // Choosing it in the menu moves the combo, the Run action, the status bar and the setting.
-        w.targetMenu()->actions().at(1)->trigger();
+        w.run()->targetMenu()->actions().at(1)->trigger();
         QCOMPARE(combo->currentIndex(), 1);
-        QCOMPARE(w.currentTarget().kind, RunTarget::Kind::CudaCompileOnly);
-        QCOMPARE(w.targetStatusText(), QStringLiteral("Target: CUDA (compile only, sm_90)"));
-        QCOMPARE(w.runAction()->text(), QStringLiteral("&Run (CUDA, compile only)"));
+        QCOMPARE(w.document()->currentTarget().kind, RunTarget::Kind::CudaCompileOnly);
+        QCOMPARE(w.run()->targetStatusText(), QStringLiteral("Target: CUDA (compile only, sm_90)"));
+        QCOMPARE(w.run()->runAction()->text(), QStringLiteral("&Run (CUDA, compile only)"));
         QCOMPARE(QSettings().value(QStringLiteral("run/target")).toString(), QStringLiteral("cuda-compile"));
 
         if (!runtime::cuda::nvrtcInfo().ok())
             QSKIP("NVRTC is not installed here");
         QVERIFY(loadSample(w, QStringLiteral("dw_pw_block.onnx")));
-        QVERIFY2(runAndWait(w), qPrintable(problems(w.runSession()->lastOutcome())));
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        QVERIFY2(runAndWait(w), qPrintable(problems(w.document()->runs()->lastOutcome())));
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QVERIFY(out.compileOnly);
         QVERIFY(out.report == nullptr);
         QVERIFY(out.compiled != nullptr && out.compiled->target == lower::Target::Cuda);
         QVERIFY(out.cudaModule != nullptr);
         const int kernels = out.compiled->kernelCount();
         QCOMPARE(kernels, 3);
-        QCOMPARE(w.runStatusText(), QStringLiteral("compiled 3 CUDA kernels to PTX (sm_90); %1: not run")
+        QCOMPARE(w.run()->runStatusText(), QStringLiteral("compiled 3 CUDA kernels to PTX (sm_90); %1: not run")
                                         .arg(app::compileOnlyReason(probe)));
         // Compiled, not failed.
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Compiled), 3);
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Failed), 0);
 
         // CUDA C on the left, PTX on the right.
-        views::CodePanel* code = w.codePanel();
+        views::CodePanel* code = w.run()->codePanel();
         QVERIFY(code->isCuda());
         QVERIFY(code->ptxPane()->isVisible());
         QCOMPARE(code->splitter()->count(), 2);
@@ -375,11 +375,11 @@ private slots:
         // Back to the CPU: the next run shows C++ and hides the PTX.
         combo->setCurrentIndex(0);
         emit combo->activated(0);
-        QCOMPARE(w.currentTarget().id, QStringLiteral("cpu"));
-        QCOMPARE(checkedMenuItem(w.targetMenu()), QStringLiteral("CPU"));
+        QCOMPARE(w.document()->currentTarget().id, QStringLiteral("cpu"));
+        QCOMPARE(checkedMenuItem(w.run()->targetMenu()), QStringLiteral("CPU"));
         QCOMPARE(QSettings().value(QStringLiteral("run/target")).toString(), QStringLiteral("cpu"));
-        QVERIFY2(runAndWait(w), qPrintable(problems(w.runSession()->lastOutcome())));
-        QVERIFY(w.runSession()->lastOutcome().report != nullptr);
+        QVERIFY2(runAndWait(w), qPrintable(problems(w.document()->runs()->lastOutcome())));
+        QVERIFY(w.document()->runs()->lastOutcome().report != nullptr);
         QVERIFY(!code->isCuda());
         QVERIFY(code->ptxPane()->isHidden());
         QVERIFY(code->headerText().startsWith(QStringLiteral("dw_pw_block.cpp")));
@@ -395,8 +395,8 @@ private slots:
             QSKIP("NVRTC is not installed here");
         app::MainWindow w;
         w.setErrorReporter([](const QString&, const QStringList&) {});
-        QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
-        if (!w.runSession()->deviceProbe().devices.empty())
+        QTRY_VERIFY_WITH_TIMEOUT(w.document()->targetsProbed(), 60000);
+        if (!w.document()->runs()->deviceProbe().devices.empty())
             QSKIP("this machine has a CUDA device");
         QVERIFY(loadSample(w, QStringLiteral("dw_pw_block.onnx")));
         app::DeviceProbe fake;
@@ -404,12 +404,12 @@ private slots:
         fake.devices = {device(0, "NVIDIA H200", 9, 0)};
         app::RunSettings settings;
         app::applyTarget(app::runTargets(fake)[1], settings);
-        QSignalSpy ptx(w.runSession(), &app::RunSession::cudaCompiled);
-        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
-        w.runSession()->start(w.model(), settings);
+        QSignalSpy ptx(w.document()->runs(), &app::RunSession::cudaCompiled);
+        QSignalSpy finished(w.document()->runs(), &app::RunSession::finished);
+        w.document()->runs()->start(w.model(), settings);
         QVERIFY(finished.wait(300000));
         QCOMPARE(ptx.count(), 1);
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QVERIFY(!out.ok);
         QVERIFY(!out.compileOnly);
         QVERIFY(!out.nvrtcFailed);
@@ -418,10 +418,10 @@ private slots:
         QVERIFY(QString::fromStdString(out.cudaModule->ptx).contains(QStringLiteral(".entry tk_")));
         QVERIFY2(problems(out).contains(QStringLiteral("no CUDA driver found")), qPrintable(problems(out)));
         // The window shows the CUDA C and the PTX of the failed run; nothing is marked failed.
-        QVERIFY(w.codePanel()->isCuda());
-        QVERIFY(w.codePanel()->hasPtx());
-        QCOMPARE(w.codePanel()->ptxView()->toPlainText(), QString::fromStdString(out.cudaModule->ptx));
-        QVERIFY2(w.runStatusText().startsWith(QStringLiteral("Run failed: no CUDA driver found")), qPrintable(w.runStatusText()));
+        QVERIFY(w.run()->codePanel()->isCuda());
+        QVERIFY(w.run()->codePanel()->hasPtx());
+        QCOMPARE(w.run()->codePanel()->ptxView()->toPlainText(), QString::fromStdString(out.cudaModule->ptx));
+        QVERIFY2(w.run()->runStatusText().startsWith(QStringLiteral("Run failed: no CUDA driver found")), qPrintable(w.run()->runStatusText()));
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Failed), 0);
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Compiled), 3);
     }
@@ -432,11 +432,11 @@ private slots:
         app::MainWindow w;
         // Until the probe answers only the CPU can be chosen; then the stored CUDA choice returns
         // (compile only here, the device where there is one).
-        QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
-        QVERIFY(w.currentTarget().isCuda());
-        QCOMPARE(w.targetCombo()->currentIndex(), 1);
-        QCOMPARE(checkedMenuItem(w.targetMenu()), w.targetCombo()->currentText());
-        QVERIFY(w.targetStatusText().startsWith(QStringLiteral("Target: CUDA")));
+        QTRY_VERIFY_WITH_TIMEOUT(w.document()->targetsProbed(), 60000);
+        QVERIFY(w.document()->currentTarget().isCuda());
+        QCOMPARE(w.run()->targetCombo()->currentIndex(), 1);
+        QCOMPARE(checkedMenuItem(w.run()->targetMenu()), w.run()->targetCombo()->currentText());
+        QVERIFY(w.run()->targetStatusText().startsWith(QStringLiteral("Target: CUDA")));
         QSettings().remove(QStringLiteral("run/target"));
     }
 };

@@ -9,7 +9,10 @@
 #include <QString>
 #include <QTest>
 
+#include "app/gui/document.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/session.h"
 
@@ -39,7 +42,7 @@ inline bool openAndWaitPlanned(app::MainWindow& w, const QString& path)
     w.openFile(path);
     if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
         return false;
-    return QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000);
+    return QTest::qWaitFor([&] { return w.document()->plans()->ready() && !w.document()->plans()->isBusy(); }, 60000);
 }
 
 }  // namespace tessera::test

@@ -32,7 +32,7 @@ using test::loadSample;
 bool runOnce(app::MainWindow& w)
 {
     QSignalSpy finished(&w, &app::MainWindow::runFinished);
-    w.startRun();
+    w.run()->startRun();
     return finished.wait(600000) && finished.first().at(0).toBool();
 }
 
@@ -145,12 +145,12 @@ private slots:
         QVERIFY(runOnce(w));
         app::CompareController* compare = w.compareController();
         QVERIFY(compare->pin());
-        QVERIFY(w.timingPanel()->model()->pinned());
-        const auto report = w.runSession()->lastOutcome().report;
+        QVERIFY(w.run()->timingPanel()->model()->pinned());
+        const auto report = w.document()->runs()->lastOutcome().report;
         QVERIFY(report);
         QString plotted;  // a kernel drawn on the roofline, pinned hollow dot included
         for (const pipeline::KernelReport& k : report->kernels)
-            if (plotted.isEmpty() && !w.rooflineView()->pinnedPositions(QString::fromStdString(k.name)).empty())
+            if (plotted.isEmpty() && !w.roofline()->rooflineView()->pinnedPositions(QString::fromStdString(k.name)).empty())
                 plotted = QString::fromStdString(k.name);
         QVERIFY(!plotted.isEmpty());
 
@@ -165,15 +165,15 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return shown.count() > 0; }, 10000));
         QVERIFY(!compare->isPinned());
         QVERIFY(!compare->unpinAction()->isEnabled());
-        QVERIFY(!w.timingPanel()->model()->pinned());
-        QVERIFY(w.rooflineView()->pinnedPositions(plotted).empty());
+        QVERIFY(!w.run()->timingPanel()->model()->pinned());
+        QVERIFY(w.roofline()->rooflineView()->pinnedPositions(plotted).empty());
         QCOMPARE(w.statusBar()->currentMessage(), QStringLiteral("Pin cleared: it was a run of dw_pw_block.onnx"));
         // A run of the new model is not compared with anything.
         QVERIFY(runOnce(w));
-        QVERIFY2(!w.timingPanel()->summaryText().contains(QStringLiteral("pinned")),
-                 qPrintable(w.timingPanel()->summaryText()));
-        for (int r = 0; r < w.timingPanel()->model()->rowCount(); ++r)
-            QVERIFY(!w.timingPanel()->model()->isGoneRow(r));
+        QVERIFY2(!w.run()->timingPanel()->summaryText().contains(QStringLiteral("pinned")),
+                 qPrintable(w.run()->timingPanel()->summaryText()));
+        for (int r = 0; r < w.run()->timingPanel()->model()->rowCount(); ++r)
+            QVERIFY(!w.run()->timingPanel()->model()->isGoneRow(r));
     }
 
     void mappingDockRoomAndCpuGpuView()
@@ -200,7 +200,7 @@ private slots:
         QVERIFY2(mapping->canvas()->height() >= 250, qPrintable(QString::number(mapping->canvas()->height())));
 
         // CPU target (the default here): the warp analysis is a neutral GPU view.
-        QVERIFY(!w.currentTarget().isCuda());
+        QVERIFY(!w.document()->currentTarget().isCuda());
         QVERIFY(mapping->memoryView()->cpuTarget());
         const QString summary = mapping->memoryView()->summaryLabel()->text();
         QVERIFY2(summary.contains(QStringLiteral("GPU view: if these workers were CUDA threads")), qPrintable(summary));

@@ -27,7 +27,11 @@
 #include "views/roofline/roofline_view.h"
 #include "views/timing/timing_panel.h"
 #include "views/timing/timing_table_model.h"
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/run_results.h"
 #include "core/pipeline/compile.h"
@@ -393,32 +397,32 @@ void PlanSessionTest::mainWindowWiring()
     QSignalSpy shown(&w, &app::MainWindow::modelShown);
     w.openFile(sample("dw_pw_block.onnx"));
     QVERIFY(shown.wait(60000));
-    PlanSession* s = w.planSession();
+    PlanSession* s = w.document()->plans();
     QVERIFY(waitReady(*s));
-    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
+    QCOMPARE(w.fusion()->panel()->tableModel()->rowCount(), 3);
     // Ctrl+G on the selected nodes: one cluster, the dock shown, Edit > Undo enabled.
     views::GraphView* view = w.graphView();
     view->selectNodes({view->operatorIdByName(kDw), view->operatorIdByName(kRelu)}, view->operatorIdByName(kDw));
     view->fuseAction()->trigger();
     QCOMPARE(s->plan().fusedGroupCount(), 1);
     QCOMPARE(static_cast<int>(view->clusterItems().size()), 1);
-    QVERIFY(w.fusionDock()->isVisible());
-    QVERIFY(w.undoAction()->isEnabled());
-    QCOMPARE(w.fusionPanel()->selectedGroup(), QStringLiteral("u1"));
-    w.undoAction()->trigger();
+    QVERIFY(w.fusion()->dock()->isVisible());
+    QVERIFY(w.fusion()->undoAction()->isEnabled());
+    QCOMPARE(w.fusion()->panel()->selectedGroup(), QStringLiteral("u1"));
+    w.fusion()->undoAction()->trigger();
     QVERIFY(view->clusterItems().empty());
-    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
+    QCOMPARE(w.fusion()->panel()->tableModel()->rowCount(), 3);
     // A refusal: the balloon names the reason, the undo stack is untouched.
     view->selectNode(view->operatorIdByName(kDw), false);
     view->fuseAction()->trigger();
     QCOMPARE(view->nodeMessage(), QStringLiteral("select two or more operators to fuse (Ctrl+click or Shift+drag)"));
     QCOMPARE(s->undoStack()->count(), 1);
     // A row click selects the group's nodes in the graph.
-    QVERIFY(!w.undoAction()->isEnabled());  // the fuse is undone already
-    w.redoAction()->trigger();
+    QVERIFY(!w.fusion()->undoAction()->isEnabled());  // the fuse is undone already
+    w.fusion()->redoAction()->trigger();
     QCOMPARE(s->plan().groups[0].name, std::string("u1"));
-    w.fusionPanel()->table()->clearSelection();
-    w.fusionPanel()->table()->selectRow(0);
+    w.fusion()->panel()->table()->clearSelection();
+    w.fusion()->panel()->table()->selectRow(0);
     QCOMPARE(view->selectedOperatorNames(), (QStringList{QString::fromLatin1(kDw), QString::fromLatin1(kRelu)}));
     QCOMPARE(view->selectedNodeId(), view->operatorIdByName(kDw));
 }
@@ -433,16 +437,16 @@ void PlanSessionTest::programPlanInThePlannerBox()
     QSignalSpy shown(&w, &app::MainWindow::modelShown);
     w.openFile(sample("dw_pw_block.tsr"));
     QVERIFY(shown.wait(60000));
-    PlanSession* s = w.planSession();
+    PlanSession* s = w.document()->plans();
     QVERIFY(waitReady(*s));
     QCOMPARE(s->plan().planner, std::string("program"));
-    QCOMPARE(w.fusionPanel()->plannerCombo()->currentIndex(), -1);
-    QCOMPARE(w.fusionPanel()->plannerCombo()->placeholderText(), QStringLiteral("program"));
-    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 1);
+    QCOMPARE(w.fusion()->panel()->plannerCombo()->currentIndex(), -1);
+    QCOMPARE(w.fusion()->panel()->plannerCombo()->placeholderText(), QStringLiteral("program"));
+    QCOMPARE(w.fusion()->panel()->tableModel()->rowCount(), 1);
     s->choosePlanner(QStringLiteral("none"));
     QVERIFY(QTest::qWaitFor([&] { return s->plan().planner == "none" && !s->isBusy(); }, 60000));
-    QCOMPARE(w.fusionPanel()->plannerCombo()->currentData().toString(), QStringLiteral("none"));
-    QCOMPARE(w.fusionPanel()->tableModel()->rowCount(), 3);
+    QCOMPARE(w.fusion()->panel()->plannerCombo()->currentData().toString(), QStringLiteral("none"));
+    QCOMPARE(w.fusion()->panel()->tableModel()->rowCount(), 3);
 }
 
 void PlanSessionTest::changedPlanClearsRunResults()
@@ -455,30 +459,30 @@ void PlanSessionTest::changedPlanClearsRunResults()
     QSignalSpy shown(&w, &app::MainWindow::modelShown);
     w.openFile(sample("dw_pw_block.onnx"));
     QVERIFY(shown.wait(60000));
-    PlanSession* s = w.planSession();
+    PlanSession* s = w.document()->plans();
     QVERIFY(waitReady(*s));
     if (s->planner() != QStringLiteral("none")) {  // the last planner chosen is remembered
         s->choosePlanner(QStringLiteral("none"));
         QVERIFY(waitReady(*s));
     }
     QSignalSpy finished(&w, &app::MainWindow::runFinished);
-    w.runAction()->trigger();
+    w.run()->runAction()->trigger();
     QVERIFY(finished.wait(240000));
     QVERIFY(finished.at(0).at(0).toBool());
-    QCOMPARE(w.timingPanel()->model()->rowCount(), static_cast<int>(s->plan().groups.size()));
+    QCOMPARE(w.run()->timingPanel()->model()->rowCount(), static_cast<int>(s->plan().groups.size()));
     QCOMPARE(s->plan().fusedGroupCount(), 0);
     // Fuse the dw conv and its ReLU6: the run's three kernels no longer exist.
     views::GraphView* view = w.graphView();
     view->selectNodes({view->operatorIdByName(kDw), view->operatorIdByName(kRelu)}, view->operatorIdByName(kDw));
     view->fuseAction()->trigger();
     QCOMPARE(s->plan().fusedGroupCount(), 1);
-    QCOMPARE(w.timingPanel()->model()->rowCount(), 0);
-    QVERIFY(w.timingPanel()->summaryText().contains(QStringLiteral("fusion plan changed")));
-    QVERIFY(w.rooflineView()->kernelNames().isEmpty());
+    QCOMPARE(w.run()->timingPanel()->model()->rowCount(), 0);
+    QVERIFY(w.run()->timingPanel()->summaryText().contains(QStringLiteral("fusion plan changed")));
+    QVERIFY(w.roofline()->rooflineView()->kernelNames().isEmpty());
     // Undo brings back the plan that ran, but its results stay cleared until the next run.
-    w.undoAction()->trigger();
+    w.fusion()->undoAction()->trigger();
     QCOMPARE(s->plan().fusedGroupCount(), 0);
-    QCOMPARE(w.timingPanel()->model()->rowCount(), 0);
+    QCOMPARE(w.run()->timingPanel()->model()->rowCount(), 0);
 }
 
 void PlanSessionTest::fusedMembersShareStatus()
@@ -528,7 +532,7 @@ void PlanSessionTest::edgeWhyNotTooltips()
     QSignalSpy shown(&w, &app::MainWindow::modelShown);
     w.openFile(path);
     QVERIFY(shown.wait(60000));
-    PlanSession* s = w.planSession();
+    PlanSession* s = w.document()->plans();
     QVERIFY(waitReady(*s));
     QCOMPARE(s->planner(), QStringLiteral("none"));
     views::GraphView* view = w.graphView();
@@ -648,10 +652,10 @@ void PlanSessionTest::tableMultiSelectionFuses()
     QSignalSpy shown(&w, &app::MainWindow::modelShown);
     w.openFile(sample("dw_pw_block.onnx"));
     QVERIFY(shown.wait(60000));
-    PlanSession* s = w.planSession();
+    PlanSession* s = w.document()->plans();
     QVERIFY(waitReady(*s));
     QCOMPARE(s->planner(), QStringLiteral("none"));
-    views::FusionPlanPanel* panel = w.fusionPanel();
+    views::FusionPlanPanel* panel = w.fusion()->panel();
     QTableView* table = panel->table();
     QCOMPARE(table->selectionMode(), QAbstractItemView::ExtendedSelection);
     QVERIFY(QTest::qWaitForWindowExposed(table->window()));

@@ -27,10 +27,14 @@
 #include <QComboBox>
 #include <QUndoStack>
 
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/help_windows.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/program_controller.h"
 #include "app/gui/project_controller.h"
+#include "app/gui/workspace_controller.h"
 #include "core/pipeline/host_profile.h"
 #include "core/pipeline/load_model.h"
 #include "core/project/project.h"
@@ -45,6 +49,7 @@
 
 using namespace tessera;
 using app::MainWindow;
+using app::ProgramController;
 using app::ProjectController;
 
 namespace {
@@ -64,9 +69,9 @@ struct Prompts {
             ++project;
             return ProjectController::UnsavedChoice::Discard;
         });
-        w.setSavePrompt([this](const QString&) {
+        w.program()->setSavePrompt([this](const QString&) {
             ++program;
-            return MainWindow::SaveChoice::Discard;
+            return ProgramController::SaveChoice::Discard;
         });
         w.projectController()->setInformer([](const QString&, const QString&) {});
     }
@@ -84,7 +89,7 @@ int tableRowsHeight(const QTableView* table, int rows)
 
 QString measuredText(MainWindow& w, const QString& group)
 {
-    const QAbstractItemModel* m = w.fusionPanel()->table()->model();
+    const QAbstractItemModel* m = w.fusion()->panel()->table()->model();
     for (int r = 0; r < m->rowCount(); ++r) {
         if (m->data(m->index(r, views::FusionPlanTableModel::Group)).toString() == group)
             return m->data(m->index(r, views::FusionPlanTableModel::Measured)).toString();
@@ -117,13 +122,13 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QLabel* label = runLabel(w);
         QVERIFY(label != nullptr);
-        w.startRun();  // no model: the run line says what to do
-        QCOMPARE(w.runStatusText(), QStringLiteral("Open a model first (File > Open)"));
+        w.run()->startRun();  // no model: the run line says what to do
+        QCOMPARE(w.run()->runStatusText(), QStringLiteral("Open a model first (File > Open)"));
         QVERIFY(label->isVisible());
         w.statusBar()->showMessage(QStringLiteral("Preferences saved"), 5000);
         QVERIFY(!label->isVisible());
         // A run line set while the message is up waits for it.
-        w.startRun();
+        w.run()->startRun();
         QVERIFY(!label->isVisible());
         w.statusBar()->clearMessage();
         QVERIFY(label->isVisible());
@@ -141,7 +146,7 @@ private slots:
             MainWindow w;
             Prompts prompts(w);
             QVERIFY(test::openAndWaitPlanned(w, path));
-            QVERIFY(w.planSession()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6")}));
+            QVERIFY(w.document()->plans()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6")}));
             QVERIFY(QFile::exists(app::PlanSession::planFilePath(path)));
         }
         MainWindow w;
@@ -152,7 +157,7 @@ private slots:
         QTRY_COMPARE(w.statusBar()->currentMessage(), QStringLiteral("Restored your fusion plan edits for dw_pw_block.onnx"));
         QCOMPARE(w.statusBar()->toolTip(), QStringLiteral("Fusion plan restored from %1")
                                                .arg(QDir::toNativeSeparators(app::PlanSession::planFilePath(path))));
-        QCOMPARE(w.planSession()->plan().groups.front().name, std::string("u1"));
+        QCOMPARE(w.document()->plans()->plan().groups.front().name, std::string("u1"));
         const QString shots = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
         if (!shots.isEmpty())
             QVERIFY(w.grab().save(QDir(shots).filePath(QStringLiteral("restored_message.png")), "PNG"));
@@ -167,26 +172,26 @@ private slots:
         w.resize(1280, 800);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.timingDock()->show();
+        w.run()->timingDock()->show();
         w.problemsList()->addItem(QStringLiteral("warning: one"));
         QDockWidget* problems = w.findChild<QDockWidget*>(QStringLiteral("problemsDock"));
         QVERIFY(problems != nullptr);
         problems->show();
         // Side by side, both squeezed as far as the window lets them.
-        w.splitDockWidget(w.timingDock(), problems, Qt::Horizontal);
-        w.resizeDocks({w.timingDock(), problems}, {40, 40}, Qt::Vertical);
+        w.splitDockWidget(w.run()->timingDock(), problems, Qt::Horizontal);
+        w.resizeDocks({w.run()->timingDock(), problems}, {40, 40}, Qt::Vertical);
         QTest::qWait(100);
-        auto* table = w.timingPanel()->findChild<QTableView*>(QStringLiteral("timingTable"));
+        auto* table = w.run()->timingPanel()->findChild<QTableView*>(QStringLiteral("timingTable"));
         QVERIFY(table != nullptr);
         QVERIFY2(table->height() >= tableRowsHeight(table, 3), qPrintable(QString::number(table->height())));
         const int listRow = w.problemsList()->fontMetrics().height();
         QVERIFY2(w.problemsList()->height() >= 3 * listRow, qPrintable(QString::number(w.problemsList()->height())));
         // The chart gives way first; the table cannot be collapsed by its splitter.
-        auto* splitter = w.timingPanel()->findChild<QSplitter*>(QStringLiteral("timingSplitter"));
+        auto* splitter = w.run()->timingPanel()->findChild<QSplitter*>(QStringLiteral("timingSplitter"));
         QVERIFY(!splitter->isCollapsible(0));
         QVERIFY(splitter->isCollapsible(1));
         // The fusion plan's table too.
-        QVERIFY(w.fusionPanel()->table()->minimumHeight() >= tableRowsHeight(w.fusionPanel()->table(), 3));
+        QVERIFY(w.fusion()->panel()->table()->minimumHeight() >= tableRowsHeight(w.fusion()->panel()->table(), 3));
     }
 
     void firstRunGivesTimingsRoom_data()
@@ -205,14 +210,14 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(test::openAndWaitPlanned(w, sample("dw_pw_block.onnx")));
         QSignalSpy finished(&w, &MainWindow::runFinished);
-        w.startRun();
+        w.run()->startRun();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
         QCOMPARE(finished.at(0).at(0).toBool(), true);
         QTest::qWait(100);
         QCOMPARE(w.size(), size);
         // About 2/5 of the window (less the tab bar it shares with Problems).
-        QVERIFY2(w.timingDock()->height() >= size.height() * 7 / 20, qPrintable(QString::number(w.timingDock()->height())));
-        auto* table = w.timingPanel()->findChild<QTableView*>(QStringLiteral("timingTable"));
+        QVERIFY2(w.run()->timingDock()->height() >= size.height() * 7 / 20, qPrintable(QString::number(w.run()->timingDock()->height())));
+        auto* table = w.run()->timingPanel()->findChild<QTableView*>(QStringLiteral("timingTable"));
         // All three kernels of the block and the header, with room to spare.
         QVERIFY2(table->viewport()->height() >= 4 * table->verticalHeader()->defaultSectionSize(),
                  qPrintable(QString::number(table->viewport()->height())));
@@ -226,14 +231,14 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         // The docks a first run opens: Code (tabbed with Properties) with the Roofline below it.
-        w.codeDock()->show();
-        w.rooflineDock()->show();
+        w.run()->codeDock()->show();
+        w.roofline()->dock()->show();
         w.findChild<QDockWidget*>(QStringLiteral("propertiesDock"))->raise();
         QTest::qWait(50);
         const QSize before = w.size();
         QDockWidget* mapping = w.mappingDock();
         QDockWidget* properties = w.findChild<QDockWidget*>(QStringLiteral("propertiesDock"));
-        QDockWidget* code = w.codeDock();
+        QDockWidget* code = w.run()->codeDock();
         QVERIFY(w.tabifiedDockWidgets(properties).contains(mapping));
         QAction* toggleMapping = mapping->toggleViewAction();
         QCOMPARE(toggleMapping->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_M));
@@ -277,15 +282,15 @@ private slots:
         code->toggleViewAction()->trigger();
         QVERIFY(inFront(code));
         QVERIFY(!code->isHidden());
-        QDockWidget* program = w.programDock();
-        w.showWelcome();
-        w.tabifyDockWidget(w.welcomeDock(), program);
+        QDockWidget* program = w.program()->programDock();
+        w.workspace()->showWelcome();
+        w.tabifyDockWidget(w.workspace()->welcomeDock(), program);
         program->show();
-        w.welcomeDock()->raise();
+        w.workspace()->welcomeDock()->raise();
         QVERIFY(!inFront(program));
         program->toggleViewAction()->trigger();
         QVERIFY(inFront(program));
-        QVERIFY(!inFront(w.welcomeDock()));
+        QVERIFY(!inFront(w.workspace()->welcomeDock()));
         program->toggleViewAction()->trigger();
         QVERIFY(program->isHidden());
         QCOMPARE(w.size(), before);
@@ -308,27 +313,27 @@ private slots:
         MainWindow w;
         Prompts prompts(w);
         QVERIFY(test::openAndWaitPlanned(w, sample("dw_pw_block.onnx")));
-        app::PlanSession* plans = w.planSession();
-        QCOMPARE(w.currentTarget().id, QStringLiteral("cpu"));
+        app::PlanSession* plans = w.document()->plans();
+        QCOMPARE(w.document()->currentTarget().id, QStringLiteral("cpu"));
         QCOMPARE(plans->hardware().name, std::string("host"));
-        QCOMPARE(w.fusionPanel()->hardwareCombo()->currentText(), QStringLiteral("host"));
-        QCOMPARE(w.currentRunSettings().compile.hardware.name, std::string("host"));
-        QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 30000);
-        QVERIFY(w.selectTarget(QStringLiteral("cuda-compile")));
-        QCOMPARE(w.currentTarget().id, QStringLiteral("cuda-compile"));
+        QCOMPARE(w.fusion()->panel()->hardwareCombo()->currentText(), QStringLiteral("host"));
+        QCOMPARE(w.document()->runSettings().compile.hardware.name, std::string("host"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.document()->targetsProbed(), 30000);
+        QVERIFY(w.document()->selectTarget(QStringLiteral("cuda-compile")));
+        QCOMPARE(w.document()->currentTarget().id, QStringLiteral("cuda-compile"));
         QCOMPARE(plans->hardware().name, std::string("h200"));
-        QCOMPARE(w.fusionPanel()->hardwareCombo()->currentText(), QStringLiteral("h200"));
+        QCOMPARE(w.fusion()->panel()->hardwareCombo()->currentText(), QStringLiteral("h200"));
         QCOMPARE(plans->undoStack()->count(), 0);  // not an edit: an untitled model stays unmodified
         QVERIFY(!w.projectController()->isModified());
         QVERIFY(w.projectController()->currentProject().hardware.name.empty());  // stored as "the target's"
-        QVERIFY(w.selectTarget(QStringLiteral("cpu")));
+        QVERIFY(w.document()->selectTarget(QStringLiteral("cpu")));
         QCOMPARE(plans->hardware().name, std::string("host"));
 
         // The user's pick stays whatever the target, and a project stores it.
         plans->chooseHardware(target::findGpuProfile("a100").value());
         QCOMPARE(plans->hardware().name, std::string("a100"));
         QVERIFY(plans->hardwareChosen());
-        QVERIFY(w.selectTarget(QStringLiteral("cuda-compile")));
+        QVERIFY(w.document()->selectTarget(QStringLiteral("cuda-compile")));
         QCOMPARE(plans->hardware().name, std::string("a100"));
         QCOMPARE(w.projectController()->currentProject().hardware.name, std::string("a100"));
         // Undoing the pick gives the target's back.
@@ -377,20 +382,21 @@ private slots:
             MainWindow w;
             Prompts prompts(w);
             QVERIFY(test::openAndWaitPlanned(w, tsr));
-            QVERIFY(!w.programModified());
-            QSignalSpy parsed(&w, &MainWindow::programParsed);
-            edited = w.programText() + QStringLiteral("# a note kept in the project\n");
-            w.setProgramText(edited);
-            QVERIFY(w.programModified());
+            QVERIFY(!w.program()->programModified());
+            QSignalSpy parsed(w.program(), &ProgramController::programParsed);
+            edited = w.program()->programText() + QStringLiteral("# a note kept in the project\n");
+            w.program()->setProgramText(edited);
+            QVERIFY(w.program()->programModified());
             QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 1, 30000);
             QVERIFY(w.projectController()->saveAs(projectPath));
             // The project holds the text: nothing is unsaved, though the .tsr differs.
-            QVERIFY(!w.programModified());
-            QVERIFY(w.programDiffersFromFile());
+            QVERIFY(!w.program()->programModified());
+            QVERIFY(w.program()->programDiffersFromFile());
             QVERIFY(!w.projectController()->isModified());
-            QVERIFY2(w.programDock()->windowTitle().endsWith(QStringLiteral("(kept in the project; differs from the file)")),
-                     qPrintable(w.programDock()->windowTitle()));
-            QVERIFY(!w.programDock()->windowTitle().contains(QLatin1Char('*')));
+            QVERIFY2(w.program()->programDock()->windowTitle().endsWith(
+                         QStringLiteral("(kept in the project; differs from the file)")),
+                     qPrintable(w.program()->programDock()->windowTitle()));
+            QVERIFY(!w.program()->programDock()->windowTitle().contains(QLatin1Char('*')));
             QVERIFY(w.close());
             QCOMPARE(prompts.program, 0);
             QCOMPARE(prompts.project, 0);
@@ -404,16 +410,16 @@ private slots:
         MainWindow w;
         Prompts prompts(w);
         QVERIFY(test::openAndWaitPlanned(w, projectPath));
-        QTRY_COMPARE(w.programText(), edited);
-        QTRY_VERIFY(w.planSession()->ready() && !w.planSession()->isBusy());
-        QVERIFY(!w.programModified());
-        QVERIFY(w.programDiffersFromFile());
+        QTRY_COMPARE(w.program()->programText(), edited);
+        QTRY_VERIFY(w.document()->plans()->ready() && !w.document()->plans()->isBusy());
+        QVERIFY(!w.program()->programModified());
+        QVERIFY(w.program()->programDiffersFromFile());
         QVERIFY(!w.projectController()->isModified());
         // An edit now is unsaved in the project: the project asks (once), the program does not.
-        w.setProgramText(edited + QStringLiteral("# another\n"));
+        w.program()->setProgramText(edited + QStringLiteral("# another\n"));
         QVERIFY(w.projectController()->isModified());
-        QVERIFY(!w.programModified());
-        QVERIFY(w.programDock()->windowTitle().contains(QStringLiteral("block.tsr*")));
+        QVERIFY(!w.program()->programModified());
+        QVERIFY(w.program()->programDock()->windowTitle().contains(QStringLiteral("block.tsr*")));
         QVERIFY(w.close());
         QCOMPARE(prompts.project, 1);
         QCOMPARE(prompts.program, 0);
@@ -451,7 +457,7 @@ private slots:
         if (!shots.isEmpty()) {
             w.resize(1280, 800);
             w.show();
-            w.showFusionPlan();
+            w.fusion()->showPlan();
             QTest::qWait(300);
             QVERIFY(w.grab().save(QDir(shots).filePath(QStringLiteral("project_measured.png")), "PNG"));
         }

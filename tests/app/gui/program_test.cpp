@@ -19,10 +19,14 @@
 #include <QToolBar>
 #include <QUndoStack>
 
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/program_controller.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
+#include "app/gui/workspace_controller.h"
 #include "views/graph/graph_view.h"
 #include "views/program/program_editor.h"
 #include "views/program/program_panel.h"
@@ -112,24 +116,24 @@ private slots:
         w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
         w.resize(1400, 900);
         w.show();
-        QVERIFY(w.programDock()->isHidden());
+        QVERIFY(w.program()->programDock()->isHidden());
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
         QVERIFY(test::openAndWaitLoaded(w, path));
 
-        QVERIFY(w.programDock()->isVisible());
-        QCOMPARE(w.programText(), readFile(path));
-        QCOMPARE(w.programPath(), path);
-        QVERIFY(!w.programModified());
-        QVERIFY(!w.programEditor()->isReadOnly());
-        QVERIFY(!w.programPanel()->bannerVisible());
-        QCOMPARE(w.programDock()->windowTitle(), QStringLiteral("Program \u2014 softmax.tsr"));
-        QVERIFY(w.saveProgramAction()->isEnabled());
+        QVERIFY(w.program()->programDock()->isVisible());
+        QCOMPARE(w.program()->programText(), readFile(path));
+        QCOMPARE(w.program()->programPath(), path);
+        QVERIFY(!w.program()->programModified());
+        QVERIFY(!w.program()->programEditor()->isReadOnly());
+        QVERIFY(!w.program()->programPanel()->bannerVisible());
+        QCOMPARE(w.program()->programDock()->windowTitle(), QStringLiteral("Program \u2014 softmax.tsr"));
+        QVERIFY(w.program()->saveProgramAction()->isEnabled());
 
         // One statement per drawn node: 5 operators, the input x, the outputs y and y_ref, plus
         // the schedule statement (of node y).
-        const std::vector<views::ProgramStatement>& st = w.programEditor()->statements();
+        const std::vector<views::ProgramStatement>& st = w.program()->programEditor()->statements();
         QCOMPARE(st.size(), std::size_t(9));
-        const int sLine = lineStartingWith(w.programText(), QStringLiteral("s[i]"));
+        const int sLine = lineStartingWith(w.program()->programText(), QStringLiteral("s[i]"));
         QVERIFY(sLine > 0);
         bool found = false;
         for (const views::ProgramStatement& s : st) {
@@ -142,9 +146,9 @@ private slots:
         }
         QVERIFY(found);
 
-        QCOMPARE(w.programDock()->toggleViewAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
-        QCOMPARE(w.saveProgramAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
-        QCOMPARE(w.liveAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
+        QCOMPARE(w.program()->programDock()->toggleViewAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_E));
+        QCOMPARE(w.program()->saveProgramAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
+        QCOMPARE(w.program()->liveAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_L));
     }
 
     void programBesideWelcomeSharesTheArea()
@@ -156,11 +160,11 @@ private slots:
         w.resize(1400, 900);
         w.show();
         w.findChild<QAction*>(QStringLiteral("welcomeAction"))->trigger();
-        QVERIFY(w.welcomeDock()->isVisible());
+        QVERIFY(w.workspace()->welcomeDock()->isVisible());
         QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
-        QVERIFY(w.programDock()->isVisible());
-        QVERIFY(w.tabifiedDockWidgets(w.welcomeDock()).contains(w.programDock()));
-        QTRY_VERIFY(w.programDock()->height() > w.height() / 2);
+        QVERIFY(w.program()->programDock()->isVisible());
+        QVERIFY(w.tabifiedDockWidgets(w.workspace()->welcomeDock()).contains(w.program()->programDock()));
+        QTRY_VERIFY(w.program()->programDock()->height() > w.height() / 2);
     }
 
     void editReparsesAndTheGraphFollows()
@@ -174,28 +178,28 @@ private slots:
         QCOMPARE(operatorCount(w), 5);
         w.graphView()->setZoom(0.7);
 
-        QSignalSpy parsed(&w, &app::MainWindow::programParsed);
-        const QString original = w.programText();
+        QSignalSpy parsed(w.program(), &app::ProgramController::programParsed);
+        const QString original = w.program()->programText();
         // Three edits in a row: one parse, of the last text.
-        w.setProgramText(original + QStringLiteral("# one\n"));
-        w.setProgramText(original + QStringLiteral("# two\n"));
+        w.program()->setProgramText(original + QStringLiteral("# one\n"));
+        w.program()->setProgramText(original + QStringLiteral("# two\n"));
         const QString edited = original + QLatin1String(kAddRelu);
-        w.setProgramText(edited);
-        QVERIFY(w.programModified());
-        QCOMPARE(w.programDock()->windowTitle(), QStringLiteral("Program \u2014 softmax.tsr*"));
+        w.program()->setProgramText(edited);
+        QVERIFY(w.program()->programModified());
+        QCOMPARE(w.program()->programDock()->windowTitle(), QStringLiteral("Program \u2014 softmax.tsr*"));
         QCOMPARE(parsed.count(), 0);  // debounced
         QTRY_COMPARE_WITH_TIMEOUT(operatorCount(w), 6, 30000);
         QCOMPARE(parsed.count(), 1);
         QCOMPARE(parsed.first().at(0).toBool(), true);
         QVERIFY(w.model()->graph.findNode("z") != ir::kNoNode);
         QCOMPARE(qRound(w.graphView()->zoom() * 100), 70);
-        QCOMPARE(w.programText(), edited);
-        QVERIFY(w.programModified());
+        QCOMPARE(w.program()->programText(), edited);
+        QVERIFY(w.program()->programModified());
         QCOMPARE(w.currentPath(), path);
 
         // A comment-only edit keeps the model (and everything computed for it).
         const std::shared_ptr<const ir::Model> model = w.model();
-        w.setProgramText(edited + QStringLiteral("# just a comment\n"));
+        w.program()->setProgramText(edited + QStringLiteral("# just a comment\n"));
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 2, 30000);
         QCOMPARE(w.model(), model);
     }
@@ -206,22 +210,22 @@ private slots:
         w.setErrorReporter([](const QString&, const QStringList& lines) { QFAIL(qPrintable(lines.join('\n'))); });
         w.show();
         QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
-        app::PlanSession* plans = w.planSession();
+        app::PlanSession* plans = w.document()->plans();
         QTRY_VERIFY_WITH_TIMEOUT(plans->ready() && !plans->isBusy(), 60000);
         plans->choosePlanner(plans->planner() == QLatin1String("none") ? QStringLiteral("hidet") : QStringLiteral("none"));
         QTRY_VERIFY_WITH_TIMEOUT(!plans->isBusy() && plans->undoStack()->count() == 1, 60000);
-        QVERIFY(w.undoAction()->isEnabled());  // Edit > Undo (Ctrl+Z) would undo the plan
+        QVERIFY(w.fusion()->undoAction()->isEnabled());  // Edit > Undo (Ctrl+Z) would undo the plan
 
         // With the editor focused, Ctrl+Z undoes typing, not the plan.
         QApplication::setActiveWindow(&w);
-        views::ProgramEditor* editor = w.programEditor();
+        views::ProgramEditor* editor = w.program()->programEditor();
         editor->setFocus();
-        const QString original = w.programText();
+        const QString original = w.program()->programText();
         editor->moveCursor(QTextCursor::End);
         QTest::keyClicks(editor, QStringLiteral("#x"));
-        QCOMPARE(w.programText(), original + QStringLiteral("#x"));
+        QCOMPARE(w.program()->programText(), original + QStringLiteral("#x"));
         QTest::keyClick(editor, Qt::Key_Z, Qt::ControlModifier);
-        QCOMPARE(w.programText(), original);
+        QCOMPARE(w.program()->programText(), original);
         QCOMPARE(plans->undoStack()->index(), 1);
     }
 
@@ -235,10 +239,10 @@ private slots:
         QVERIFY(test::openAndWaitLoaded(w, path));
         const std::shared_ptr<const ir::Model> good = w.model();
         const views::GraphSnapshot* snapshot = w.graphView()->snapshot();
-        const QString original = w.programText();
+        const QString original = w.program()->programText();
         const int yLine = lineStartingWith(original, QStringLiteral("y[i, j]"));
         QVERIFY(yLine > 0);
-        QSignalSpy parsed(&w, &app::MainWindow::programParsed);
+        QSignalSpy parsed(w.program(), &app::ProgramController::programParsed);
 
         // A syntax error: the ';' after y's definition is missing (reported one past the end).
         QStringList lines = original.split(QLatin1Char('\n'));
@@ -246,21 +250,21 @@ private slots:
         QVERIFY(yText.endsWith(QLatin1Char(';')));
         lines[yLine - 1] = yText.chopped(1);
         const QString broken = lines.join(QLatin1Char('\n'));
-        w.setProgramText(broken);
+        w.program()->setProgramText(broken);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 1, 30000);
         QCOMPARE(parsed.first().at(0).toBool(), false);
         QCOMPARE(w.model(), good);
         QCOMPARE(w.graphView()->snapshot(), snapshot);
         QCOMPARE(operatorCount(w), 5);
-        QCOMPARE(w.programText(), broken);
-        QVERIFY(w.programModified());
+        QCOMPARE(w.program()->programText(), broken);
+        QVERIFY(w.program()->programModified());
         const int column = static_cast<int>(yText.size());  // one past the last character
         const QString where = QStringLiteral("softmax.tsr:%1:%2: error: expected ';'").arg(yLine).arg(column);
         QListWidgetItem* item = problemContaining(w, where);
         QVERIFY2(item != nullptr, qPrintable(where));
         QCOMPARE(item->data(Qt::UserRole + 1).toInt(), yLine);
         QCOMPARE(item->data(Qt::UserRole + 2).toInt(), column);
-        views::ProgramEditor* editor = w.programEditor();
+        views::ProgramEditor* editor = w.program()->programEditor();
         QCOMPARE(editor->diagnostics().size(), std::size_t(1));
         QCOMPARE(editor->markerSeverity(yLine), static_cast<int>(support::Severity::Error));
         // The underline sits on the line's last character (']').
@@ -278,17 +282,17 @@ private slots:
         // A semantic error: an undefined input, at its line and column.
         const QString undefined = original + QStringLiteral("w = Relu(q);\n");
         const int wLine = lineStartingWith(undefined, QStringLiteral("w = Relu"));
-        w.setProgramText(undefined);
+        w.program()->setProgramText(undefined);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 2, 30000);
         QCOMPARE(parsed.last().at(0).toBool(), false);
         QVERIFY(problemContaining(w, QStringLiteral("softmax.tsr:%1:10: error: input 'q' is not defined").arg(wLine)));
         QCOMPARE(errorCount(w), 1);
         QCOMPARE(editor->diagnosticSelections().at(0).cursor.selectedText(), QStringLiteral("q"));
         QCOMPARE(w.model(), good);
-        QCOMPARE(w.programText(), undefined);
+        QCOMPARE(w.program()->programText(), undefined);
 
         // Fixed: the error goes; the same tokens as the model on screen, so the model stays.
-        w.setProgramText(original);
+        w.program()->setProgramText(original);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 3, 30000);
         QCOMPARE(parsed.last().at(0).toBool(), true);
         QCOMPARE(errorCount(w), 0);
@@ -305,9 +309,9 @@ private slots:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("softmax.tsr"))));
-        views::ProgramEditor* editor = w.programEditor();
+        views::ProgramEditor* editor = w.program()->programEditor();
         views::GraphView* view = w.graphView();
-        const QString text = w.programText();
+        const QString text = w.program()->programText();
 
         view->selectNode(view->operatorIdByName("s"));
         QVERIFY(editor->highlightedStatement() >= 0);
@@ -338,22 +342,23 @@ private slots:
         QVERIFY(test::openAndWaitLoaded(w, kSamples + QStringLiteral("/dw_pw_block.onnx")));
         const int ops = operatorCount(w);
         QVERIFY(ops > 2);
-        QVERIFY(w.programDock()->isHidden());  // not opened for a model
-        w.programDock()->toggleViewAction()->trigger();
-        QVERIFY(w.programDock()->isVisible());
-        QVERIFY(w.programEditor()->isReadOnly());
-        QVERIFY(w.programPanel()->bannerVisible());
-        QCOMPARE(w.programPanel()->bannerText(),
+        QVERIFY(w.program()->programDock()->isHidden());  // not opened for a model
+        w.program()->programDock()->toggleViewAction()->trigger();
+        QVERIFY(w.program()->programDock()->isVisible());
+        QVERIFY(w.program()->programEditor()->isReadOnly());
+        QVERIFY(w.program()->programPanel()->bannerVisible());
+        QCOMPARE(w.program()->programPanel()->bannerText(),
                  QStringLiteral("Exported from ONNX: File > Save Program As... to edit it as a program"));
-        QVERIFY2(w.programText().startsWith(QStringLiteral("tessera 0.1;\n")), qPrintable(w.programText().left(200)));
-        QVERIFY(w.programText().contains(QStringLiteral("onnx(\"dw_pw_block.onnx\", ")));
-        QVERIFY(!w.programModified());
-        QVERIFY(!w.saveProgramAction()->isEnabled());
-        QVERIFY(w.saveProgramAsAction()->isEnabled());
-        QCOMPARE(w.programPath(), QString());
-        const QString before = w.programText();
-        w.setProgramText(QStringLiteral("nothing"));
-        QCOMPARE(w.programText(), before);
+        QVERIFY2(w.program()->programText().startsWith(QStringLiteral("tessera 0.1;\n")),
+                 qPrintable(w.program()->programText().left(200)));
+        QVERIFY(w.program()->programText().contains(QStringLiteral("onnx(\"dw_pw_block.onnx\", ")));
+        QVERIFY(!w.program()->programModified());
+        QVERIFY(!w.program()->saveProgramAction()->isEnabled());
+        QVERIFY(w.program()->saveProgramAsAction()->isEnabled());
+        QCOMPARE(w.program()->programPath(), QString());
+        const QString before = w.program()->programText();
+        w.program()->setProgramText(QStringLiteral("nothing"));
+        QCOMPARE(w.program()->programText(), before);
         // Linked selection works on the print too.
         const views::SnapshotNode* conv = nullptr;
         for (const views::SnapshotNode& n : w.graphView()->snapshot()->nodes) {
@@ -362,16 +367,16 @@ private slots:
         }
         QVERIFY(conv != nullptr);
         w.graphView()->selectNode(conv->id);
-        QVERIFY(w.programEditor()->highlightedStatement() >= 0);
+        QVERIFY(w.program()->programEditor()->highlightedStatement() >= 0);
 
         // Not below the model's folder: refused (a program reads files in its folder or below).
         QStringList refused;
         w.setErrorReporter([&](const QString&, const QStringList& lines) { refused += lines; });
-        QVERIFY(!w.saveProgramAs(m_dir.filePath(QStringLiteral("elsewhere.tsr"))));
+        QVERIFY(!w.program()->saveProgramAs(m_dir.filePath(QStringLiteral("elsewhere.tsr"))));
         QCOMPARE(refused.size(), 1);
         QVERIFY2(refused.first().contains(QStringLiteral("dw_pw_block.onnx")), qPrintable(refused.first()));
         QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("elsewhere.tsr"))));
-        QVERIFY(w.programEditor()->isReadOnly());
+        QVERIFY(w.program()->programEditor()->isReadOnly());
     }
 
     void savedAsProgramReferencesTheModelsWeights()
@@ -389,17 +394,17 @@ private slots:
         // Saved as a program in the folder above: editable, weights referenced from there.
         const QString saved = m_dir.filePath(QStringLiteral("dw.tsr"));
         QSignalSpy finished(w.session(), &app::Session::finished);
-        QVERIFY(w.saveProgramAs(saved));
+        QVERIFY(w.program()->saveProgramAs(saved));
         QVERIFY(finished.wait(120000));
         QCOMPARE(finished.first().at(1).toBool(), true);
-        QCOMPARE(w.programPath(), saved);
+        QCOMPARE(w.program()->programPath(), saved);
         QCOMPARE(w.currentPath(), saved);
-        QVERIFY(!w.programEditor()->isReadOnly());
-        QVERIFY(!w.programPanel()->bannerVisible());
+        QVERIFY(!w.program()->programEditor()->isReadOnly());
+        QVERIFY(!w.program()->programPanel()->bannerVisible());
         QCOMPARE(operatorCount(w), ops);
         QVERIFY(readFile(saved).contains(QStringLiteral("onnx(\"models/dw_pw_block.onnx\", ")));
-        QVERIFY(!w.programModified());
-        QCOMPARE(w.programText(), readFile(saved));
+        QVERIFY(!w.program()->programModified());
+        QCOMPARE(w.program()->programText(), readFile(saved));
     }
 
     void unsavedEditsAreAskedAbout()
@@ -412,47 +417,47 @@ private slots:
         QVERIFY(test::openAndWaitLoaded(w, path));
         const QString original = readFile(path);
         QStringList asked;
-        app::MainWindow::SaveChoice answer = app::MainWindow::SaveChoice::Cancel;
-        w.setSavePrompt([&](const QString& name) {
+        app::ProgramController::SaveChoice answer = app::ProgramController::SaveChoice::Cancel;
+        w.program()->setSavePrompt([&](const QString& name) {
             asked << name;
             return answer;
         });
 
         // Nothing modified: no question.
-        QVERIFY(w.maybeSaveProgram());
+        QVERIFY(w.program()->maybeSaveProgram());
         QVERIFY(asked.isEmpty());
 
         const QString edited = original + QStringLiteral("# edited\n");
-        w.setProgramText(edited);
+        w.program()->setProgramText(edited);
         const quint64 gen = w.session()->generation();
         w.openFile(other);  // cancelled
         QCOMPARE(asked, QStringList{QStringLiteral("softmax.tsr")});
         QCOMPARE(w.session()->generation(), gen);
-        QVERIFY(w.programModified());
+        QVERIFY(w.program()->programModified());
         QVERIFY(!w.close());
         QVERIFY(w.isVisible());
 
         // Save: written, then the other file opens.
-        answer = app::MainWindow::SaveChoice::Save;
+        answer = app::ProgramController::SaveChoice::Save;
         QVERIFY(test::openAndWaitLoaded(w, other));
         QCOMPARE(readFile(path), edited);
-        QCOMPARE(w.programPath(), other);
-        QVERIFY(!w.programModified());
+        QCOMPARE(w.program()->programPath(), other);
+        QVERIFY(!w.program()->programModified());
 
         // Discard: the file stays as it was.
         const QString otherText = readFile(other);
-        w.setProgramText(otherText + QStringLiteral("# discarded\n"));
-        answer = app::MainWindow::SaveChoice::Discard;
+        w.program()->setProgramText(otherText + QStringLiteral("# discarded\n"));
+        answer = app::ProgramController::SaveChoice::Discard;
         QVERIFY(test::openAndWaitLoaded(w, path));
         QCOMPARE(readFile(other), otherText);
 
         // File > Save Program writes the text and clears the mark.
-        w.setProgramText(edited + QStringLiteral("# saved\n"));
-        QVERIFY(w.programDock()->windowTitle().endsWith(QLatin1Char('*')));
-        w.saveProgramAction()->trigger();
+        w.program()->setProgramText(edited + QStringLiteral("# saved\n"));
+        QVERIFY(w.program()->programDock()->windowTitle().endsWith(QLatin1Char('*')));
+        w.program()->saveProgramAction()->trigger();
         QCOMPARE(readFile(path), edited + QStringLiteral("# saved\n"));
-        QVERIFY(!w.programModified());
-        QVERIFY(!w.programDock()->windowTitle().endsWith(QLatin1Char('*')));
+        QVERIFY(!w.program()->programModified());
+        QVERIFY(!w.program()->programDock()->windowTitle().endsWith(QLatin1Char('*')));
         const int questions = static_cast<int>(asked.size());
         QVERIFY(w.close());  // nothing to ask
         QCOMPARE(asked.size(), questions);
@@ -465,25 +470,25 @@ private slots:
         const QString shots = qEnvironmentVariable("TESSERA_SCREENSHOT_DIR");
         app::MainWindow w;
         w.setErrorReporter([](const QString&, const QStringList&) {});
-        w.setSavePrompt([](const QString&) { return app::MainWindow::SaveChoice::Discard; });
+        w.program()->setSavePrompt([](const QString&) { return app::ProgramController::SaveChoice::Discard; });
         w.resize(1600, 1000);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(test::openAndWaitLoaded(w, copySample(m_dir, QStringLiteral("dw_pw_block.tsr"))));
-        w.resizeDocks({w.programDock()}, {660}, Qt::Horizontal);
+        w.resizeDocks({w.program()->programDock()}, {660}, Qt::Horizontal);
         w.graphView()->selectNode(w.graphView()->operatorIdByName("pw"), true);
-        QSignalSpy parsed(&w, &app::MainWindow::programParsed);
-        QString text = w.programText();
+        QSignalSpy parsed(w.program(), &app::ProgramController::programParsed);
+        QString text = w.program()->programText();
         QVERIFY(text.contains(QStringLiteral("pads=[1, 1, 1, 1]")));
         QVERIFY(text.contains(QStringLiteral("conv2d(r, wp, _)")));
         text.replace(QStringLiteral("pads=[1, 1, 1, 1]"), QStringLiteral("pads=[1, 1, 1]"));
         text.replace(QStringLiteral("conv2d(r, wp, _)"), QStringLiteral("conv2d(r, wp, _, dilation=[1, 1])"));
-        w.setProgramText(text);
+        w.program()->setProgramText(text);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 1, 30000);
         // One error (3 pads for 2 spatial axes) and one warning (an attribute Conv does not have).
         QCOMPARE(errorCount(w), 1);
         QVERIFY(problemContaining(w, QStringLiteral(": warning: Conv has no attribute 'dilation'")));
-        views::ProgramEditor* editor = w.programEditor();
+        views::ProgramEditor* editor = w.program()->programEditor();
         const int line = lineStartingWith(text, QStringLiteral("dw = Conv"));
         const int warnLine = lineStartingWith(text, QStringLiteral("pw = conv2d"));
         QCOMPARE(editor->markerSeverity(line), static_cast<int>(support::Severity::Error));
@@ -502,8 +507,8 @@ private slots:
             QVERIFY(w.grab().save(shots + QStringLiteral("/program-error.png")));
 
         QVERIFY(test::openAndWaitLoaded(w, kSamples + QStringLiteral("/mobilenet_v2.onnx")));
-        w.programDock()->show();
-        w.resizeDocks({w.programDock()}, {560}, Qt::Horizontal);
+        w.program()->programDock()->show();
+        w.resizeDocks({w.program()->programDock()}, {560}, Qt::Horizontal);
         const views::GraphSnapshot* snap = w.graphView()->snapshot();
         int depthwise = -1;
         for (const views::SnapshotNode& n : snap->nodes) {
@@ -536,26 +541,26 @@ private slots:
         const QString path = copySample(m_dir, QStringLiteral("softmax.tsr"));
         QVERIFY(test::openAndWaitLoaded(w, path));
         auto* tools = w.findChild<QToolBar*>(QStringLiteral("mainToolBar"));
-        QVERIFY(tools != nullptr && tools->actions().contains(w.liveAction()));
-        QVERIFY(w.liveAction()->isCheckable());
+        QVERIFY(tools != nullptr && tools->actions().contains(w.program()->liveAction()));
+        QVERIFY(w.program()->liveAction()->isCheckable());
 
-        QSignalSpy started(w.runSession(), &app::RunSession::started);
+        QSignalSpy started(w.document()->runs(), &app::RunSession::started);
         QSignalSpy shown(&w, &app::MainWindow::runFinished);
-        w.setLive(true);
+        w.program()->setLive(true);
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 600000);
         QCOMPARE(shown.last().at(0).toBool(), true);
         QCOMPARE(started.count(), 1);
-        const app::RunOutcome& first = w.runSession()->lastOutcome();
+        const app::RunOutcome& first = w.document()->runs()->lastOutcome();
         QVERIFY(first.ok && first.report != nullptr);
         QCOMPARE(first.model, w.model());
 
         // An edit: parsed, then compiled and run again.
-        const QString original = w.programText();
-        w.setProgramText(original + QLatin1String(kAddRelu));
+        const QString original = w.program()->programText();
+        w.program()->setProgramText(original + QLatin1String(kAddRelu));
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 600000);
         QCOMPARE(shown.last().at(0).toBool(), true);
         QCOMPARE(started.count(), 2);
-        const app::RunOutcome& second = w.runSession()->lastOutcome();
+        const app::RunOutcome& second = w.document()->runs()->lastOutcome();
         QCOMPARE(second.model, w.model());
         bool ranZ = false;
         for (const pipeline::KernelReport& k : second.report->kernels)
@@ -563,28 +568,28 @@ private slots:
         QVERIFY(ranZ);
 
         // A broken edit starts nothing; a comment edit neither.
-        w.setProgramText(original + QStringLiteral("z = Relu(y)\n"));
-        QSignalSpy parsed(&w, &app::MainWindow::programParsed);
+        w.program()->setProgramText(original + QStringLiteral("z = Relu(y)\n"));
+        QSignalSpy parsed(w.program(), &app::ProgramController::programParsed);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 1, 30000);
         QTest::qWait(600);
         QCOMPARE(started.count(), 2);
 
         // Another plan: run again.
-        w.setProgramText(original + QLatin1String(kAddRelu));
+        w.program()->setProgramText(original + QLatin1String(kAddRelu));
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 2, 30000);
         QTest::qWait(600);
         QCOMPARE(started.count(), 2);  // the same program as the last run
-        const QString planner = w.planSession()->planner() == QLatin1String("none") ? QStringLiteral("hidet")
+        const QString planner = w.document()->plans()->planner() == QLatin1String("none") ? QStringLiteral("hidet")
                                                                                      : QStringLiteral("none");
-        w.planSession()->choosePlanner(planner);
+        w.document()->plans()->choosePlanner(planner);
         QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 3, 600000);
         QCOMPARE(started.count(), 3);
-        QCOMPARE(w.runSession()->lastOutcome().settings.compile.plan.has_value(), true);
+        QCOMPARE(w.document()->runs()->lastOutcome().settings.compile.plan.has_value(), true);
 
         // A compile that fails: reported in the status bar and Problems, no dialog, Live stays on.
         const QByteArray old = qgetenv("TESSERA_CXX");
         qputenv("TESSERA_CXX", "tessera-no-such-compiler");
-        w.setProgramText(original + QStringLiteral("z2 = Exp(y);\noutput z2;\n"));
+        w.program()->setProgramText(original + QStringLiteral("z2 = Exp(y);\noutput z2;\n"));
         const bool done = QTest::qWaitFor([&] { return shown.count() == 4; }, 600000);
         if (old.isEmpty())
             qunsetenv("TESSERA_CXX");
@@ -592,14 +597,14 @@ private slots:
             qputenv("TESSERA_CXX", old);
         QVERIFY(done);
         QCOMPARE(shown.last().at(0).toBool(), false);
-        QVERIFY2(w.runStatusText().startsWith(QStringLiteral("Run failed: ")), qPrintable(w.runStatusText()));
+        QVERIFY2(w.run()->runStatusText().startsWith(QStringLiteral("Run failed: ")), qPrintable(w.run()->runStatusText()));
         QVERIFY(problemContaining(w, QStringLiteral("tessera-no-such-compiler")) != nullptr);
         QVERIFY(dialogs.isEmpty());
-        QVERIFY(w.liveAction()->isChecked());
+        QVERIFY(w.program()->liveAction()->isChecked());
 
         // Off: edits no longer run.
-        w.setLive(false);
-        w.setProgramText(original);
+        w.program()->setLive(false);
+        w.program()->setProgramText(original);
         QTRY_COMPARE_WITH_TIMEOUT(parsed.count(), 4, 30000);
         QTest::qWait(600);
         QCOMPARE(started.count(), 4);

@@ -19,8 +19,11 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/main_window.h"
 #include "app/gui/plan_session.h"
+#include "app/gui/program_controller.h"
 #include "app/gui/project_controller.h"
 #include "app/gui/session.h"
 #include "core/project/project.h"
@@ -58,7 +61,7 @@ void writeAll(const QString& path, const QByteArray& bytes)
 
 bool fuseAll(app::MainWindow& w)
 {
-    return w.planSession()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6"), QStringLiteral("pw_conv")});
+    return w.document()->plans()->fuse({QStringLiteral("dw_conv"), QStringLiteral("relu6"), QStringLiteral("pw_conv")});
 }
 
 /// A window whose dialogs are all replaced (a test must never block on a modal box).
@@ -152,10 +155,10 @@ void ProjectTest::saveAndReopenKeepsThePlan()
         QVERIFY(test::openAndWaitPlanned(a.w, m_model));
         QCOMPARE(a.w.windowTitle(), QStringLiteral("dw_pw_block.onnx[*] \u2014 Tessera"));
         QVERIFY(fuseAll(a.w));
-        a.w.checkAction()->setChecked(false);
+        a.w.run()->checkAction()->setChecked(false);
         QVERIFY(a.w.projectController()->saveAs(file));
         QVERIFY(a.errors.isEmpty());
-        planJson = schedule::planToJson(a.w.planSession()->plan());
+        planJson = schedule::planToJson(a.w.document()->plans()->plan());
         QCOMPARE(a.w.windowTitle(), QStringLiteral("block.tessera[*] \u2014 Tessera"));
         QVERIFY(!a.w.isWindowModified());
         QCOMPARE(a.w.recentFiles().value(0), file);
@@ -170,15 +173,15 @@ void ProjectTest::saveAndReopenKeepsThePlan()
     QCOMPARE(saved->project.target, std::string("cpu"));
 
     Window b;
-    QVERIFY(b.w.checkAction()->isChecked());  // the default, before the project says otherwise
+    QVERIFY(b.w.run()->checkAction()->isChecked());  // the default, before the project says otherwise
     QSignalSpy opened(b.w.projectController(), &ProjectController::projectOpened);
     QVERIFY(test::openAndWaitPlanned(b.w, file));
     QCOMPARE(opened.count(), 1);
     QCOMPARE(b.w.currentPath(), m_model);
     QCOMPARE(b.w.projectController()->projectPath(), file);
-    QCOMPARE(schedule::planToJson(b.w.planSession()->plan()), planJson);
-    QCOMPARE(b.w.planSession()->undoStack()->count(), 0);
-    QVERIFY(!b.w.checkAction()->isChecked());
+    QCOMPARE(schedule::planToJson(b.w.document()->plans()->plan()), planJson);
+    QCOMPARE(b.w.document()->plans()->undoStack()->count(), 0);
+    QVERIFY(!b.w.run()->checkAction()->isChecked());
     QVERIFY(!b.w.isWindowModified());
     QCOMPARE(b.w.windowTitle(), QStringLiteral("block.tessera[*] \u2014 Tessera"));
     QVERIFY(b.errors.isEmpty());
@@ -202,14 +205,14 @@ void ProjectTest::modifiedAfterFuseClearedAfterSave()
     QVERIFY(!a.w.isWindowModified());
     QCOMPARE(modified.count(), 2);
     // Undo goes back before the saved state: modified again; redo returns to it.
-    a.w.planSession()->undoStack()->undo();
+    a.w.document()->plans()->undoStack()->undo();
     QVERIFY(a.w.isWindowModified());
-    a.w.planSession()->undoStack()->redo();
+    a.w.document()->plans()->undoStack()->redo();
     QVERIFY(!a.w.isWindowModified());
     // A run option is project state too.
-    a.w.fallbackAction()->setChecked(!a.w.fallbackAction()->isChecked());
+    a.w.run()->fallbackAction()->setChecked(!a.w.run()->fallbackAction()->isChecked());
     QVERIFY(a.w.isWindowModified());
-    a.w.fallbackAction()->setChecked(!a.w.fallbackAction()->isChecked());
+    a.w.run()->fallbackAction()->setChecked(!a.w.run()->fallbackAction()->isChecked());
     QVERIFY(!a.w.isWindowModified());
 }
 
@@ -289,7 +292,7 @@ void ProjectTest::autosaveIsOfferedForRecovery()
         QVERIFY(a.w.projectController()->saveAs(file));
         QVERIFY(a.w.projectController()->autosaveNow().isEmpty());  // nothing to keep while saved
         QVERIFY(fuseAll(a.w));
-        planJson = schedule::planToJson(a.w.planSession()->plan());
+        planJson = schedule::planToJson(a.w.document()->plans()->plan());
         // The timer writes it after a while; here at once.
         a.w.projectController()->setAutosaveInterval(50);
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(a.w.projectController()->autosavePath()), 5000);
@@ -319,8 +322,8 @@ void ProjectTest::autosaveIsOfferedForRecovery()
     QVERIFY(b.w.projectController()->checkForRecovery());
     QCOMPARE(offered, file);
     QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 60000);
-    QVERIFY(QTest::qWaitFor([&] { return b.w.planSession()->ready() && !b.w.planSession()->isBusy(); }, 60000));
-    QCOMPARE(schedule::planToJson(b.w.planSession()->plan()), planJson);
+    QVERIFY(QTest::qWaitFor([&] { return b.w.document()->plans()->ready() && !b.w.document()->plans()->isBusy(); }, 60000));
+    QCOMPARE(schedule::planToJson(b.w.document()->plans()->plan()), planJson);
     QCOMPARE(b.w.projectController()->projectPath(), file);
     QCOMPARE(b.w.currentPath(), m_model);
     QVERIFY(b.w.isWindowModified());
@@ -391,7 +394,7 @@ void ProjectTest::newerVersionOpensReadOnly()
     QVERIFY(!a.w.projectController()->saveAction()->isEnabled());
     QVERIFY(a.w.projectController()->saveAsAction()->isEnabled());
     QCOMPARE(a.w.windowTitle(), QStringLiteral("future.tessera[*] (read-only) \u2014 Tessera"));
-    QVERIFY(!a.w.checkAction()->isChecked());
+    QVERIFY(!a.w.run()->checkAction()->isChecked());
     // The version warning is in the Problems list.
     bool listed = false;
     for (int i = 0; i < a.w.problemsList()->count(); ++i)
@@ -437,9 +440,9 @@ void ProjectTest::plannerOnlyProjectPlansWithItsPlanner()
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     Window a;
     QVERIFY(test::openAndWaitPlanned(a.w, file));
-    QCOMPARE(a.w.planSession()->planner(), QStringLiteral("hidet"));
-    QCOMPARE(a.w.planSession()->hardware().name, std::string("a100"));
-    const schedule::FusionPlan& plan = a.w.planSession()->plan();
+    QCOMPARE(a.w.document()->plans()->planner(), QStringLiteral("hidet"));
+    QCOMPARE(a.w.document()->plans()->hardware().name, std::string("a100"));
+    const schedule::FusionPlan& plan = a.w.document()->plans()->plan();
     QCOMPARE(plan.groups.size(), std::size_t(2));
     QCOMPARE(plan.groups[0].ops, (std::vector<std::string>{"dw_conv", "relu6"}));
     QCOMPARE(a.w.problemsList()->count(), 0);
@@ -467,25 +470,25 @@ void ProjectTest::dslProjectKeepsItsProgramText()
     QVERIFY(project::saveProject(*p, file.toStdString()).ok());
     Window a;
     QVERIFY(test::openAndWaitPlanned(a.w, file));
-    QTRY_COMPARE_WITH_TIMEOUT(a.w.programText(), QString::fromStdString(p->source.programText), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(a.w.program()->programText(), QString::fromStdString(p->source.programText), 10000);
     // The project holds the text: it differs from the .tsr (said in the dock's title) but is not
     // an unsaved change.
-    QVERIFY(!a.w.programModified());
-    QVERIFY(a.w.programDiffersFromFile());
+    QVERIFY(!a.w.program()->programModified());
+    QVERIFY(a.w.program()->programDiffersFromFile());
     QVERIFY(!a.w.projectController()->isModified());
-    QVERIFY(QTest::qWaitFor([&] { return a.w.planSession()->ready() && !a.w.planSession()->isBusy(); }, 60000));
+    QVERIFY(QTest::qWaitFor([&] { return a.w.document()->plans()->ready() && !a.w.document()->plans()->isBusy(); }, 60000));
     QCOMPARE(a.w.projectController()->projectPath(), file);
     // Saving the project keeps the edited text (the .tsr is the Program dock's to save).
-    a.w.setProgramText(a.w.programText() + QStringLiteral("# and once more\n"));
+    a.w.program()->setProgramText(a.w.program()->programText() + QStringLiteral("# and once more\n"));
     QVERIFY(a.w.projectController()->isModified());
     QVERIFY(a.w.projectController()->save());
     QVERIFY(!a.w.projectController()->isModified());
-    QVERIFY(!a.w.programModified());
+    QVERIFY(!a.w.program()->programModified());
     auto onDisk = project::loadProject(file.toStdString());
     QVERIFY(onDisk.ok());
     QCOMPARE(onDisk->project.source.programText, p->source.programText + "# and once more\n");
     QCOMPARE(readAll(tsr), readAll(sample("softmax.tsr")));
-    a.w.setSavePrompt([](const QString&) { return app::MainWindow::SaveChoice::Discard; });
+    a.w.program()->setSavePrompt([](const QString&) { return app::ProgramController::SaveChoice::Discard; });
 }
 
 void ProjectTest::runGoesIntoTheHistory()
@@ -496,7 +499,7 @@ void ProjectTest::runGoesIntoTheHistory()
         QVERIFY(test::openAndWaitPlanned(a.w, m_model));
         QVERIFY(a.w.projectController()->saveAs(file));
         QSignalSpy finished(&a.w, &app::MainWindow::runFinished);
-        a.w.startRun();
+        a.w.run()->startRun();
         QVERIFY(QTest::qWaitFor([&] { return finished.count() > 0; }, 300000));
         QCOMPARE(finished.at(0).at(0).toBool(), true);
         const project::Project& p = a.w.projectController()->project();
@@ -518,19 +521,19 @@ void ProjectTest::runGoesIntoTheHistory()
     // Reopened, the last run fills the Timings dock until the next run.
     Window b;
     QVERIFY(test::openAndWaitPlanned(b.w, file));
-    const views::TimingSnapshot& s = b.w.timingPanel()->model()->snapshot();
+    const views::TimingSnapshot& s = b.w.run()->timingPanel()->model()->snapshot();
     QCOMPARE(s.rows.size(), std::size_t(3));
     QCOMPARE(s.rows[1].kernel, onDisk->project.runs[0].kernels[1].name);
     QCOMPARE(s.rows[1].medianSeconds, median);
-    QVERIFY2(b.w.timingPanel()->summaryText().contains(QStringLiteral("(from the project)")),
-             qPrintable(b.w.timingPanel()->summaryText()));
-    QVERIFY(b.w.timingDock()->isVisible());
+    QVERIFY2(b.w.run()->timingPanel()->summaryText().contains(QStringLiteral("(from the project)")),
+             qPrintable(b.w.run()->timingPanel()->summaryText()));
+    QVERIFY(b.w.run()->timingDock()->isVisible());
     // ... and puts its kernels on the roofline (same machine: this CPU's roofs, if any).
-    b.w.rooflineView()->flush();
+    b.w.roofline()->rooflineView()->flush();
     QStringList expected;
     for (const project::KernelMeasurement& k : onDisk->project.runs[0].kernels)
         expected << QString::fromStdString(k.name);
-    QStringList drawn = b.w.rooflineView()->kernelNames();
+    QStringList drawn = b.w.roofline()->rooflineView()->kernelNames();
     drawn.sort();
     expected.sort();
     QCOMPARE(drawn, expected);
@@ -562,11 +565,11 @@ void ProjectTest::reopenedRunKeepsItsUnreliableTimings()
         QVERIFY(test::openAndWaitPlanned(a.w, unreliable));
         QVERIFY(a.errors.isEmpty());
         QCOMPARE(a.w.projectController()->project().runs.size(), std::size_t(1));
-        QCOMPARE(a.w.timingPanel()->model()->snapshot().timingWarning, expected.toStdString());
-        QVERIFY2(a.w.timingPanel()->summaryText().contains(QStringLiteral("Timings unreliable: ") + expected),
-                 qPrintable(a.w.timingPanel()->summaryText()));
-        QTRY_COMPARE(a.w.fusionPanel()->tableModel()->timingWarning(), expected);
-        QCOMPARE(a.w.fusionPanel()->timingWarningLabel()->text(),
+        QCOMPARE(a.w.run()->timingPanel()->model()->snapshot().timingWarning, expected.toStdString());
+        QVERIFY2(a.w.run()->timingPanel()->summaryText().contains(QStringLiteral("Timings unreliable: ") + expected),
+                 qPrintable(a.w.run()->timingPanel()->summaryText()));
+        QTRY_COMPARE(a.w.fusion()->panel()->tableModel()->timingWarning(), expected);
+        QCOMPARE(a.w.fusion()->panel()->timingWarningLabel()->text(),
                  QStringLiteral("\u26a0 Measured times unreliable: ") + expected);
     }
 
@@ -575,11 +578,11 @@ void ProjectTest::reopenedRunKeepsItsUnreliableTimings()
     Window b;
     QVERIFY(test::openAndWaitPlanned(b.w, reliable));
     QVERIFY(b.errors.isEmpty());
-    QCOMPARE(b.w.timingPanel()->model()->snapshot().rows.size(), std::size_t(3));
-    QCOMPARE(b.w.timingPanel()->model()->snapshot().timingWarning, std::string());
-    QVERIFY2(!b.w.timingPanel()->summaryText().contains(QStringLiteral("unreliable")),
-             qPrintable(b.w.timingPanel()->summaryText()));
-    QVERIFY(b.w.fusionPanel()->tableModel()->timingWarning().isEmpty());
+    QCOMPARE(b.w.run()->timingPanel()->model()->snapshot().rows.size(), std::size_t(3));
+    QCOMPARE(b.w.run()->timingPanel()->model()->snapshot().timingWarning, std::string());
+    QVERIFY2(!b.w.run()->timingPanel()->summaryText().contains(QStringLiteral("unreliable")),
+             qPrintable(b.w.run()->timingPanel()->summaryText()));
+    QVERIFY(b.w.fusion()->panel()->tableModel()->timingWarning().isEmpty());
 }
 
 QTEST_MAIN(ProjectTest)

@@ -86,24 +86,24 @@ private slots:
         w.show();
         int asked = 0;
         // The CI machine is busy: disturbed roofs are saved anyway here (the prompt has its own test).
-        w.setRoofSavePrompt([&](const QStringList&) {
+        w.roofline()->setRoofSavePrompt([&](const QStringList&) {
             ++asked;
             return true;
         });
-        perf::CpuMicrobenchOptions o = w.roofSession()->options();
+        perf::CpuMicrobenchOptions o = w.roofline()->roofSession()->options();
         QVERIFY(o.quick);  // the GUI measures in quick mode by default
         o.minSeconds = 0.005;
-        w.roofSession()->setOptions(o);
+        w.roofline()->roofSession()->setOptions(o);
 
-        views::RooflineView* view = w.rooflineView();
+        views::RooflineView* view = w.roofline()->rooflineView();
         QVERIFY(view->bannerText().contains(QStringLiteral("Run > Measure Roofs")));
         QVERIFY(view->measureButton()->isVisibleTo(view));
-        QCOMPARE(w.measureRoofsAction()->text(), QStringLiteral("&Measure Roofs (CPU)"));
+        QCOMPARE(w.roofline()->measureRoofsAction()->text(), QStringLiteral("&Measure Roofs (CPU)"));
 
-        QSignalSpy progress(w.roofSession(), &app::RoofSession::progress);
-        QSignalSpy done(&w, &app::MainWindow::roofMeasurementFinished);
+        QSignalSpy progress(w.roofline()->roofSession(), &app::RoofSession::progress);
+        QSignalSpy done(w.roofline(), &app::RooflineController::roofMeasurementFinished);
         view->measureButton()->click();  // the banner's button asks the window, which measures
-        QVERIFY(w.roofSession()->isBusy());
+        QVERIFY(w.roofline()->roofSession()->isBusy());
         auto* bar = w.findChild<QProgressBar*>(QStringLiteral("roofProgress"));
         QVERIFY(bar && bar->isVisibleTo(&w));
         QVERIFY(w.findChild<QToolButton*>(QStringLiteral("cancelRoofs"))->isVisibleTo(&w));
@@ -112,14 +112,14 @@ private slots:
         QVERIFY(progress.last().at(1).toDouble() > 0.5);
         QVERIFY(!bar->isVisibleTo(&w));
 
-        const app::RoofOutcome& out = w.roofSession()->lastOutcome();
+        const app::RoofOutcome& out = w.roofline()->roofSession()->lastOutcome();
         QVERIFY2(out.ok, out.diagnostics.formatAll().c_str());
         QCOMPARE(asked, out.problems.empty() ? 0 : 1);
         const QString path = done.first().at(0).toString();
         QVERIFY(!path.isEmpty());
         QCOMPARE(savedProfiles(*m_config).size(), 1);
         QVERIFY(path.startsWith(m_config->path()));
-        QVERIFY(w.runStatusText().startsWith(QStringLiteral("Roofs saved: ")));
+        QVERIFY(w.run()->runStatusText().startsWith(QStringLiteral("Roofs saved: ")));
 
         // The dock picked the profile up at once: the banner is gone and the roofs are the
         // chart's choice of the measured ones (perf::chartRoofs).
@@ -161,7 +161,7 @@ private slots:
             // No profile yet: the banner says how to measure, with its button.
             app::MainWindow w;
             QVERIFY(test::loadSample(w, QStringLiteral("dw_pw_block.onnx")));
-            views::RooflineView* view = w.rooflineView();
+            views::RooflineView* view = w.roofline()->rooflineView();
             QVERIFY(view->bannerText().contains(QStringLiteral("No measured roofs")));
             QVERIFY(view->measureButton()->isVisibleTo(view));
             QVERIFY(view->roofLines().empty());
@@ -181,8 +181,8 @@ private slots:
             w.resize(1400, 900);
             w.show();
             QVERIFY(test::loadSample(w, QStringLiteral("mobilenet_v2.onnx")));
-            QVERIFY(!w.runSession()->lastOutcome().report);  // no run
-            views::RooflineView* view = w.rooflineView();
+            QVERIFY(!w.document()->runs()->lastOutcome().report);  // no run
+            views::RooflineView* view = w.roofline()->rooflineView();
             QCOMPARE(view->bannerText(), QString());
             QVERIFY(!view->measureButton()->isVisibleTo(view));
             QCOMPARE(countRoofLines(*view, true), 2);
@@ -191,14 +191,14 @@ private slots:
             QVERIFY(view->kernelNames().isEmpty());
 
             // Without a run the chart follows the target: a CUDA target has no CPU roofs.
-            QTRY_VERIFY_WITH_TIMEOUT(w.targetsProbed(), 60000);
-            QVERIFY(w.selectTarget(QStringLiteral("cuda")));
-            if (w.currentTarget().kind == app::RunTarget::Kind::CudaCompileOnly)
+            QTRY_VERIFY_WITH_TIMEOUT(w.document()->targetsProbed(), 60000);
+            QVERIFY(w.document()->selectTarget(QStringLiteral("cuda")));
+            if (w.document()->currentTarget().kind == app::RunTarget::Kind::CudaCompileOnly)
                 QVERIFY2(view->bannerText().startsWith(QStringLiteral("CUDA compile only")), qPrintable(view->bannerText()));
             else
                 QVERIFY2(view->bannerText().contains(QStringLiteral("CUDA device")), qPrintable(view->bannerText()));
             QVERIFY(!view->measureButton()->isVisibleTo(view));
-            QVERIFY(w.selectTarget(QStringLiteral("cpu")));
+            QVERIFY(w.document()->selectTarget(QStringLiteral("cpu")));
             QCOMPARE(view->bannerText(), QString());
             QCOMPARE(countRoofLines(*view, true), 2);
         }
@@ -211,18 +211,18 @@ private slots:
         app::MainWindow w;
         w.resize(1600, 1000);
         w.show();
-        w.setRoofSavePrompt([](const QStringList&) { return true; });
-        perf::CpuMicrobenchOptions o = w.roofSession()->options();
+        w.roofline()->setRoofSavePrompt([](const QStringList&) { return true; });
+        perf::CpuMicrobenchOptions o = w.roofline()->roofSession()->options();
         o.minSeconds = 0.005;
-        w.roofSession()->setOptions(o);
+        w.roofline()->roofSession()->setOptions(o);
         QSignalSpy loaded(w.session(), &app::Session::finished);
         w.openFile(QStringLiteral(TESSERA_SAMPLES "/dw_pw_block.onnx"));
         QVERIFY(loaded.wait(120000));
         QVERIFY(loaded.first().at(1).toBool());
         QSignalSpy ran(&w, &app::MainWindow::runFinished);
-        w.runAction()->trigger();
+        w.run()->runAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(ran.count() == 1, 240000);
-        views::RooflineView* view = w.rooflineView();
+        views::RooflineView* view = w.roofline()->rooflineView();
         view->flush();
         const QStringList kernels = view->kernelNames();
         QVERIFY(!kernels.isEmpty());
@@ -232,12 +232,12 @@ private slots:
         for (const QString& k : kernels)
             before.push_back(view->dotPositions(k).front());
 
-        QSignalSpy done(&w, &app::MainWindow::roofMeasurementFinished);
-        w.measureRoofsAction()->trigger();
+        QSignalSpy done(w.roofline(), &app::RooflineController::roofMeasurementFinished);
+        w.roofline()->measureRoofsAction()->trigger();
         // No run while measuring: the kernels and the micro-benchmarks would disturb each other.
-        w.runAction()->trigger();
-        QVERIFY(!w.runSession()->isBusy());
-        QVERIFY(w.runStatusText().startsWith(QStringLiteral("Run once the roof measurement has finished")));
+        w.run()->runAction()->trigger();
+        QVERIFY(!w.document()->runs()->isBusy());
+        QVERIFY(w.run()->runStatusText().startsWith(QStringLiteral("Run once the roof measurement has finished")));
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 180000);
         QVERIFY(!done.first().at(0).toString().isEmpty());
         view->flush();
@@ -261,19 +261,19 @@ private slots:
             QSKIP("no C++ compiler (c++) on PATH: the micro-benchmarks cannot be compiled");
         app::MainWindow w;
         w.show();
-        QSignalSpy progress(w.roofSession(), &app::RoofSession::progress);
-        QSignalSpy finished(w.roofSession(), &app::RoofSession::finished);
-        QSignalSpy done(&w, &app::MainWindow::roofMeasurementFinished);
-        w.measureRoofsAction()->trigger();
+        QSignalSpy progress(w.roofline()->roofSession(), &app::RoofSession::progress);
+        QSignalSpy finished(w.roofline()->roofSession(), &app::RoofSession::finished);
+        QSignalSpy done(w.roofline(), &app::RooflineController::roofMeasurementFinished);
+        w.roofline()->measureRoofsAction()->trigger();
         // Cancel once the worker reports (compiling or measuring), not before it began.
         QTRY_VERIFY_WITH_TIMEOUT(progress.count() >= 2, 60000);
         w.findChild<QToolButton*>(QStringLiteral("cancelRoofs"))->click();
         QCOMPARE(finished.count(), 1);
-        QVERIFY(w.roofSession()->lastOutcome().cancelled);
-        QVERIFY(!w.roofSession()->isBusy());
+        QVERIFY(w.roofline()->roofSession()->lastOutcome().cancelled);
+        QVERIFY(!w.roofline()->roofSession()->isBusy());
         QCOMPARE(done.count(), 1);
         QVERIFY(done.first().at(0).toString().isEmpty());
-        QCOMPARE(w.runStatusText(), QStringLiteral("Roof measurement cancelled: nothing was saved"));
+        QCOMPARE(w.run()->runStatusText(), QStringLiteral("Roof measurement cancelled: nothing was saved"));
         QVERIFY(!w.findChild<QProgressBar*>(QStringLiteral("roofProgress"))->isVisibleTo(&w));
         // The cancelled worker's late progress and result are dropped.
         const int progressSoFar = progress.count();
@@ -281,7 +281,7 @@ private slots:
         QCOMPARE(finished.count(), 1);
         QCOMPARE(progress.count(), progressSoFar);
         QVERIFY(savedProfiles(*m_config).isEmpty());
-        QVERIFY(!w.rooflineView()->bannerText().isEmpty());
+        QVERIFY(!w.roofline()->rooflineView()->bannerText().isEmpty());
     }
 
     void aSecondRequestSupersedesTheFirst()
@@ -313,7 +313,7 @@ private slots:
     {
         app::MainWindow w;
         w.show();
-        w.roofSession()->setMeasureFunction(
+        w.roofline()->roofSession()->setMeasureFunction(
             [](const perf::CpuMicrobenchOptions&, const support::CancelToken*) -> support::Expected<perf::CpuMicrobenchResult> {
                 return disturbedResult();
             });
@@ -321,35 +321,35 @@ private slots:
         QCOMPARE(expected.size(), std::size_t(1));
         QStringList askedWith;
         bool answer = false;
-        w.setRoofSavePrompt([&](const QStringList& problems) {
+        w.roofline()->setRoofSavePrompt([&](const QStringList& problems) {
             askedWith = problems;
             return answer;
         });
-        QSignalSpy done(&w, &app::MainWindow::roofMeasurementFinished);
+        QSignalSpy done(w.roofline(), &app::RooflineController::roofMeasurementFinished);
 
-        w.measureRoofsAction()->trigger();
+        w.roofline()->measureRoofsAction()->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
         QCOMPARE(askedWith, QStringList{QString::fromStdString(expected.front())});
         QVERIFY(done.first().at(0).toString().isEmpty());
         QVERIFY(savedProfiles(*m_config).isEmpty());
-        QCOMPARE(w.runStatusText(),
+        QCOMPARE(w.run()->runStatusText(),
                  QStringLiteral("Roofs not saved: the measurement looks disturbed; measure again on a quiet machine"));
         QListWidget* problems = w.problemsList();
         QCOMPARE(problems->count(), 1);
         QVERIFY(problems->item(0)->text().contains(QStringLiteral("timings look disturbed")));
-        QVERIFY(!w.rooflineView()->bannerText().isEmpty());
+        QVERIFY(!w.roofline()->rooflineView()->bannerText().isEmpty());
 
         answer = true;
         askedWith.clear();
-        w.measureRoofsAction()->trigger();
+        w.roofline()->measureRoofsAction()->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 10000);
         QCOMPARE(askedWith.size(), 1);
         QCOMPARE(savedProfiles(*m_config).size(), 1);
-        QCOMPARE(w.runStatusText().left(36), QStringLiteral("Roofs saved: 2 compute, 2 bandwidth "));
-        QVERIFY(w.rooflineView()->bannerText().isEmpty());
+        QCOMPARE(w.run()->runStatusText().left(36), QStringLiteral("Roofs saved: 2 compute, 2 bandwidth "));
+        QVERIFY(w.roofline()->rooflineView()->bannerText().isEmpty());
         // perf::chartRoofs keeps the 2-thread FMA roof and one roof per level.
-        QCOMPARE(countRoofLines(*w.rooflineView(), true), 2);
-        QCOMPARE(countRoofLines(*w.rooflineView(), false), 1);
+        QCOMPARE(countRoofLines(*w.roofline()->rooflineView(), true), 2);
+        QCOMPARE(countRoofLines(*w.roofline()->rooflineView(), false), 1);
         QCOMPARE(problems->count(), 1);  // the saved measurement's problem stays listed
     }
 

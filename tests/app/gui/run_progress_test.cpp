@@ -10,7 +10,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "app/gui/document.h"
 #include "app/gui/main_window.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/run_progress.h"
 #include "app/gui/run_session.h"
 #include "app/gui/session.h"
@@ -210,10 +213,10 @@ private slots:
         QVERIFY(loaded.wait(120000));
         QVERIFY(loaded.first().at(1).toBool());
 
-        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
+        QSignalSpy finished(w.document()->runs(), &app::RunSession::finished);
         QStringList texts;
-        connect(w.runSession(), &app::RunSession::progress, this, [&] { texts << w.runStatusText(); });
-        w.runAction()->trigger();
+        connect(w.document()->runs(), &app::RunSession::progress, this, [&] { texts << w.run()->runStatusText(); });
+        w.run()->runAction()->trigger();
         QVERIFY(finished.wait(300000));
         QVERIFY(finished.first().at(1).toBool());
         // About 100 kernels timed for 0.1 s each: the status bar counts them and says how long is left.

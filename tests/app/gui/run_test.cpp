@@ -304,24 +304,24 @@ private slots:
         w.setErrorReporter([&](const QString&, const QStringList& lines) { errors += lines; });
         w.resize(1400, 900);
         w.show();
-        QVERIFY(!w.runAction()->isEnabled());  // nothing to run yet
+        QVERIFY(!w.run()->runAction()->isEnabled());  // nothing to run yet
         QVERIFY2(loadSample(w, QStringLiteral("dw_pw_block.onnx")), qPrintable(errors.join('\n')));
-        QVERIFY(w.runAction()->isEnabled());
-        QVERIFY(w.checkAction()->isChecked());
-        QCOMPARE(w.runAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
+        QVERIFY(w.run()->runAction()->isEnabled());
+        QVERIFY(w.run()->checkAction()->isChecked());
+        QCOMPARE(w.run()->runAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
 
-        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
+        QSignalSpy finished(w.document()->runs(), &app::RunSession::finished);
         QSignalSpy shown(&w, &app::MainWindow::runFinished);
 
         // Cancel at once: reported synchronously, nothing else arrives later.
-        w.runAction()->trigger();
-        QVERIFY(w.runSession()->isBusy());
-        QVERIFY(w.stopAction()->isEnabled());
-        w.stopAction()->trigger();
+        w.run()->runAction()->trigger();
+        QVERIFY(w.document()->runs()->isBusy());
+        QVERIFY(w.run()->stopAction()->isEnabled());
+        w.run()->stopAction()->trigger();
         QCOMPARE(finished.count(), 1);
-        QVERIFY(w.runSession()->lastOutcome().cancelled);
-        QCOMPARE(w.runStatusText(), QStringLiteral("Run cancelled"));
-        QVERIFY(!w.stopAction()->isEnabled());
+        QVERIFY(w.document()->runs()->lastOutcome().cancelled);
+        QCOMPARE(w.run()->runStatusText(), QStringLiteral("Run cancelled"));
+        QVERIFY(!w.run()->stopAction()->isEnabled());
 
         // Two runs in a row: the first is superseded, only the second finishes.
         finished.clear();
@@ -329,17 +329,17 @@ private slots:
         TickCounter ticks;
         QElapsedTimer clock;
         clock.start();
-        w.runAction()->trigger();
-        w.runAction()->trigger();
-        const quint64 gen = w.runSession()->generation();
-        QVERIFY(w.codeDock()->isVisible());
-        QVERIFY(w.timingDock()->isVisible());
+        w.run()->runAction()->trigger();
+        w.run()->runAction()->trigger();
+        const quint64 gen = w.document()->runs()->generation();
+        QVERIFY(w.run()->codeDock()->isVisible());
+        QVERIFY(w.run()->timingDock()->isVisible());
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 600000);
         const qint64 runMs = clock.elapsed();
         QTest::qWait(300);  // a stale result would arrive now: it must be dropped
         QCOMPARE(finished.count(), 1);
         QCOMPARE(finished.first().at(0).toULongLong(), gen);
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QStringList problems;
         for (const auto& d : out.diagnostics.items())
             problems << QString::fromStdString(d.format());
@@ -358,45 +358,45 @@ private slots:
         QCOMPARE(countStatus(view, KernelStatus::Passed), 3);
         QCOMPARE(countStatus(view, KernelStatus::Failed), 0);
         QCOMPARE(view->statusLegendText(), QStringLiteral("passed 3"));
-        const views::TimingTableModel* table = w.timingPanel()->model();
+        const views::TimingTableModel* table = w.run()->timingPanel()->model();
         QCOMPARE(table->rowCount(), 3);
         for (int r = 0; r < 3; ++r) {
             QCOMPARE(cell(*table, r, views::TimingTableModel::Status), QStringLiteral("passed"));
             QCOMPARE(cell(*table, r, views::TimingTableModel::Kernel),
                      QString::fromStdString(out.report->kernels[static_cast<std::size_t>(r)].name));
         }
-        QVERIFY2(w.runStatusText().startsWith(QStringLiteral("Ran 3 kernels")), qPrintable(w.runStatusText()));
-        QVERIFY2(w.runStatusText().endsWith(QStringLiteral("all match the reference")), qPrintable(w.runStatusText()));
-        QVERIFY2(w.timingPanel()->summaryText().startsWith(QStringLiteral("End to end ")),
-                 qPrintable(w.timingPanel()->summaryText()));
+        QVERIFY2(w.run()->runStatusText().startsWith(QStringLiteral("Ran 3 kernels")), qPrintable(w.run()->runStatusText()));
+        QVERIFY2(w.run()->runStatusText().endsWith(QStringLiteral("all match the reference")), qPrintable(w.run()->runStatusText()));
+        QVERIFY2(w.run()->timingPanel()->summaryText().startsWith(QStringLiteral("End to end ")),
+                 qPrintable(w.run()->timingPanel()->summaryText()));
 
         // The code dock holds the module; selecting a node highlights its kernel's lines and its row.
-        QVERIFY(w.codePanel()->hasModule());
-        QCOMPARE(w.codePanel()->codeView()->toPlainText(), QString::fromStdString(out.compiled->code.source));
+        QVERIFY(w.run()->codePanel()->hasModule());
+        QCOMPARE(w.run()->codePanel()->codeView()->toPlainText(), QString::fromStdString(out.compiled->code.source));
         const pipeline::CompiledStep& second = out.compiled->steps[1];
         QVERIFY(second.firstLine > 0 && second.lastLine > second.firstLine);
         const int id = view->operatorIdByName(second.name);
         QVERIFY(id >= 0);
         view->selectNode(id);
-        QCOMPARE(w.codePanel()->codeView()->highlightFirst(), second.firstLine);
-        QCOMPARE(w.codePanel()->codeView()->highlightLast(), second.lastLine);
-        QCOMPARE(w.timingPanel()->selectedKernel(), second.name);
-        QVERIFY2(w.codePanel()->headerText().contains(QStringLiteral("lines %1").arg(second.firstLine)),
-                 qPrintable(w.codePanel()->headerText()));
+        QCOMPARE(w.run()->codePanel()->codeView()->highlightFirst(), second.firstLine);
+        QCOMPARE(w.run()->codePanel()->codeView()->highlightLast(), second.lastLine);
+        QCOMPARE(w.run()->timingPanel()->selectedKernel(), second.name);
+        QVERIFY2(w.run()->codePanel()->headerText().contains(QStringLiteral("lines %1").arg(second.firstLine)),
+                 qPrintable(w.run()->codePanel()->headerText()));
 
         // Selecting a row selects the node (and moves the highlight).
         const pipeline::CompiledStep& first = out.compiled->steps[0];
-        w.timingPanel()->table()->selectRow(w.timingPanel()->proxy()->mapFromSource(table->index(0, 0)).row());
+        w.run()->timingPanel()->table()->selectRow(w.run()->timingPanel()->proxy()->mapFromSource(table->index(0, 0)).row());
         QCOMPARE(view->selectedNodeId(), view->operatorIdByName(first.name));
-        QCOMPARE(w.codePanel()->codeView()->highlightFirst(), first.firstLine);
+        QCOMPARE(w.run()->codePanel()->codeView()->highlightFirst(), first.firstLine);
 
         // A click on a generated line selects its kernel's node (and its row); a line outside
         // every kernel (the module's preamble) changes nothing.
-        emit w.codePanel()->codeView()->lineClicked(second.firstLine + 1);
+        emit w.run()->codePanel()->codeView()->lineClicked(second.firstLine + 1);
         QCOMPARE(view->selectedNodeId(), view->operatorIdByName(second.name));
-        QCOMPARE(w.timingPanel()->selectedKernel(), second.name);
-        QCOMPARE(w.codePanel()->codeView()->highlightFirst(), second.firstLine);
-        emit w.codePanel()->codeView()->lineClicked(1);
+        QCOMPARE(w.run()->timingPanel()->selectedKernel(), second.name);
+        QCOMPARE(w.run()->codePanel()->codeView()->highlightFirst(), second.firstLine);
+        emit w.run()->codePanel()->codeView()->lineClicked(1);
         QCOMPARE(view->selectedNodeId(), view->operatorIdByName(second.name));
 
         // A graph input has no kernel: no highlight, no row.
@@ -406,8 +406,8 @@ private slots:
                 break;
             }
         }
-        QCOMPARE(w.codePanel()->codeView()->highlightFirst(), 0);
-        QCOMPARE(w.timingPanel()->selectedKernel(), std::string());
+        QCOMPARE(w.run()->codePanel()->codeView()->highlightFirst(), 0);
+        QCOMPARE(w.run()->timingPanel()->selectedKernel(), std::string());
     }
 
     void runInputsFeedAndCompareOutputs()
@@ -428,24 +428,24 @@ private slots:
         app::RunInputFiles bad;
         bad.inputs = {{"input", want}};  // the output's shape, not the input's
         bad.expected = {{"nope", want}};
-        const std::vector<std::string> refused = w.setRunInputFiles(bad);
+        const std::vector<std::string> refused = w.document()->setRunInputFiles(bad);
         QCOMPARE(refused.size(), std::size_t(2));
         QVERIFY2(refused[0].rfind("input 'input': expected f32[", 0) == 0, refused[0].c_str());
         QCOMPARE(refused[1], std::string("output 'nope': the model has no graph output of that name"));
-        QVERIFY(w.runInputFiles().empty());
+        QVERIFY(w.document()->runInputFiles().empty());
 
         // torch's output for the sample input: the outputs' verdict leads the summary.
         app::RunInputFiles files;
         files.inputs = {{"input", in}};
         files.expected = {{"output", want}};
-        QVERIFY(w.setRunInputFiles(files).empty());
+        QVERIFY(w.document()->setRunInputFiles(files).empty());
         QSignalSpy shown(&w, &app::MainWindow::runFinished);
-        w.startRun();
+        w.run()->startRun();
         QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 600000);
-        QVERIFY2(shown.first().at(0).toBool(), qPrintable(w.runStatusText()));
-        QVERIFY2(w.runStatusText().contains(QStringLiteral("outputs match \u00b7 all match the reference")),
-                 qPrintable(w.runStatusText()));
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        QVERIFY2(shown.first().at(0).toBool(), qPrintable(w.run()->runStatusText()));
+        QVERIFY2(w.run()->runStatusText().contains(QStringLiteral("outputs match \u00b7 all match the reference")),
+                 qPrintable(w.run()->runStatusText()));
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QCOMPARE(out.report->outputChecks.size(), std::size_t(2));  // vs the reference, vs the file
         QCOMPARE(out.report->outputChecks[1].against, std::string("expected"));
         QVERIFY(out.report->outputChecks[1].comparison.ok);
@@ -453,12 +453,12 @@ private slots:
         // An expected tensor the model does not produce: the output is named as differing and the
         // Check dock shows the graph outputs (every kernel matches its reference).
         files.expected = {{"output", in}};
-        QVERIFY(w.setRunInputFiles(files).empty());
+        QVERIFY(w.document()->setRunInputFiles(files).empty());
         shown.clear();
-        w.startRun();
+        w.run()->startRun();
         QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 600000);
-        QVERIFY2(w.runStatusText().contains(QStringLiteral("output 'output' differs from the expected tensor")),
-                 qPrintable(w.runStatusText()));
+        QVERIFY2(w.run()->runStatusText().contains(QStringLiteral("output 'output' differs from the expected tensor")),
+                 qPrintable(w.run()->runStatusText()));
         QVERIFY(w.findChild<QDockWidget*>(QStringLiteral("checkDock"))->isVisible());
     }
 
@@ -471,8 +471,8 @@ private slots:
         QVERIFY(loadSample(w, QStringLiteral("dw_pw_block.onnx")));
         const QByteArray old = qgetenv("TESSERA_CXX");
         qputenv("TESSERA_CXX", "tessera-no-such-compiler");
-        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
-        w.startRun();
+        QSignalSpy finished(w.document()->runs(), &app::RunSession::finished);
+        w.run()->startRun();
         const bool done = finished.wait(300000);
         if (old.isEmpty())
             qunsetenv("TESSERA_CXX");
@@ -480,18 +480,18 @@ private slots:
             qputenv("TESSERA_CXX", old);
         QVERIFY(done);
         QCOMPARE(finished.first().at(1).toBool(), false);
-        const app::RunOutcome& out = w.runSession()->lastOutcome();
+        const app::RunOutcome& out = w.document()->runs()->lastOutcome();
         QVERIFY(out.diagnostics.hasErrors());
         QVERIFY(out.compiled != nullptr);  // the compile itself worked
         QVERIFY(!out.runnerFault);
-        QVERIFY2(w.runStatusText().startsWith(QStringLiteral("Run failed: ")), qPrintable(w.runStatusText()));
-        QVERIFY2(w.runStatusText().contains(QStringLiteral("not found")), qPrintable(w.runStatusText()));
+        QVERIFY2(w.run()->runStatusText().startsWith(QStringLiteral("Run failed: ")), qPrintable(w.run()->runStatusText()));
+        QVERIFY2(w.run()->runStatusText().contains(QStringLiteral("not found")), qPrintable(w.run()->runStatusText()));
         QVERIFY(w.problemsList()->count() >= 1);
         QVERIFY2(w.problemsList()->item(0)->text().contains(QStringLiteral("tessera-no-such-compiler")),
                  qPrintable(w.problemsList()->item(0)->text()));
         // The kernels stay marked compiled and their code is on screen.
         QCOMPARE(countStatus(w.graphView(), KernelStatus::Compiled), 3);
-        QVERIFY(w.codePanel()->hasModule());
+        QVERIFY(w.run()->codePanel()->hasModule());
     }
 
     void newModelCancelsRun()
@@ -500,15 +500,15 @@ private slots:
         w.setErrorReporter([](const QString&, const QStringList&) {});
         // mobilenet_v2 takes seconds to compile and time, the small block a fraction to load.
         QVERIFY(loadSample(w, QStringLiteral("mobilenet_v2.onnx")));
-        QSignalSpy finished(w.runSession(), &app::RunSession::finished);
-        w.startRun();
-        QVERIFY(w.runSession()->isBusy());
+        QSignalSpy finished(w.document()->runs(), &app::RunSession::finished);
+        w.run()->startRun();
+        QVERIFY(w.document()->runs()->isBusy());
         QVERIFY(loadSample(w, QStringLiteral("dw_pw_block.onnx")));
-        QVERIFY(!w.runSession()->isBusy());
+        QVERIFY(!w.document()->runs()->isBusy());
         QCOMPARE(finished.count(), 1);
-        QVERIFY(w.runSession()->lastOutcome().cancelled);
+        QVERIFY(w.document()->runs()->lastOutcome().cancelled);
         QCOMPARE(countStatus(w.graphView(), KernelStatus::None), static_cast<int>(w.graphView()->snapshot()->nodes.size()));
-        QVERIFY(!w.codePanel()->hasModule());
+        QVERIFY(!w.run()->codePanel()->hasModule());
         QTest::qWait(500);
         QCOMPARE(finished.count(), 1);
     }

@@ -17,7 +17,12 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "app/gui/document.h"
+#include "app/gui/fusion_controller.h"
 #include "app/gui/main_window.h"
+#include "app/gui/program_controller.h"
+#include "app/gui/roofline_controller.h"
+#include "app/gui/run_controller.h"
 #include "app/gui/plan_session.h"
 #include "app/gui/project_controller.h"
 #include "app/gui/run_session.h"
@@ -63,7 +68,7 @@ struct Window {
         w.openFile(path);
         if (!QTest::qWaitFor([&] { return shown.count() > 0; }, 60000))
             return false;
-        if (!QTest::qWaitFor([&] { return w.planSession()->ready() && !w.planSession()->isBusy(); }, 60000))
+        if (!QTest::qWaitFor([&] { return w.document()->plans()->ready() && !w.document()->plans()->isBusy(); }, 60000))
             return false;
         w.mappingDock()->show();
         w.mappingDock()->raise();
@@ -79,9 +84,9 @@ struct Window {
     bool applyWithButton(const QString& grid, const QString& block = QString())
     {
         w.mappingPanel()->setExpressions(grid, block);
-        QSignalSpy done(w.scheduleController(), &ScheduleController::busyChanged);
+        QSignalSpy done(w.document()->schedules(), &ScheduleController::busyChanged);
         bar()->applyButton()->click();
-        return QTest::qWaitFor([&] { return !w.scheduleController()->isBusy(); }, 30000);
+        return QTest::qWaitFor([&] { return !w.document()->schedules()->isBusy(); }, 30000);
     }
     /// The generated code of a compile with the settings the next run uses.
     std::string compiledCode() const
@@ -89,13 +94,13 @@ struct Window {
         auto m = pipeline::loadModel(sample("dw_pw_block.onnx").toStdString());
         if (!m.ok())
             return {};
-        auto cm = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), w.currentRunSettings().compile);
+        auto cm = pipeline::compileModel(*m, pipeline::defaultInputs(m->graph), w.document()->runSettings().compile);
         return cm.ok() ? cm->code.source : std::string("compile failed: ") + cm.diagnostics().formatAll();
     }
     QStringList undoTexts() const
     {
         QStringList out;
-        const QUndoStack* u = w.planSession()->undoStack();
+        const QUndoStack* u = w.document()->plans()->undoStack();
         for (int i = 0; i < u->count(); ++i)
             out << u->text(i);
         return out;
@@ -188,14 +193,14 @@ void ScheduleTest::applyChangesTheCompiledKernel()
     a.select(kDw);
     const std::string before = a.compiledCode();
     QVERIFY(!has(before, kGood));
-    QSignalSpy applied(a.w.scheduleController(), &ScheduleController::applied);
-    QSignalSpy changed(a.w.scheduleController(), &ScheduleController::schedulesChanged);
+    QSignalSpy applied(a.w.document()->schedules(), &ScheduleController::applied);
+    QSignalSpy changed(a.w.document()->schedules(), &ScheduleController::schedulesChanged);
     QVERIFY(a.applyWithButton(kGood));
     QCOMPARE(applied.count(), 1);
     QCOMPARE(applied.at(0).at(0).toString(), kDw);
     QCOMPARE(changed.count(), 1);
     QCOMPARE(a.undoTexts(), QStringList{QStringLiteral("Set mapping of dw_conv: ") + kGood});
-    QVERIFY(a.w.undoAction()->isEnabled());
+    QVERIFY(a.w.fusion()->undoAction()->isEnabled());
     QCOMPARE(a.bar()->origin(), views::ScheduleOrigin::User);
     QCOMPARE(a.bar()->kernelLabel()->text(),
              QStringLiteral("Kernel <b>dw_conv</b> (Conv) \u00b7 compiles with your mapping <code>%1</code>").arg(kGood));
@@ -203,11 +208,11 @@ void ScheduleTest::applyChangesTheCompiledKernel()
     QVERIFY(!a.bar()->statusIsError());
     QCOMPARE(a.bar()->statusText(),
              QStringLiteral("Applied: dw_conv compiles with %1 from the next run on (Ctrl+Z undoes it)").arg(kGood));
-    const auto user = a.w.scheduleController()->userMapping(kDw);
+    const auto user = a.w.document()->schedules()->userMapping(kDw);
     QVERIFY(user.has_value());
     QCOMPARE(user->grid, kGood);
     // The next run compiles with it: the kernel's mapping line and loops change, nothing else's.
-    const app::RunSettings settings = a.w.currentRunSettings();
+    const app::RunSettings settings = a.w.document()->runSettings();
     QCOMPARE(settings.compile.schedules.size(), std::size_t(1));
     QCOMPARE(settings.compile.schedules[0].subject, std::string("dw_conv"));
     const std::string after = a.compiledCode();
@@ -216,8 +221,8 @@ void ScheduleTest::applyChangesTheCompiledKernel()
     QVERIFY(has(after, QStringLiteral("//   mapping: grid = ") + kOther));  // relu6 keeps its default
 
     // Applying the same mapping again changes nothing.
-    QVERIFY(!a.w.scheduleController()->apply(kDw, kGood, QString()));
-    QCOMPARE(a.w.planSession()->undoStack()->count(), 1);
+    QVERIFY(!a.w.document()->schedules()->apply(kDw, kGood, QString()));
+    QCOMPARE(a.w.document()->plans()->undoStack()->count(), 1);
 
     // Ctrl+Return in the expression editor applies too.
     a.w.mappingPanel()->setExpressions(kOther);
@@ -225,9 +230,9 @@ void ScheduleTest::applyChangesTheCompiledKernel()
     a.w.activateWindow();
     a.w.mappingPanel()->gridEdit()->setFocus();
     QTest::keyClick(a.w.mappingPanel()->gridEdit(), Qt::Key_Return, Qt::ControlModifier);
-    QVERIFY(QTest::qWaitFor([&] { return a.w.planSession()->undoStack()->count() == 2; }, 30000));
+    QVERIFY(QTest::qWaitFor([&] { return a.w.document()->plans()->undoStack()->count() == 2; }, 30000));
     QCOMPARE(a.undoTexts().last(), QStringLiteral("Set mapping of dw_conv: ") + kOther);
-    QCOMPARE(a.w.scheduleController()->userMapping(kDw)->grid, kOther);
+    QCOMPARE(a.w.document()->schedules()->userMapping(kDw)->grid, kOther);
 }
 
 void ScheduleTest::invalidMappingIsRefusedWithTheReason()
@@ -236,8 +241,8 @@ void ScheduleTest::invalidMappingIsRefusedWithTheReason()
     QVERIFY(a.open(sample("dw_pw_block.onnx")));
     a.select(kDw);
     QVERIFY(a.applyWithButton(kGood));
-    QSignalSpy refused(a.w.scheduleController(), &ScheduleController::applyRefused);
-    QSignalSpy changed(a.w.scheduleController(), &ScheduleController::schedulesChanged);
+    QSignalSpy refused(a.w.document()->schedules(), &ScheduleController::applyRefused);
+    QSignalSpy changed(a.w.document()->schedules(), &ScheduleController::schedulesChanged);
     // Parses, but has rank 2 for a rank-4 output: the lowering's reason, word for word.
     QVERIFY(a.applyWithButton(QStringLiteral("spatial(4,4)")));
     QCOMPARE(refused.count(), 1);
@@ -246,13 +251,13 @@ void ScheduleTest::invalidMappingIsRefusedWithTheReason()
         "rank 2 but the tensor [1,32,56,56] has rank 4");
     QCOMPARE(refused.at(0).at(0).toString(), kDw);
     QCOMPARE(refused.at(0).at(1).toString(), reason);
-    QCOMPARE(a.w.scheduleController()->lastRefusal(), reason);
+    QCOMPARE(a.w.document()->schedules()->lastRefusal(), reason);
     QVERIFY(a.bar()->statusIsError());
     QCOMPARE(a.bar()->statusText(), QStringLiteral("Not applied: ") + reason);
     // Nothing changed: the schedule, the undo stack, what the next run compiles.
     QCOMPARE(changed.count(), 0);
-    QCOMPARE(a.w.planSession()->undoStack()->count(), 1);
-    QCOMPARE(a.w.scheduleController()->userMapping(kDw)->grid, kGood);
+    QCOMPARE(a.w.document()->plans()->undoStack()->count(), 1);
+    QCOMPARE(a.w.document()->schedules()->userMapping(kDw)->grid, kGood);
     QVERIFY(has(a.compiledCode(), QStringLiteral("//   mapping: grid = ") + kGood));
     // Problems lists it as a warning on the node.
     QStringList problems;
@@ -264,13 +269,13 @@ void ScheduleTest::invalidMappingIsRefusedWithTheReason()
     // A mapping that does not cover the output.
     QVERIFY(a.applyWithButton(QStringLiteral("spatial(1,4,2,2)")));
     QCOMPARE(refused.count(), 2);
-    QVERIFY(a.w.scheduleController()->lastRefusal().startsWith(
+    QVERIFY(a.w.document()->schedules()->lastRefusal().startsWith(
         QStringLiteral("grid mapping spatial(1,4,2,2) of kernel 'dw_conv' does not fit the output [1,32,56,56]: ")));
-    QCOMPARE(a.w.planSession()->undoStack()->count(), 1);
+    QCOMPARE(a.w.document()->plans()->undoStack()->count(), 1);
 
     // The next accepted apply takes the refusal out of Problems.
     QVERIFY(a.applyWithButton(kOther));
-    QVERIFY(a.w.scheduleController()->diagnostics().empty());
+    QVERIFY(a.w.document()->schedules()->diagnostics().empty());
     for (int i = 0; i < a.w.problemsList()->count(); ++i)
         QVERIFY(!a.w.problemsList()->item(i)->text().contains(QStringLiteral("mapping not applied")));
 }
@@ -279,10 +284,10 @@ void ScheduleTest::fusedMemberIsRefused()
 {
     Window a;
     QVERIFY(a.open(sample("dw_pw_block.onnx")));
-    QVERIFY(a.w.planSession()->fuse({kDw, kRelu}));
-    const QString group = QString::fromStdString(a.w.planSession()->plan().groups[0].name);
+    QVERIFY(a.w.document()->plans()->fuse({kDw, kRelu}));
+    const QString group = QString::fromStdString(a.w.document()->plans()->plan().groups[0].name);
     a.select(kRelu);
-    QSignalSpy refused(a.w.scheduleController(), &ScheduleController::applyRefused);
+    QSignalSpy refused(a.w.document()->schedules(), &ScheduleController::applyRefused);
     a.w.mappingPanel()->setExpressions(kOther);
     a.bar()->applyButton()->click();
     QCOMPARE(refused.count(), 1);  // refused at once, no check needed
@@ -290,15 +295,15 @@ void ScheduleTest::fusedMemberIsRefused()
              QStringLiteral("relu6 is fused into group '%1', whose kernel is scheduled by its anchor dw_conv: apply the "
                             "mapping to dw_conv")
                  .arg(group));
-    QCOMPARE(a.w.planSession()->undoStack()->count(), 1);  // just the fuse
+    QCOMPARE(a.w.document()->plans()->undoStack()->count(), 1);  // just the fuse
 }
 
 void ScheduleTest::undoRedoInterleavesWithFusion()
 {
     Window a;
     QVERIFY(a.open(sample("dw_pw_block.onnx")));
-    app::PlanSession* plans = a.w.planSession();
-    ScheduleController* sc = a.w.scheduleController();
+    app::PlanSession* plans = a.w.document()->plans();
+    ScheduleController* sc = a.w.document()->schedules();
     a.select(kDw);
     const QString defaultGrid = a.w.mappingPanel()->gridExpression();
     QVERIFY(a.applyWithButton(kGood));                 // 1: mapping A
@@ -309,32 +314,32 @@ void ScheduleTest::undoRedoInterleavesWithFusion()
     QCOMPARE(a.undoTexts().size(), 3);
     QCOMPARE(a.undoTexts().at(0), QStringLiteral("Set mapping of dw_conv: ") + kGood);
     QCOMPARE(a.undoTexts().at(2), QStringLiteral("Set mapping of dw_conv: ") + kOther);
-    QCOMPARE(a.w.undoAction()->text(), QStringLiteral("&Undo Set mapping of dw_conv: ") + kOther);
+    QCOMPARE(a.w.fusion()->undoAction()->text(), QStringLiteral("&Undo Set mapping of dw_conv: ") + kOther);
 
-    a.w.undoAction()->trigger();  // undoes 3: mapping A again, still fused
+    a.w.fusion()->undoAction()->trigger();  // undoes 3: mapping A again, still fused
     QCOMPARE(sc->userMapping(kDw)->grid, kGood);
     QCOMPARE(a.w.mappingPanel()->gridExpression(), kGood);
     QCOMPARE(plans->plan().fusedGroupCount(), 1);
-    a.w.undoAction()->trigger();  // undoes 2: the fuse; mapping A stays
+    a.w.fusion()->undoAction()->trigger();  // undoes 2: the fuse; mapping A stays
     QCOMPARE(plans->plan().fusedGroupCount(), 0);
     QCOMPARE(sc->userMapping(kDw)->grid, kGood);
-    a.w.undoAction()->trigger();  // undoes 1: the default schedule and its expressions
+    a.w.fusion()->undoAction()->trigger();  // undoes 1: the default schedule and its expressions
     QVERIFY(!sc->userMapping(kDw).has_value());
     QCOMPARE(a.w.mappingPanel()->gridExpression(), defaultGrid);
     QCOMPARE(a.bar()->origin(), views::ScheduleOrigin::Default);
-    QVERIFY(a.w.currentRunSettings().compile.schedules.empty());
-    QVERIFY(!a.w.undoAction()->isEnabled());
+    QVERIFY(a.w.document()->runSettings().compile.schedules.empty());
+    QVERIFY(!a.w.fusion()->undoAction()->isEnabled());
 
-    a.w.redoAction()->trigger();
+    a.w.fusion()->redoAction()->trigger();
     QCOMPARE(sc->userMapping(kDw)->grid, kGood);
     QCOMPARE(plans->plan().fusedGroupCount(), 0);
-    a.w.redoAction()->trigger();
+    a.w.fusion()->redoAction()->trigger();
     QCOMPARE(schedule::planToJson(plans->plan()), fused);
     QCOMPARE(sc->userMapping(kDw)->grid, kGood);
-    a.w.redoAction()->trigger();
+    a.w.fusion()->redoAction()->trigger();
     QCOMPARE(sc->userMapping(kDw)->grid, kOther);
     QCOMPARE(a.w.mappingPanel()->gridExpression(), kOther);
-    QVERIFY(!a.w.redoAction()->isEnabled());
+    QVERIFY(!a.w.fusion()->redoAction()->isEnabled());
 }
 
 void ScheduleTest::resetIsUndoable()
@@ -346,12 +351,12 @@ void ScheduleTest::resetIsUndoable()
     QVERIFY(a.applyWithButton(kGood));
     a.bar()->resetButton()->click();
     QCOMPARE(a.undoTexts().last(), QStringLiteral("Reset mapping of dw_conv"));
-    QVERIFY(!a.w.scheduleController()->userMapping(kDw).has_value());
+    QVERIFY(!a.w.document()->schedules()->userMapping(kDw).has_value());
     QCOMPARE(a.w.mappingPanel()->gridExpression(), defaultGrid);
     QVERIFY(!a.bar()->resetButton()->isEnabled());
     QCOMPARE(a.bar()->statusText(), QStringLiteral("dw_conv compiles with its default schedule again"));
-    a.w.undoAction()->trigger();
-    QCOMPARE(a.w.scheduleController()->userMapping(kDw)->grid, kGood);
+    a.w.fusion()->undoAction()->trigger();
+    QCOMPARE(a.w.document()->schedules()->userMapping(kDw)->grid, kGood);
     QCOMPARE(a.w.mappingPanel()->gridExpression(), kGood);
     QVERIFY(a.bar()->resetButton()->isEnabled());
 }
@@ -373,18 +378,18 @@ void ScheduleTest::projectKeepsTheSchedules()
     }
     Window b;
     QVERIFY(b.open(file));
-    QVERIFY(QTest::qWaitFor([&] { return b.w.scheduleController()->userMapping(kDw).has_value(); }, 10000));
-    QCOMPARE(b.w.scheduleController()->userMapping(kDw)->grid, kGood);
+    QVERIFY(QTest::qWaitFor([&] { return b.w.document()->schedules()->userMapping(kDw).has_value(); }, 10000));
+    QCOMPARE(b.w.document()->schedules()->userMapping(kDw)->grid, kGood);
     QVERIFY(has(b.compiledCode(), QStringLiteral("//   mapping: grid = ") + kGood));
     // Reopened, the restored schedule is not an edit: nothing to undo, nothing unsaved.
-    QCOMPARE(b.w.planSession()->undoStack()->count(), 0);
+    QCOMPARE(b.w.document()->plans()->undoStack()->count(), 0);
     b.select(kDw);
     QCOMPARE(b.bar()->origin(), views::ScheduleOrigin::User);
     QCOMPARE(b.w.mappingPanel()->gridExpression(), kGood);
 
     // Another model forgets them.
     QVERIFY(b.open(sample("opset21_mlp.onnx")));
-    QVERIFY(b.w.scheduleController()->schedules().empty());
+    QVERIFY(b.w.document()->schedules()->schedules().empty());
 }
 
 void ScheduleTest::programScheduleIsShownAndKeptAcrossEdits()
@@ -398,7 +403,7 @@ void ScheduleTest::programScheduleIsShownAndKeptAcrossEdits()
     QVERIFY(a.applyWithButton(QStringLiteral("spatial(4,4)"), QStringLiteral("spatial(16,16) * repeat(4,4)")));
     QCOMPARE(a.undoTexts(), QStringList{QStringLiteral("Set mapping of C: spatial(4,4) / spatial(16,16) * repeat(4,4)")});
     // The program's tile and stage directives stay; the mappings are the user's.
-    const app::RunSettings settings = a.w.currentRunSettings();
+    const app::RunSettings settings = a.w.document()->runSettings();
     QCOMPARE(settings.compile.schedules.size(), std::size_t(1));
     auto m = pipeline::loadModel(sample("matmul_tiled.tsr").toStdString());
     QVERIFY(m.ok());
@@ -407,12 +412,12 @@ void ScheduleTest::programScheduleIsShownAndKeptAcrossEdits()
     QVERIFY(has(cm->code.source, QStringLiteral("//   mapping: grid = spatial(4,4)\n")));
     QVERIFY(has(cm->code.source, QStringLiteral("//   mapping: block = spatial(16,16).repeat(4,4)\n")));
     // An edit of the program re-parses it: the same program keeps the user's mapping.
-    QSignalSpy parsed(&a.w, &app::MainWindow::programParsed);
-    a.w.setProgramText(a.w.programText() + QStringLiteral("\n# a comment\n"));
+    QSignalSpy parsed(a.w.program(), &app::ProgramController::programParsed);
+    a.w.program()->setProgramText(a.w.program()->programText() + QStringLiteral("\n# a comment\n"));
     QVERIFY(parsed.wait(30000));
     QVERIFY(parsed.at(0).at(0).toBool());
-    QCOMPARE(a.w.scheduleController()->userMapping(QStringLiteral("C"))->grid, QStringLiteral("spatial(4,4)"));
-    QCOMPARE(a.w.currentRunSettings().compile.schedules.size(), std::size_t(1));
+    QCOMPARE(a.w.document()->schedules()->userMapping(QStringLiteral("C"))->grid, QStringLiteral("spatial(4,4)"));
+    QCOMPARE(a.w.document()->runSettings().compile.schedules.size(), std::size_t(1));
 }
 
 void ScheduleTest::runShowsTheAppliedMappingInTheCode()
@@ -424,17 +429,17 @@ void ScheduleTest::runShowsTheAppliedMappingInTheCode()
     a.select(kDw);
     QVERIFY(a.applyWithButton(kGood));
     QSignalSpy finished(&a.w, &app::MainWindow::runFinished);
-    a.w.runAction()->trigger();
+    a.w.run()->runAction()->trigger();
     QVERIFY(finished.wait(240000));
     QVERIFY(finished.at(0).at(0).toBool());
-    const QString code = a.w.codePanel()->codeView()->toPlainText();
+    const QString code = a.w.run()->codePanel()->codeView()->toPlainText();
     QVERIFY(code.contains(QStringLiteral("//   mapping: grid = ") + kGood));
-    QVERIFY(!a.w.codePanel()->headerText().contains(QStringLiteral("mappings changed")));
+    QVERIFY(!a.w.run()->codePanel()->headerText().contains(QStringLiteral("mappings changed")));
     // Another mapping: the code on screen is marked as generated with the old one.
     QVERIFY(a.applyWithButton(kOther));
-    QVERIFY2(a.w.codePanel()->headerText().endsWith(
+    QVERIFY2(a.w.run()->codePanel()->headerText().endsWith(
                  QStringLiteral("kernel mappings changed since this code was generated: run again (Ctrl+R)")),
-             qPrintable(a.w.codePanel()->headerText()));
+             qPrintable(a.w.run()->codePanel()->headerText()));
 }
 
 void ScheduleTest::dockPictures()

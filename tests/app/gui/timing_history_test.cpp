@@ -268,9 +268,9 @@ private slots:
         QSignalSpy shown(&w, &app::MainWindow::runFinished);
         for (int i = 0; i < 2; ++i) {
             shown.clear();
-            w.runAction()->trigger();
+            w.run()->runAction()->trigger();
             QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), 600000);
-            QVERIFY2(shown.first().at(0).toBool(), qPrintable(w.runStatusText()));
+            QVERIFY2(shown.first().at(0).toBool(), qPrintable(w.run()->runStatusText()));
         }
         QVERIFY(panel->history());
         QCOMPARE(panel->history()->runs.size(), std::size_t(2));
@@ -288,7 +288,7 @@ private slots:
         QVERIFY(panel->historyChart()->title().startsWith(QStringLiteral("'%1' over 2 runs").arg(QString::fromStdString(first))));
         // TESSERA_TEST_SCREENSHOT=path.png: the window with the chart, for the docs (run under Xvfb).
         if (const QString shot = qEnvironmentVariable("TESSERA_TEST_SCREENSHOT"); !shot.isEmpty()) {
-            w.resizeDocks({w.timingDock()}, {380}, Qt::Vertical);
+            w.resizeDocks({w.run()->timingDock()}, {380}, Qt::Vertical);
             QTest::qWait(500);
             QVERIFY(w.grab().save(shot));
         }
